@@ -1,0 +1,1 @@
+//! Real LevelDB 1.23 through its C API. PLACEHOLDER

@@ -1,0 +1,133 @@
+//! The `Env`: every byte of file-system I/O the engine does goes through this trait.
+//!
+//! Implementations: [`PosixEnv`] (the real file system; the `LOCK` file is taken with
+//! `fcntl(F_SETLK)` so a LevelDB process and a Strata process exclude each other) and
+//! [`MemEnv`] (a process-local, in-memory file system for tests and transient stores).
+//! Wrappers (fault injection, I/O accounting) implement `Env` by delegating to an inner `Env`,
+//! so the engine never knows which one it runs on.
+//!
+//! Contracts every implementation keeps:
+//! - `new_writable_file` creates or truncates; `new_appendable_file` creates or appends.
+//! - A `WritableFile`'s `append`ed bytes reach the operating system (survive a process crash)
+//!   once `flush` returns; they survive power loss once `sync` returns. Dropping a writer
+//!   without `close` flushes but does not sync.
+//! - A file created or renamed survives power loss only after `sync_dir` on its directory.
+//! - `lock_file` fails with an error naming the file when another holder (this process or any
+//!   other) has the lock; the lock is released by `unlock_file` or when the process exits.
+//! - Methods are safe to call from many threads at once.
+
+mod mem;
+mod posix;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::Result;
+
+pub use mem::MemEnv;
+pub use posix::PosixEnv;
+
+/// A file read from start to end (log and manifest replay).
+pub trait SequentialFile: Send {
+    /// Reads up to `buf.len()` bytes; returns how many were read, 0 at end of file.
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
+    /// Skips `n` bytes forward (past the end is allowed and leaves the file at its end).
+    fn skip(&mut self, n: u64) -> Result<()>;
+}
+
+/// A file read at arbitrary offsets by many threads at once (tables).
+pub trait RandomAccessFile: Send + Sync {
+    /// Reads up to `buf.len()` bytes at `offset`; returns how many were read, fewer only at the
+    /// end of the file.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
+}
+
+/// A file written by appending (logs, tables, manifests).
+pub trait WritableFile: Send {
+    /// Appends `data`. It may sit in a user-space buffer until `flush`.
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Hands every appended byte to the operating system.
+    fn flush(&mut self) -> Result<()>;
+    /// Makes every appended byte durable (flushes first).
+    fn sync(&mut self) -> Result<()>;
+    /// Flushes and closes; later calls fail.
+    fn close(&mut self) -> Result<()>;
+}
+
+/// A held lock on a file; give it back to [`Env::unlock_file`].
+pub trait FileLock: Send + Sync {
+    /// The locked file.
+    fn path(&self) -> &Path;
+}
+
+/// Access to a file system. See the module documentation for the contract.
+pub trait Env: Send + Sync {
+    /// Opens `path` for reading from the start.
+    fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
+    /// Opens `path` for positional reads.
+    fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Creates `path`, truncating it if it exists.
+    fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens `path` for appending, creating it if missing.
+    fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// True when `path` names an existing file or directory.
+    fn file_exists(&self, path: &Path) -> bool;
+    /// Names (not paths) of the entries of directory `dir`.
+    fn children(&self, dir: &Path) -> Result<Vec<String>>;
+    /// Removes the file `path`.
+    fn remove_file(&self, path: &Path) -> Result<()>;
+    /// Creates directory `dir`; succeeds if it already exists.
+    fn create_dir(&self, dir: &Path) -> Result<()>;
+    /// Removes the empty directory `dir`.
+    fn remove_dir(&self, dir: &Path) -> Result<()>;
+    /// Size of the file `path` in bytes.
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Atomically replaces `to` with `from`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Takes an exclusive lock on `path`, creating it if missing.
+    fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+    /// Releases a lock taken by [`Env::lock_file`].
+    fn unlock_file(&self, lock: Box<dyn FileLock>) -> Result<()>;
+    /// Makes the directory's entries (creations, renames, removals) durable.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// Microseconds since some fixed point, for statistics and logs.
+    fn now_micros(&self) -> u64;
+}
+
+impl std::fmt::Debug for dyn Env {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Env")
+    }
+}
+
+/// Reads the whole file at `path`.
+pub(crate) fn read_file_to_vec(env: &dyn Env, path: &Path) -> Result<Vec<u8>> {
+    let mut file = env.new_sequential_file(path)?;
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// Writes `data` to `path` (truncating), optionally syncing it.
+pub(crate) fn write_file(env: &dyn Env, path: &Path, data: &[u8], sync: bool) -> Result<()> {
+    let mut file = env.new_writable_file(path)?;
+    file.append(data)?;
+    if sync {
+        file.sync()?;
+    }
+    file.close()
+}
+
+/// The directory that holds `path` (or `.` for a bare name).
+pub(crate) fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}

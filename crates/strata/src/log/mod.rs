@@ -1,0 +1,1 @@
+//! The log format (WAL and manifest).

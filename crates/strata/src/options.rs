@@ -1,0 +1,137 @@
+//! Options for opening a database, reading and writing. Defaults match LevelDB 1.23's, so
+//! comparisons with it are like for like.
+
+use std::sync::Arc;
+
+use crate::cache::BlockCache;
+use crate::env::{Env, PosixEnv};
+use crate::util::bloom::FilterPolicy;
+use crate::util::comparator::{BytewiseComparator, Comparator};
+
+/// How blocks are compressed in tables. On-disk (the trailer's type byte): never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompressionType {
+    /// Blocks are stored as they are.
+    None = 0,
+    /// Blocks are Snappy-compressed when that saves at least 1/8 of their size.
+    #[default]
+    Snappy = 1,
+}
+
+impl CompressionType {
+    pub(crate) fn from_byte(byte: u8) -> Option<CompressionType> {
+        match byte {
+            0 => Some(CompressionType::None),
+            1 => Some(CompressionType::Snappy),
+            _ => None,
+        }
+    }
+}
+
+/// How a database is opened and how it lays out its files.
+#[derive(Clone)]
+pub struct Options {
+    /// Order of user keys; its name is recorded in the manifest and checked at open.
+    pub comparator: Arc<dyn Comparator>,
+    /// Create the database if it is missing.
+    pub create_if_missing: bool,
+    /// Fail if the database already exists.
+    pub error_if_exists: bool,
+    /// Check aggressively: any corruption met fails the operation (including at recovery,
+    /// where a damaged log tail is otherwise skipped).
+    pub paranoid_checks: bool,
+    /// The file system.
+    pub env: Arc<dyn Env>,
+    /// Bytes of writes gathered in memory before they are written to a table (default 4 MiB).
+    pub write_buffer_size: usize,
+    /// Number of table files kept open (default 1000).
+    pub max_open_files: usize,
+    /// Cache of uncompressed blocks; `None` gives each database its own 8 MiB cache.
+    pub block_cache: Option<Arc<BlockCache>>,
+    /// Uncompressed size of a table's data block (default 4 KiB).
+    pub block_size: usize,
+    /// Keys between restart points in a data block (default 16).
+    pub block_restart_interval: usize,
+    /// Bytes written to a table before a new one is started (default 2 MiB).
+    pub max_file_size: usize,
+    /// Block compression (default Snappy).
+    pub compression: CompressionType,
+    /// Append to the existing log and manifest at open instead of starting new ones.
+    pub reuse_logs: bool,
+    /// Filter kept per table to skip reads of absent keys (default none).
+    pub filter_policy: Option<Arc<dyn FilterPolicy>>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            comparator: BytewiseComparator::shared(),
+            create_if_missing: false,
+            error_if_exists: false,
+            paranoid_checks: false,
+            env: Arc::new(PosixEnv::new()),
+            write_buffer_size: 4 << 20,
+            max_open_files: 1000,
+            block_cache: None,
+            block_size: 4 << 10,
+            block_restart_interval: 16,
+            max_file_size: 2 << 20,
+            compression: CompressionType::Snappy,
+            reuse_logs: false,
+            filter_policy: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("comparator", &self.comparator.name())
+            .field("create_if_missing", &self.create_if_missing)
+            .field("error_if_exists", &self.error_if_exists)
+            .field("paranoid_checks", &self.paranoid_checks)
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("max_open_files", &self.max_open_files)
+            .field("block_size", &self.block_size)
+            .field("block_restart_interval", &self.block_restart_interval)
+            .field("max_file_size", &self.max_file_size)
+            .field("compression", &self.compression)
+            .field("reuse_logs", &self.reuse_logs)
+            .field("filter_policy", &self.filter_policy.as_ref().map(|p| p.name().to_owned()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Options for one write.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// Sync the log before the write is acknowledged, so it survives power loss.
+    pub sync: bool,
+}
+
+/// Options for reads and iterators.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Verify the checksum of every block read from a table.
+    pub verify_checksums: bool,
+    /// Keep blocks read by this operation in the block cache (turn off for bulk scans).
+    pub fill_cache: bool,
+    /// Sequence number to read as of (from a snapshot); `None` reads the latest state.
+    pub(crate) snapshot: Option<u64>,
+    /// Iterators see only keys `>= lower_bound`.
+    pub lower_bound: Option<Vec<u8>>,
+    /// Iterators see only keys `< upper_bound`.
+    pub upper_bound: Option<Vec<u8>>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> ReadOptions {
+        ReadOptions {
+            verify_checksums: false,
+            fill_cache: true,
+            snapshot: None,
+            lower_bound: None,
+            upper_bound: None,
+        }
+    }
+}

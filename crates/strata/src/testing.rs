@@ -1,0 +1,2 @@
+//! Internals exposed to fuzz targets, benches and interop tests (feature `testing`).
+//! Not part of the stable API.

@@ -1,0 +1,126 @@
+//! User-key ordering: the [`Comparator`] trait and LevelDB's bytewise comparator.
+//!
+//! A comparator's `name` is recorded in the manifest and checked at every open, so a database is
+//! never read under a different order than it was written with. Changing how a named comparator
+//! orders keys corrupts every database that used it.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// A total order over user keys.
+///
+/// Thread safety: shared by every thread of a database; implementations must be `Send + Sync`
+/// and pure (the same inputs always give the same answer).
+pub trait Comparator: Send + Sync {
+    /// The name stored in the manifest, e.g. `leveldb.BytewiseComparator`.
+    fn name(&self) -> &str;
+
+    /// Three-way comparison of two user keys.
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering;
+
+    /// If `start < limit`, may shorten `start` to any key in `[start, limit)`. Used to keep index
+    /// keys short; leaving `start` unchanged is always correct.
+    fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        let _ = (start, limit);
+    }
+
+    /// May change `key` to any key `>= key`. Leaving it unchanged is always correct.
+    fn find_short_successor(&self, key: &mut Vec<u8>) {
+        let _ = key;
+    }
+}
+
+impl std::fmt::Debug for dyn Comparator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Comparator({})", self.name())
+    }
+}
+
+/// Lexicographic order of unsigned bytes; LevelDB's default (`leveldb.BytewiseComparator`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BytewiseComparator;
+
+/// The name LevelDB records for [`BytewiseComparator`]. On-disk: never change.
+pub(crate) const BYTEWISE_NAME: &str = "leveldb.BytewiseComparator";
+
+impl BytewiseComparator {
+    /// A shared handle to the bytewise comparator.
+    pub fn shared() -> Arc<dyn Comparator> {
+        Arc::new(BytewiseComparator)
+    }
+}
+
+impl Comparator for BytewiseComparator {
+    fn name(&self) -> &str {
+        BYTEWISE_NAME
+    }
+
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        a.cmp(b)
+    }
+
+    fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        let shared = start.iter().zip(limit).take_while(|(a, b)| a == b).count();
+        if shared >= start.len().min(limit.len()) {
+            return; // one is a prefix of the other
+        }
+        let byte = start[shared];
+        if byte < 0xff && byte + 1 < limit[shared] {
+            start[shared] = byte + 1;
+            start.truncate(shared + 1);
+            debug_assert!(self.compare(start, limit) == Ordering::Less);
+        }
+    }
+
+    fn find_short_successor(&self, key: &mut Vec<u8>) {
+        if let Some(pos) = key.iter().position(|&b| b != 0xff) {
+            key[pos] += 1;
+            key.truncate(pos + 1);
+        }
+        // All 0xff: leave unchanged.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn separator(start: &[u8], limit: &[u8]) -> Vec<u8> {
+        let mut s = start.to_vec();
+        BytewiseComparator.find_shortest_separator(&mut s, limit);
+        s
+    }
+
+    fn successor(key: &[u8]) -> Vec<u8> {
+        let mut k = key.to_vec();
+        BytewiseComparator.find_short_successor(&mut k);
+        k
+    }
+
+    #[test]
+    fn separator_shortens_when_room() {
+        assert_eq!(separator(b"abcdefg", b"abzzz"), b"abd");
+        assert_eq!(separator(b"foo", b"foobar"), b"foo"); // prefix
+        assert_eq!(separator(b"abc1", b"abc2"), b"abc1"); // adjacent bytes
+        assert_eq!(separator(b"a\xffz", b"b"), b"a\xffz");
+    }
+
+    #[test]
+    fn successor_shortens() {
+        assert_eq!(successor(b"abc"), b"b");
+        assert_eq!(successor(b"\xff\xffq"), b"\xff\xffr");
+        assert_eq!(successor(b"\xff\xff"), b"\xff\xff");
+        assert_eq!(successor(b""), b"");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn separator_lies_in_range(a in proptest::collection::vec(0u8..4, 0..6), b in proptest::collection::vec(0u8..4, 0..6)) {
+            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+            let s = separator(&lo, &hi);
+            proptest::prop_assert!(s >= lo);
+            if lo < hi { proptest::prop_assert!(s < hi); }
+            proptest::prop_assert!(successor(&lo) >= lo);
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Small, dependency-free building blocks shared by every format: integer coding, checksums,
+//! hashing, comparators, internal keys and the bloom filter.
+
+pub(crate) mod bloom;
+pub(crate) mod coding;
+pub(crate) mod comparator;
+pub(crate) mod crc;
+pub(crate) mod hash;
+pub(crate) mod internal_key;
