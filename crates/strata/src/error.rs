@@ -62,12 +62,20 @@ impl fmt::Display for Corruption {
 impl Error {
     /// A corruption error with a reason and no location yet.
     pub(crate) fn corruption(reason: impl Into<String>) -> Error {
-        Error::Corruption(Corruption { file: None, offset: None, reason: reason.into() })
+        Error::Corruption(Corruption {
+            file: None,
+            offset: None,
+            reason: reason.into(),
+        })
     }
 
     /// A corruption error at a byte offset.
     pub(crate) fn corruption_at(offset: u64, reason: impl Into<String>) -> Error {
-        Error::Corruption(Corruption { file: None, offset: Some(offset), reason: reason.into() })
+        Error::Corruption(Corruption {
+            file: None,
+            offset: Some(offset),
+            reason: reason.into(),
+        })
     }
 
     /// Attaches a file name to a corruption error that has none; other errors pass unchanged.
@@ -82,7 +90,10 @@ impl Error {
 
     /// Wraps an I/O error with what was being done.
     pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Error {
-        Error::Io { context: context.into(), source: Arc::new(source) }
+        Error::Io {
+            context: context.into(),
+            source: Arc::new(source),
+        }
     }
 
     /// True for `Corruption`.

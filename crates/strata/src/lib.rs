@@ -6,6 +6,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod cache;
+mod db;
 mod env;
 mod error;
 mod iter;

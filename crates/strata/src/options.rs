@@ -97,7 +97,10 @@ impl std::fmt::Debug for Options {
             .field("max_file_size", &self.max_file_size)
             .field("compression", &self.compression)
             .field("reuse_logs", &self.reuse_logs)
-            .field("filter_policy", &self.filter_policy.as_ref().map(|p| p.name().to_owned()))
+            .field(
+                "filter_policy",
+                &self.filter_policy.as_ref().map(|p| p.name().to_owned()),
+            )
             .finish_non_exhaustive()
     }
 }

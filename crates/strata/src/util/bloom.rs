@@ -49,7 +49,10 @@ impl BloomFilterPolicy {
     pub fn new(bits_per_key: usize) -> BloomFilterPolicy {
         // 0.69 ~= ln(2) minimises the false-positive rate.
         let probes = ((bits_per_key as f64) * 0.69) as usize;
-        BloomFilterPolicy { bits_per_key, probes: probes.clamp(1, 30) as u8 }
+        BloomFilterPolicy {
+            bits_per_key,
+            probes: probes.clamp(1, 30) as u8,
+        }
     }
 }
 
@@ -143,9 +146,13 @@ mod tests {
             for k in &keys {
                 assert!(policy.key_may_match(k, &filter), "n={n} lost a member");
             }
-            let false_positives =
-                (0..10_000u32).filter(|i| policy.key_may_match(&key(i + 1_000_000_000), &filter)).count();
-            assert!(false_positives <= 200, "n={n}: {false_positives} false positives in 10000");
+            let false_positives = (0..10_000u32)
+                .filter(|i| policy.key_may_match(&key(i + 1_000_000_000), &filter))
+                .count();
+            assert!(
+                false_positives <= 200,
+                "n={n}: {false_positives} false positives in 10000"
+            );
         }
     }
 

@@ -155,7 +155,10 @@ mod tests {
     fn varint32_rejects_overflow_and_truncation() {
         // 5 bytes whose last carries more than 4 bits.
         assert_eq!(get_varint32(&mut &[0xff, 0xff, 0xff, 0xff, 0x1f][..]), None);
-        assert_eq!(get_varint32(&mut &[0xff, 0xff, 0xff, 0xff, 0x0f][..]), Some(u32::MAX));
+        assert_eq!(
+            get_varint32(&mut &[0xff, 0xff, 0xff, 0xff, 0x0f][..]),
+            Some(u32::MAX)
+        );
         assert_eq!(get_varint32(&mut &[0x80, 0x80][..]), None);
         assert_eq!(get_varint32(&mut &[][..]), None);
         assert_eq!(get_varint64(&mut &[0xff; 10][..]), None);

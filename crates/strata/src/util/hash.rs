@@ -15,15 +15,15 @@ pub(crate) fn hash(data: &[u8], seed: u32) -> u32 {
         h ^= h >> 16;
     }
     let rest = chunks.remainder();
-    // The tail bytes are mixed in as signed chars would be by LevelDB's C++.
+    // The tail bytes are mixed in as unsigned values (LevelDB 1.23 casts them to uint8_t).
     if rest.len() == 3 {
-        h = h.wrapping_add(((rest[2] as i8 as i32) << 16) as u32);
+        h = h.wrapping_add(u32::from(rest[2]) << 16);
     }
     if rest.len() >= 2 {
-        h = h.wrapping_add(((rest[1] as i8 as i32) << 8) as u32);
+        h = h.wrapping_add(u32::from(rest[1]) << 8);
     }
     if let Some(&first) = rest.first() {
-        h = h.wrapping_add(first as i8 as i32 as u32);
+        h = h.wrapping_add(u32::from(first));
         h = h.wrapping_mul(M);
         h ^= h >> R;
     }

@@ -82,14 +82,20 @@ pub(crate) fn parse_internal_key(key: &[u8]) -> Option<ParsedInternalKey<'_>> {
     let split = key.len().checked_sub(TRAILER_LEN)?;
     let trailer = decode_fixed64(&key[split..])?;
     let value_type = ValueType::from_byte((trailer & 0xff) as u8)?;
-    Some(ParsedInternalKey { user_key: &key[..split], sequence: trailer >> 8, value_type })
+    Some(ParsedInternalKey {
+        user_key: &key[..split],
+        sequence: trailer >> 8,
+        value_type,
+    })
 }
 
 /// The user-key part of an internal key. Keys shorter than a trailer (only possible from corrupt
 /// input, which decoders reject) yield an empty user key rather than a panic.
 #[inline]
 pub(crate) fn user_key(internal_key: &[u8]) -> &[u8] {
-    internal_key.get(..internal_key.len().wrapping_sub(TRAILER_LEN)).unwrap_or(&[])
+    internal_key
+        .get(..internal_key.len().wrapping_sub(TRAILER_LEN))
+        .unwrap_or(&[])
 }
 
 /// The packed `(sequence << 8) | type` trailer, or 0 for a too-short key.
@@ -141,7 +147,8 @@ impl InternalKeyComparator {
     /// Compares two encoded internal keys.
     #[inline]
     pub(crate) fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        self.compare_user(user_key(a), user_key(b)).then_with(|| trailer(b).cmp(&trailer(a)))
+        self.compare_user(user_key(a), user_key(b))
+            .then_with(|| trailer(b).cmp(&trailer(a)))
     }
 
     /// Shortens `start` towards `limit` on the user-key part, keeping it a valid internal key
@@ -150,12 +157,16 @@ impl InternalKeyComparator {
         let user_start = user_key(start);
         let user_limit = user_key(limit);
         let mut shortened = user_start.to_vec();
-        self.user.find_shortest_separator(&mut shortened, user_limit);
+        self.user
+            .find_shortest_separator(&mut shortened, user_limit);
         if shortened.len() < user_start.len()
             && self.compare_user(user_start, &shortened) == Ordering::Less
         {
             // The user key grew in order: the earliest trailer keeps it before any real entry.
-            append_internal_key_raw(&mut shortened, pack_trailer(MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK));
+            append_internal_key_raw(
+                &mut shortened,
+                pack_trailer(MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK),
+            );
             debug_assert!(self.compare(start, &shortened) == Ordering::Less);
             debug_assert!(self.compare(&shortened, limit) == Ordering::Less);
             *start = shortened;
@@ -168,7 +179,10 @@ impl InternalKeyComparator {
         let mut successor = user.to_vec();
         self.user.find_short_successor(&mut successor);
         if successor.len() < user.len() && self.compare_user(user, &successor) == Ordering::Less {
-            append_internal_key_raw(&mut successor, pack_trailer(MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK));
+            append_internal_key_raw(
+                &mut successor,
+                pack_trailer(MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK),
+            );
             *key = successor;
         }
     }
@@ -201,7 +215,14 @@ mod tests {
         ] {
             let encoded = internal_key(key, seq, t);
             let parsed = parse_internal_key(&encoded).unwrap();
-            assert_eq!(parsed, ParsedInternalKey { user_key: key, sequence: seq, value_type: t });
+            assert_eq!(
+                parsed,
+                ParsedInternalKey {
+                    user_key: key,
+                    sequence: seq,
+                    value_type: t
+                }
+            );
             assert_eq!(user_key(&encoded), key);
         }
         assert!(parse_internal_key(b"short").is_none());
