@@ -13,9 +13,14 @@
 //!   without `close` flushes but does not sync.
 //! - A file created or renamed survives power loss only after `sync_dir` on its directory.
 //! - `lock_file` fails with an error naming the file when another holder (this process or any
-//!   other) has the lock; the lock is released by `unlock_file` or when the process exits.
+//!   other) has the lock; the lock is released by `unlock_file`, by dropping the [`FileLock`], or
+//!   when the process exits.
+//! - Failures are `Error::Io` whose context names the operation and the path; a missing file or
+//!   directory gives an `io::ErrorKind::NotFound` source.
 //! - Methods are safe to call from many threads at once.
 
+#[cfg(test)]
+mod conformance;
 mod mem;
 mod posix;
 
@@ -29,7 +34,8 @@ pub use posix::PosixEnv;
 
 /// A file read from start to end (log and manifest replay).
 pub trait SequentialFile: Send {
-    /// Reads up to `buf.len()` bytes; returns how many were read, 0 at end of file.
+    /// Reads up to `buf.len()` bytes; returns how many were read, fewer only at the end of the
+    /// file (0 there).
     fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
     /// Skips `n` bytes forward (past the end is allowed and leaves the file at its end).
     fn skip(&mut self, n: u64) -> Result<()>;
@@ -54,7 +60,7 @@ pub trait WritableFile: Send {
     fn close(&mut self) -> Result<()>;
 }
 
-/// A held lock on a file; give it back to [`Env::unlock_file`].
+/// A held lock on a file; give it back to [`Env::unlock_file`]. Dropping it also releases it.
 pub trait FileLock: Send + Sync {
     /// The locked file.
     fn path(&self) -> &Path;
@@ -76,7 +82,7 @@ pub trait Env: Send + Sync {
     fn children(&self, dir: &Path) -> Result<Vec<String>>;
     /// Removes the file `path`.
     fn remove_file(&self, path: &Path) -> Result<()>;
-    /// Creates directory `dir`; succeeds if it already exists.
+    /// Creates directory `dir` and any missing parents; succeeds if it already exists.
     fn create_dir(&self, dir: &Path) -> Result<()>;
     /// Removes the empty directory `dir`.
     fn remove_dir(&self, dir: &Path) -> Result<()>;
