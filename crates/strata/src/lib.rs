@@ -25,4 +25,4 @@ pub use error::{Corruption, Error, Result};
 pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
 pub use util::bloom::{BloomFilterPolicy, FilterPolicy};
 pub use util::comparator::{BytewiseComparator, Comparator};
-pub use write_batch::WriteBatch;
+pub use write_batch::{BatchOp, WriteBatch, WriteBatchHandler};
