@@ -14,6 +14,7 @@ mod log;
 mod options;
 mod table;
 mod util;
+mod version;
 mod write_batch;
 
 #[cfg(feature = "testing")]
