@@ -11,6 +11,7 @@ mod env;
 mod error;
 mod iter;
 mod log;
+mod memtable;
 mod options;
 mod table;
 mod util;
