@@ -23,3 +23,5 @@ pub fn write_batch_sequence(batch: &WriteBatch) -> u64 {
 pub fn write_batch_set_sequence(batch: &mut WriteBatch, sequence: u64) {
     batch.set_sequence(sequence);
 }
+
+pub use crate::env::fault::{FaultEnv, InjectedError, OpKind, PowerLossMode};
