@@ -78,6 +78,8 @@ pub fn write_batch_set_sequence(batch: &mut WriteBatch, sequence: u64) {
     batch.set_sequence(sequence);
 }
 
+pub use crate::env::fault::{FaultEnv, InjectedError, OpKind, PowerLossMode};
+
 #[cfg(test)]
 mod tests {
     use super::*;
