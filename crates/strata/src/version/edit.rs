@@ -259,8 +259,8 @@ impl fmt::Display for VersionEdit {
     }
 }
 
-/// Setters used by tests to build edits field by field.
-#[cfg(test)]
+/// Setters used by tests and the `testing` helpers to build edits field by field.
+#[cfg(any(test, feature = "testing"))]
 impl VersionEdit {
     /// Adds table `number` of `file_size` bytes, holding internal keys `smallest..=largest`, at
     /// `level`.
@@ -292,22 +292,6 @@ impl VersionEdit {
         self.comparator = Some(name.to_owned());
     }
 
-    pub(crate) fn set_log_number(&mut self, number: u64) {
-        self.log_number = Some(number);
-    }
-
-    pub(crate) fn set_prev_log_number(&mut self, number: u64) {
-        self.prev_log_number = Some(number);
-    }
-
-    pub(crate) fn set_next_file_number(&mut self, number: u64) {
-        self.next_file_number = Some(number);
-    }
-
-    pub(crate) fn set_last_sequence(&mut self, sequence: u64) {
-        self.last_sequence = Some(sequence);
-    }
-
     /// Records where the next compaction of `level` starts (an internal key).
     pub(crate) fn set_compact_pointer(&mut self, level: usize, key: Vec<u8>) {
         debug_assert!(level < NUM_LEVELS);
@@ -324,10 +308,10 @@ mod tests {
     fn full_edit() -> VersionEdit {
         let mut edit = VersionEdit::new();
         edit.set_comparator_name("leveldb.BytewiseComparator");
-        edit.set_log_number(11);
-        edit.set_prev_log_number(0);
-        edit.set_next_file_number(1 << 40);
-        edit.set_last_sequence((1 << 56) - 1);
+        edit.log_number = Some(11);
+        edit.prev_log_number = Some(0);
+        edit.next_file_number = Some(1 << 40);
+        edit.last_sequence = Some((1 << 56) - 1);
         edit.set_compact_pointer(2, internal_key(b"cp", 99, ValueType::Value));
         edit.delete_file(6, 3);
         edit.delete_file(0, 7);
@@ -383,10 +367,10 @@ mod tests {
             internal_key(b"m", 2, ValueType::Value),
         );
         edit.delete_file(3, 4);
-        edit.set_last_sequence(7);
-        edit.set_next_file_number(6);
-        edit.set_prev_log_number(0);
-        edit.set_log_number(2);
+        edit.last_sequence = Some(7);
+        edit.next_file_number = Some(6);
+        edit.prev_log_number = Some(0);
+        edit.log_number = Some(2);
         edit.set_comparator_name("c");
         let mut expected = vec![
             1, 1, b'c', 2, 2, 9, 0, 3, 6, 4, 7, 6, 3, 4, 7, 1, 5, 0xac, 0x02, 9,
