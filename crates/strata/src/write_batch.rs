@@ -89,6 +89,16 @@ impl WriteBatch {
         }
     }
 
+    /// An empty batch with room for about `bytes` bytes of updates without reallocating.
+    pub fn with_capacity(bytes: usize) -> WriteBatch {
+        let mut rep = Vec::with_capacity(HEADER_SIZE + bytes);
+        rep.resize(HEADER_SIZE, 0);
+        WriteBatch {
+            rep,
+            oversized: false,
+        }
+    }
+
     /// Adds a put of `key` to `value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
         if !encodable(key) || !encodable(value) {

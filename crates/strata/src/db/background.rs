@@ -135,6 +135,8 @@ fn run_compaction(
         return Ok(());
     }
     let result = super::compaction_job::run(db, state, &mut c);
+    // The compaction holds its input version: release it so the inputs count as obsolete.
+    drop(c);
     delete_obsolete_files(db, state);
     result
 }

@@ -190,7 +190,8 @@ impl DB {
 
     /// Sets `key` to `value` with explicit write options.
     pub fn put_opt(&self, options: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut batch = WriteBatch::new();
+        // Tag, two varint lengths (at most 5 bytes each), key and value.
+        let mut batch = WriteBatch::with_capacity(11 + key.len() + value.len());
         batch.put(key, value);
         self.write_opt(options, batch)
     }
@@ -202,7 +203,7 @@ impl DB {
 
     /// Removes `key` with explicit write options.
     pub fn delete_opt(&self, options: &WriteOptions, key: &[u8]) -> Result<()> {
-        let mut batch = WriteBatch::new();
+        let mut batch = WriteBatch::with_capacity(6 + key.len());
         batch.delete(key);
         self.write_opt(options, batch)
     }

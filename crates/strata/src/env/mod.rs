@@ -48,6 +48,13 @@ pub trait RandomAccessFile: Send + Sync {
     /// Reads up to `buf.len()` bytes at `offset`; returns how many were read, fewer only at the
     /// end of the file.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
+
+    /// The whole file as one slice, when it is memory-mapped: reads then copy from the
+    /// mapping (or decompress straight out of it) instead of making a system call. `None` (the
+    /// default) sends every read through [`read_at`](Self::read_at).
+    fn mapped(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// A file written by appending (logs, tables, manifests).

@@ -75,6 +75,23 @@ impl Env for PosixEnv {
 
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = open_read(path)?;
+        if let Some(slot) = MmapSlot::take() {
+            // SAFETY: the engine maps only tables, which are immutable once written and are
+            // never truncated while open (they are deleted only when no version uses them, and
+            // unlinking leaves the mapping valid). A file changed behind the engine's back could
+            // fault, as it would for LevelDB, which maps tables the same way.
+            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+                let file = PosixRandomAccessFile {
+                    file,
+                    path: path.to_path_buf(),
+                };
+                return Ok(Arc::new(MappedFile {
+                    map,
+                    file,
+                    _slot: slot,
+                }));
+            }
+        }
         Ok(Arc::new(PosixRandomAccessFile {
             file,
             path: path.to_path_buf(),
@@ -218,6 +235,62 @@ impl RandomAccessFile for PosixRandomAccessFile {
             self.file.read_at(rest, at)
         })
         .map_err(|e| Error::io(format!("read {} at {offset}", self.path.display()), e))
+    }
+}
+
+/// Most files mapped at once; beyond this, files are read with `pread` (LevelDB's limit on
+/// 64-bit systems too, which keeps address-space use bounded with many open tables).
+const MAX_MAPPED_FILES: usize = 1000;
+
+static MAPPED_FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One of the [`MAX_MAPPED_FILES`] mapping permits; returned when dropped.
+struct MmapSlot;
+
+impl MmapSlot {
+    fn take() -> Option<MmapSlot> {
+        use std::sync::atomic::Ordering;
+        let taken = MAPPED_FILES.fetch_add(1, Ordering::Relaxed);
+        if taken < MAX_MAPPED_FILES {
+            Some(MmapSlot)
+        } else {
+            MAPPED_FILES.fetch_sub(1, Ordering::Relaxed);
+            None
+        }
+    }
+}
+
+impl Drop for MmapSlot {
+    fn drop(&mut self) {
+        MAPPED_FILES.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// A file mapped into memory as it was when opened. Reads past the mapping (the file grew)
+/// go to the file itself.
+struct MappedFile {
+    map: memmap2::Mmap,
+    file: PosixRandomAccessFile,
+    _slot: MmapSlot,
+}
+
+impl RandomAccessFile for MappedFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let in_map = usize::try_from(offset)
+            .ok()
+            .and_then(|start| Some(start..start.checked_add(buf.len())?))
+            .and_then(|range| self.map.get(range));
+        match in_map {
+            Some(bytes) => {
+                buf.copy_from_slice(bytes);
+                Ok(buf.len())
+            }
+            None => self.file.read_at(offset, buf),
+        }
+    }
+
+    fn mapped(&self) -> Option<&[u8]> {
+        Some(&self.map)
     }
 }
 

@@ -166,6 +166,20 @@ pub(crate) fn read_block(
     let total = stored_len
         .checked_add(BLOCK_TRAILER_LEN)
         .ok_or_else(|| Error::corruption_at(handle.offset, "block too large"))?;
+    let mapped = file.mapped().and_then(|map| {
+        let start = usize::try_from(handle.offset).ok()?;
+        map.get(start..start.checked_add(total)?)
+    });
+    if let Some(stored) = mapped {
+        // No system call: check and decompress straight out of the mapping.
+        let (contents, trailer) = stored.split_at(stored_len);
+        return Ok(
+            match decode_stored_block(contents, trailer, handle.offset, verify_checksum)? {
+                Some(uncompressed) => uncompressed,
+                None => contents.to_vec(),
+            },
+        );
+    }
     let mut buf = vec![0u8; total];
     let read = read_fully(file, handle.offset, &mut buf)?;
     if read != total {
@@ -175,25 +189,38 @@ pub(crate) fn read_block(
         ));
     }
     let (contents, trailer) = buf.split_at(stored_len);
+    match decode_stored_block(contents, trailer, handle.offset, verify_checksum)? {
+        Some(uncompressed) => Ok(uncompressed),
+        None => {
+            // Stored raw: the read buffer is the block.
+            buf.truncate(stored_len);
+            Ok(buf)
+        }
+    }
+}
+
+/// Checks a stored block (`contents`, then its 5-byte `trailer`) found at file offset
+/// `offset`. Returns the decompressed bytes, or `None` when the block is stored raw and
+/// `contents` already is the block.
+fn decode_stored_block(
+    contents: &[u8],
+    trailer: &[u8],
+    offset: u64,
+    verify_checksum: bool,
+) -> Result<Option<Vec<u8>>> {
     let type_byte = trailer.first().copied().unwrap_or(0xff);
     if verify_checksum {
         let stored = trailer.get(1..).and_then(decode_fixed32).unwrap_or(0);
         let actual = crc::extend(crc::crc32c(contents), &[type_byte]);
         if crc::unmask(stored) != actual {
-            return Err(Error::corruption_at(
-                handle.offset,
-                "block checksum mismatch",
-            ));
+            return Err(Error::corruption_at(offset, "block checksum mismatch"));
         }
     }
     match CompressionType::from_byte(type_byte) {
-        Some(CompressionType::None) => {
-            buf.truncate(stored_len);
-            Ok(buf)
-        }
-        Some(CompressionType::Snappy) => snappy_decompress(contents, handle.offset),
+        Some(CompressionType::None) => Ok(None),
+        Some(CompressionType::Snappy) => snappy_decompress(contents, offset).map(Some),
         None => Err(Error::corruption_at(
-            handle.offset,
+            offset,
             format!("bad block compression type {type_byte}"),
         )),
     }
