@@ -66,11 +66,6 @@ impl BlockBuilder {
         self.buffer.len() + self.restarts.len() * 4 + 4
     }
 
-    /// The key added last (empty if none).
-    pub(crate) fn last_key(&self) -> &[u8] {
-        &self.last_key
-    }
-
     /// Appends an entry; `key` must be greater than every key added before.
     pub(crate) fn add(&mut self, key: &[u8], value: &[u8]) {
         debug_assert!(!self.finished, "add after finish");
@@ -127,7 +122,6 @@ mod tests {
         b.add(b"apple", b"1");
         b.add(b"apply", b"");
         b.add(b"banana", b"22");
-        assert_eq!(b.last_key(), b"banana");
         let estimate = b.current_size_estimate();
         let block = b.finish().to_vec();
         assert_eq!(block.len(), estimate);
@@ -144,7 +138,6 @@ mod tests {
 
         b.reset();
         assert!(b.is_empty());
-        assert_eq!(b.last_key(), b"");
         b.add(b"x", b"y");
         assert_eq!(b.finish(), &[0, 1, 1, b'x', b'y', 0, 0, 0, 0, 1, 0, 0, 0]);
     }

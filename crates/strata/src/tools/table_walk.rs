@@ -83,7 +83,9 @@ impl FilterSummary {
                 .and_then(decode_fixed32)
                 .map_or(usize::MAX, |v| v as usize);
             if start < previous || start > array_offset {
-                return Err(format!("filter {i} starts at {start}, out of order or range"));
+                return Err(format!(
+                    "filter {i} starts at {start}, out of order or range"
+                ));
             }
             previous = start;
         }
@@ -261,8 +263,12 @@ mod tests {
         assert!(FilterSummary::parse(bad).unwrap_err().contains("filter 0"));
         let mut bad = data.clone();
         bad[11..15].copy_from_slice(&100u32.to_le_bytes());
-        assert!(FilterSummary::parse(bad).unwrap_err().contains("past the block"));
-        assert!(FilterSummary::parse(vec![1, 2]).unwrap_err().contains("too short"));
+        assert!(FilterSummary::parse(bad)
+            .unwrap_err()
+            .contains("past the block"));
+        assert!(FilterSummary::parse(vec![1, 2])
+            .unwrap_err()
+            .contains("too short"));
         let empty = [0u8, 0, 0, 0, 11].to_vec();
         assert_eq!(FilterSummary::parse(empty).unwrap().num_filters, 0);
     }

@@ -208,7 +208,10 @@ mod tests {
         assert_eq!(unescape(&shown).unwrap(), raw);
         assert_eq!(unescape(r"\0\xAB").unwrap(), vec![0, 0xab]);
         for bad in [r"\", r"\q", r"\x", r"\x1", r"\xg0"] {
-            assert!(matches!(unescape(bad), Err(Error::InvalidArgument(_))), "{bad}");
+            assert!(
+                matches!(unescape(bad), Err(Error::InvalidArgument(_))),
+                "{bad}"
+            );
         }
     }
 
@@ -230,7 +233,9 @@ mod tests {
         assert!(Encoding::Base64.decode("!!").is_err());
         let mut s = String::new();
         assert!(Encoding::Utf8.encode_into(b"\xff", &mut s).is_err());
-        Encoding::Utf8.encode_into("héllo".as_bytes(), &mut s).unwrap();
+        Encoding::Utf8
+            .encode_into("héllo".as_bytes(), &mut s)
+            .unwrap();
         assert_eq!(s, "héllo");
         assert_eq!("hex".parse::<Encoding>().unwrap(), Encoding::Hex);
         assert!("rot13".parse::<Encoding>().is_err());

@@ -23,9 +23,9 @@
 //! with what follows. In JSON every line is one object with a `"type"` field (`batch`, `edit`,
 //! `footer`, `meta`, `filter`, `index`, `block`, `entry`, `current`, `summary`, `corruption`).
 
-mod wal;
 mod manifest;
 mod table;
+mod wal;
 
 use std::io::Write;
 use std::path::Path;
@@ -120,7 +120,10 @@ fn dump_current(env: &dyn Env, path: &Path, p: &mut Printer<'_>) -> Result<()> {
     let name = match name {
         Some(name) if name.starts_with(b"MANIFEST-") && !name.contains(&b'\n') => name,
         _ => {
-            p.problem(Some(0), "CURRENT does not hold a manifest name and a newline")?;
+            p.problem(
+                Some(0),
+                "CURRENT does not hold a manifest name and a newline",
+            )?;
             &contents[..]
         }
     };

@@ -42,7 +42,10 @@ pub(super) fn dump(env: &dyn Env, path: &Path, verify: bool, p: &mut Printer<'_>
                 Ok(batch) => batch_out(p, offset, &batch),
                 Err(e) => {
                     let reason = describe_in_record(&e);
-                    p.problem(Some(offset), &format!("record is not a write batch: {reason}"))
+                    p.problem(
+                        Some(offset),
+                        &format!("record is not a write batch: {reason}"),
+                    )
                 }
             }
         }
