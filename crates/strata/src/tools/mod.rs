@@ -11,6 +11,8 @@ mod dump;
 mod kind;
 mod records;
 mod table_walk;
+#[cfg(test)]
+mod test_db;
 mod text;
 
 pub use dump::{dump_file, DumpFormat, DumpOptions, DumpSummary};
