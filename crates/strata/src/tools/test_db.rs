@@ -8,7 +8,7 @@ use crate::log::LogWriter;
 use crate::options::{CompressionType, Options};
 use crate::table::builder::TableBuilder;
 use crate::table::TableOptions;
-use crate::util::bloom::BloomFilterPolicy;
+use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
 use crate::util::internal_key::{internal_key, ValueType};
 use crate::version::edit::VersionEdit;
 use crate::write_batch::WriteBatch;
@@ -25,10 +25,20 @@ pub(crate) fn write_log(env: &dyn Env, path: &Path, records: &[Vec<u8>]) {
 /// Writes a table of `entries` (internal keys in order) with a bloom filter and small blocks,
 /// Snappy on; returns its size.
 pub(crate) fn write_table(env: &dyn Env, path: &Path, entries: &[(Vec<u8>, Vec<u8>)]) -> u64 {
+    write_table_with(env, path, entries, Arc::new(BloomFilterPolicy::new(10)))
+}
+
+/// [`write_table`] with another filter policy.
+pub(crate) fn write_table_with(
+    env: &dyn Env,
+    path: &Path,
+    entries: &[(Vec<u8>, Vec<u8>)],
+    policy: Arc<dyn FilterPolicy>,
+) -> u64 {
     let options = Options {
         block_size: 256,
         compression: CompressionType::Snappy,
-        filter_policy: Some(Arc::new(BloomFilterPolicy::new(10))),
+        filter_policy: Some(policy),
         ..Options::default()
     };
     let mut builder = TableBuilder::new(
@@ -66,6 +76,8 @@ pub(crate) fn del(user_key: &str, seq: u64) -> (Vec<u8>, Vec<u8>) {
 pub(crate) struct TestDb {
     pub(crate) env: Arc<MemEnv>,
     pub(crate) dir: PathBuf,
+    /// The manifest's edits, to change and write back with [`TestDb::write_manifest`].
+    pub(crate) edits: Vec<VersionEdit>,
 }
 
 impl TestDb {
@@ -73,7 +85,11 @@ impl TestDb {
         let env = Arc::new(MemEnv::new());
         let dir = PathBuf::from("/db");
         env.create_dir(&dir).unwrap();
-        let db = TestDb { env, dir };
+        let mut db = TestDb {
+            env,
+            dir,
+            edits: Vec::new(),
+        };
 
         let l1: Vec<_> = (0..60)
             .map(|i| {
@@ -101,15 +117,8 @@ impl TestDb {
         let (first_l1, last_l1) = (l1[0].0.clone(), l1[59].0.clone());
         second.add_file(1, 4, l1_size, first_l1, last_l1);
         second.add_file(0, 5, l0_size, l0[0].0.clone(), l0[2].0.clone());
-        let manifest: Vec<Vec<u8>> = [first, second]
-            .iter()
-            .map(|e| {
-                let mut buf = Vec::new();
-                e.encode(&mut buf);
-                buf
-            })
-            .collect();
-        write_log(&*db.env, &db.path("MANIFEST-000002"), &manifest);
+        db.edits = vec![first, second];
+        db.write_manifest();
         write_file(&*db.env, &db.path("CURRENT"), b"MANIFEST-000002\n", false).unwrap();
 
         let mut b1 = WriteBatch::new();
@@ -122,6 +131,20 @@ impl TestDb {
         let log = vec![b1.contents().to_vec(), b2.contents().to_vec()];
         write_log(&*db.env, &db.path("000003.log"), &log);
         db
+    }
+
+    /// Writes `edits` as `MANIFEST-000002`.
+    pub(crate) fn write_manifest(&self) {
+        let records: Vec<Vec<u8>> = self
+            .edits
+            .iter()
+            .map(|e| {
+                let mut buf = Vec::new();
+                e.encode(&mut buf);
+                buf
+            })
+            .collect();
+        write_log(&*self.env, &self.path("MANIFEST-000002"), &records);
     }
 
     pub(crate) fn path(&self, name: &str) -> PathBuf {
