@@ -6,6 +6,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod cache;
+mod compaction;
 mod db;
 mod env;
 mod error;
@@ -24,6 +25,7 @@ mod write_batch;
 pub mod testing;
 
 pub use cache::BlockCache;
+pub use db::{destroy, repair, DbIterator, Range, Snapshot, DB};
 pub use env::{Env, FileLock, MemEnv, PosixEnv, RandomAccessFile, SequentialFile, WritableFile};
 pub use error::{Corruption, Error, Result};
 pub use options::{CompressionType, Options, ReadOptions, WriteOptions};

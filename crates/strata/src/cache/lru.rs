@@ -221,6 +221,7 @@ impl<K: Hash + Eq + Clone, V> Shard<K, V> {
         self.remove_slot(i)
     }
 
+    #[cfg(test)]
     fn clear(&mut self) -> Vec<Arc<V>> {
         let dropped = self
             .slots
@@ -295,11 +296,13 @@ impl<K: Hash + Eq + Clone, V> LruCache<K, V> {
         self.shards.iter().map(|s| s.lock().usage).sum()
     }
 
+    #[cfg(test)]
     /// Number of entries held.
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|s| s.lock().map.len()).sum()
     }
 
+    #[cfg(test)]
     /// Removes every entry; users holding values keep them.
     pub(crate) fn prune(&self) {
         for shard in self.shards.iter() {

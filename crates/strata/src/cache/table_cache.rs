@@ -98,6 +98,7 @@ impl TableCache {
         self.lru.erase(&file_number);
     }
 
+    #[cfg(test)]
     /// Number of tables held open by the cache.
     pub(crate) fn len(&self) -> usize {
         self.lru.len()

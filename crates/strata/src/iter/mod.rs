@@ -13,6 +13,7 @@
 //! snapshot, with bounds), `vec_iter.rs` (a vector-backed iterator for tests).
 
 pub(crate) mod db_iter;
+mod error_iter;
 pub(crate) mod merging;
 #[cfg(test)]
 pub(crate) mod vec_iter;
@@ -63,3 +64,4 @@ impl<I: InternalIterator + ?Sized> InternalIterator for Box<I> {
         (**self).status()
     }
 }
+pub(crate) use error_iter::ErrorIter;

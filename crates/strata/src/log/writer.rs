@@ -89,11 +89,6 @@ impl LogWriter {
         self.file.sync()
     }
 
-    /// The underlying file.
-    pub(crate) fn file_mut(&mut self) -> &mut dyn WritableFile {
-        &mut *self.file
-    }
-
     /// Bytes in the file so far, including those present before this writer was created.
     pub(crate) fn file_len(&self) -> u64 {
         self.file_len

@@ -52,6 +52,7 @@ impl MemTable {
         self.list.comparator()
     }
 
+    #[cfg(test)]
     /// Inserts one entry, taking the writer lock for it. See [`MemTable::writer`] to insert
     /// many under one lock.
     ///

@@ -344,8 +344,8 @@ impl InternalIterator for BlockIter {
         };
         // Scanning on from the current entry is the same as restarting at `found` when the
         // current entry is before the target and in the same restart interval.
-        if !(current_is_before && found == self.restart_index) && !self.seek_to_restart_point(found)
-        {
+        let keep_position = current_is_before && found == self.restart_index;
+        if !keep_position && !self.seek_to_restart_point(found) {
             return;
         }
         while self.parse_next_key() {

@@ -258,11 +258,6 @@ impl TableBuilder {
         Ok(self.writer.offset)
     }
 
-    /// Gives up on the table: nothing more is written. The caller deletes the file.
-    pub(crate) fn abandon(&mut self) {
-        self.closed = true;
-    }
-
     /// Entries added so far.
     pub(crate) fn num_entries(&self) -> u64 {
         self.num_entries

@@ -98,11 +98,8 @@ impl Table {
         Some(FilterBlockReader::new(Arc::clone(policy), data))
     }
 
-    /// The file's name, as given to `open`.
-    pub(crate) fn file_name(&self) -> &str {
-        &self.file_name
-    }
-
+    #[cfg(any(test, feature = "testing"))]
+    #[cfg(any(test, feature = "testing"))]
     /// True when reads consult a filter.
     pub(crate) fn has_filter(&self) -> bool {
         self.filter.is_some()
@@ -184,6 +181,7 @@ impl Table {
         Ok(None)
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// False when the filter says `internal_key`'s user key is not in the table (true when the
     /// table has no filter or the key is past the last block).
     pub(crate) fn filter_may_match(&self, internal_key: &[u8]) -> Result<bool> {

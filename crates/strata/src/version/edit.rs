@@ -31,7 +31,7 @@ use crate::util::coding::{
     get_length_prefixed, get_varint32, get_varint64, put_length_prefixed, put_varint32,
     put_varint64,
 };
-use crate::util::internal_key::{parse_internal_key, TRAILER_LEN};
+use crate::util::internal_key::{debug_internal_key, TRAILER_LEN};
 
 // Field tags. On-disk: never change.
 const TAG_COMPARATOR: u32 = 1;
@@ -83,63 +83,6 @@ pub(crate) struct VersionEdit {
 }
 
 impl VersionEdit {
-    pub(crate) fn new() -> VersionEdit {
-        VersionEdit::default()
-    }
-
-    /// Resets every field to absent or empty.
-    pub(crate) fn clear(&mut self) {
-        *self = VersionEdit::default();
-    }
-
-    pub(crate) fn set_comparator_name(&mut self, name: &str) {
-        self.comparator = Some(name.to_owned());
-    }
-
-    pub(crate) fn set_log_number(&mut self, number: u64) {
-        self.log_number = Some(number);
-    }
-
-    pub(crate) fn set_prev_log_number(&mut self, number: u64) {
-        self.prev_log_number = Some(number);
-    }
-
-    pub(crate) fn set_next_file_number(&mut self, number: u64) {
-        self.next_file_number = Some(number);
-    }
-
-    pub(crate) fn set_last_sequence(&mut self, sequence: u64) {
-        self.last_sequence = Some(sequence);
-    }
-
-    /// Records where the next compaction of `level` starts (an internal key).
-    pub(crate) fn set_compact_pointer(&mut self, level: usize, key: Vec<u8>) {
-        debug_assert!(level < NUM_LEVELS);
-        self.compact_pointers.push((level, key));
-    }
-
-    /// Adds table `number` of `file_size` bytes, holding internal keys `smallest..=largest`, at
-    /// `level`.
-    pub(crate) fn add_file(
-        &mut self,
-        level: usize,
-        number: u64,
-        file_size: u64,
-        smallest: Vec<u8>,
-        largest: Vec<u8>,
-    ) {
-        debug_assert!(level < NUM_LEVELS);
-        self.new_files.push((
-            level,
-            FileMetaData {
-                number,
-                file_size,
-                smallest,
-                largest,
-            },
-        ));
-    }
-
     /// Removes table `number` from `level`.
     pub(crate) fn delete_file(&mut self, level: usize, number: u64) {
         debug_assert!(level < NUM_LEVELS);
@@ -278,24 +221,6 @@ fn get_new_file(input: &mut &[u8]) -> Option<(usize, FileMetaData)> {
     ))
 }
 
-/// An internal key as `'user key' @ sequence : type`, bytes outside printable ASCII escaped.
-struct ShowKey<'a>(&'a [u8]);
-
-impl fmt::Display for ShowKey<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match parse_internal_key(self.0) {
-            Some(key) => write!(
-                f,
-                "'{}' @ {} : {}",
-                key.user_key.escape_ascii(),
-                key.sequence,
-                key.value_type as u8
-            ),
-            None => write!(f, "(bad internal key) '{}'", self.0.escape_ascii()),
-        }
-    }
-}
-
 /// One field a line, in encoding order; used by `strata dump` on manifests.
 impl fmt::Display for VersionEdit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -315,7 +240,7 @@ impl fmt::Display for VersionEdit {
             }
         }
         for (level, key) in &self.compact_pointers {
-            writeln!(f, "  CompactPointer: {level} {}", ShowKey(key))?;
+            writeln!(f, "  CompactPointer: {level} {}", debug_internal_key(key))?;
         }
         for (level, number) in &self.deleted_files {
             writeln!(f, "  DeleteFile: {level} {number}")?;
@@ -326,11 +251,51 @@ impl fmt::Display for VersionEdit {
                 "  AddFile: {level} {} {} {} .. {}",
                 file.number,
                 file.file_size,
-                ShowKey(&file.smallest),
-                ShowKey(&file.largest)
+                debug_internal_key(&file.smallest),
+                debug_internal_key(&file.largest)
             )?;
         }
         write!(f, "}}")
+    }
+}
+
+/// Setters used by tests and the `testing` helpers to build edits field by field.
+#[cfg(any(test, feature = "testing"))]
+impl VersionEdit {
+    /// Adds table `number` of `file_size` bytes, holding internal keys `smallest..=largest`, at
+    /// `level`.
+    pub(crate) fn add_file(
+        &mut self,
+        level: usize,
+        number: u64,
+        file_size: u64,
+        smallest: Vec<u8>,
+        largest: Vec<u8>,
+    ) {
+        debug_assert!(level < NUM_LEVELS);
+        self.new_files.push((
+            level,
+            FileMetaData {
+                number,
+                file_size,
+                smallest,
+                largest,
+            },
+        ));
+    }
+
+    pub(crate) fn new() -> VersionEdit {
+        VersionEdit::default()
+    }
+
+    pub(crate) fn set_comparator_name(&mut self, name: &str) {
+        self.comparator = Some(name.to_owned());
+    }
+
+    /// Records where the next compaction of `level` starts (an internal key).
+    pub(crate) fn set_compact_pointer(&mut self, level: usize, key: Vec<u8>) {
+        debug_assert!(level < NUM_LEVELS);
+        self.compact_pointers.push((level, key));
     }
 }
 
@@ -343,10 +308,10 @@ mod tests {
     fn full_edit() -> VersionEdit {
         let mut edit = VersionEdit::new();
         edit.set_comparator_name("leveldb.BytewiseComparator");
-        edit.set_log_number(11);
-        edit.set_prev_log_number(0);
-        edit.set_next_file_number(1 << 40);
-        edit.set_last_sequence((1 << 56) - 1);
+        edit.log_number = Some(11);
+        edit.prev_log_number = Some(0);
+        edit.next_file_number = Some(1 << 40);
+        edit.last_sequence = Some((1 << 56) - 1);
         edit.set_compact_pointer(2, internal_key(b"cp", 99, ValueType::Value));
         edit.delete_file(6, 3);
         edit.delete_file(0, 7);
@@ -402,10 +367,10 @@ mod tests {
             internal_key(b"m", 2, ValueType::Value),
         );
         edit.delete_file(3, 4);
-        edit.set_last_sequence(7);
-        edit.set_next_file_number(6);
-        edit.set_prev_log_number(0);
-        edit.set_log_number(2);
+        edit.last_sequence = Some(7);
+        edit.next_file_number = Some(6);
+        edit.prev_log_number = Some(0);
+        edit.log_number = Some(2);
         edit.set_comparator_name("c");
         let mut expected = vec![
             1, 1, b'c', 2, 2, 9, 0, 3, 6, 4, 7, 6, 3, 4, 7, 1, 5, 0xac, 0x02, 9,
