@@ -106,14 +106,14 @@ impl TestDb {
 
         let mut first = VersionEdit::new();
         first.set_comparator_name("leveldb.BytewiseComparator");
-        first.set_log_number(3);
-        first.set_next_file_number(4);
-        first.set_last_sequence(0);
+        first.log_number = Some(3);
+        first.next_file_number = Some(4);
+        first.last_sequence = Some(0);
         let mut second = VersionEdit::new();
-        second.set_log_number(3);
-        second.set_prev_log_number(0);
-        second.set_next_file_number(6);
-        second.set_last_sequence(72);
+        second.log_number = Some(3);
+        second.prev_log_number = Some(0);
+        second.next_file_number = Some(6);
+        second.last_sequence = Some(72);
         let (first_l1, last_l1) = (l1[0].0.clone(), l1[59].0.clone());
         second.add_file(1, 4, l1_size, first_l1, last_l1);
         second.add_file(0, 5, l0_size, l0[0].0.clone(), l0[2].0.clone());

@@ -100,10 +100,10 @@ fn manifest_dump_prints_every_edit() {
 fn manifest_text_is_the_edit_display_when_escaped() {
     let mut edit = VersionEdit::new();
     edit.set_comparator_name("c");
-    edit.set_log_number(1);
-    edit.set_prev_log_number(0);
-    edit.set_next_file_number(9);
-    edit.set_last_sequence(5);
+    edit.log_number = Some(1);
+    edit.prev_log_number = Some(0);
+    edit.next_file_number = Some(9);
+    edit.last_sequence = Some(5);
     edit.set_compact_pointer(2, internal_key(b"p\x00", 3, ValueType::Value));
     edit.delete_file(1, 4);
     edit.add_file(
