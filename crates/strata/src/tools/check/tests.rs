@@ -262,3 +262,33 @@ fn a_garbage_table_is_one_problem() {
         "{report}"
     );
 }
+
+#[test]
+fn a_database_written_by_the_engine_checks_clean() {
+    use crate::db::DB;
+    let env = Arc::new(crate::env::MemEnv::new());
+    let options = Options {
+        env: env.clone(),
+        create_if_missing: true,
+        write_buffer_size: 32 << 10,
+        filter_policy: Some(Arc::new(crate::util::bloom::BloomFilterPolicy::new(10))),
+        ..Options::default()
+    };
+    let dir = std::path::Path::new("/engine");
+    {
+        let db = DB::open(dir, options.clone()).unwrap();
+        for i in 0..3000u32 {
+            let key = format!("key{:06}", (i * 7919) % 3000);
+            db.put(key.as_bytes(), &[b'v'; 40]).unwrap();
+            if i % 10 == 0 {
+                db.delete(format!("key{:06}", i / 2).as_bytes()).unwrap();
+            }
+        }
+        db.compact_range(None, Some(b"key001000")).unwrap();
+        db.put(b"tail", b"in the log").unwrap();
+    }
+    let report = check_db(dir, &options).unwrap();
+    assert!(report.is_ok(), "{report}");
+    assert!(report.tables >= 1 && report.entries > 1000, "{report}");
+    assert!(report.logs >= 1 && report.log_records >= 1, "{report}");
+}
