@@ -7,7 +7,9 @@
 //! log       offset 0: batch sequence 7, 2 ops
 //!             put 'k' @ 7 => 'v'
 //!             del 'k2' @ 8
+//!           1 records, 0 damaged parts
 //! manifest  offset 0: VersionEdit { ... }          (one field a line, as VersionEdit prints)
+//!           1 records, 0 damaged parts
 //! table     footer: metaindex at 1234 (31 bytes), index at 1270 (40 bytes)
 //!           meta 'filter.leveldb.BuiltinBloomFilter2' => block at 1100 (129 bytes)
 //!           filter 'leveldb.BuiltinBloomFilter2': 129 bytes, 1 filters, base_lg 11
@@ -105,8 +107,14 @@ pub fn dump_file(path: &Path, options: &DumpOptions, out: &mut dyn Write) -> Res
         },
     };
     match kind {
-        FileKind::Log => wal::dump(env, path, options.verify_checksums, &mut printer)?,
-        FileKind::Manifest => manifest::dump(env, path, options.verify_checksums, &mut printer)?,
+        FileKind::Log => {
+            wal::dump(env, path, options.verify_checksums, &mut printer)?;
+            printer.records_summary()?;
+        }
+        FileKind::Manifest => {
+            manifest::dump(env, path, options.verify_checksums, &mut printer)?;
+            printer.records_summary()?;
+        }
         FileKind::Table => table::dump(env, path, options.verify_checksums, &mut printer)?,
         FileKind::Current => dump_current(env, path, &mut printer)?,
     }
@@ -176,6 +184,22 @@ impl Printer<'_> {
                 Some(offset) => self.line(format_args!("corruption at offset {offset}: {reason}")),
                 None => self.line(format_args!("corruption: {reason}")),
             }
+        }
+    }
+
+    /// The closing line of a log or manifest dump.
+    fn records_summary(&mut self) -> Result<()> {
+        let DumpSummary {
+            records, problems, ..
+        } = self.summary;
+        if self.json {
+            self.json(&serde_json::json!({
+                "type": "summary",
+                "records": records,
+                "problems": problems,
+            }))
+        } else {
+            self.line(format_args!("{records} records, {problems} damaged parts"))
         }
     }
 

@@ -38,14 +38,17 @@ fn log_dump_shows_each_batch_with_sequences() {
          \x20 put 'w1' @ 73 => 'v1'\n\
          \x20 del 'a' @ 74\n\
          offset 29: batch sequence 75, 1 ops\n\
-         \x20 put 'w\\x00\\xff' @ 75 => 'bin\\x01'\n"
+         \x20 put 'w\\x00\\xff' @ 75 => 'bin\\x01'\n\
+         2 records, 0 damaged parts\n"
     );
     assert_eq!(summary.kind, Some(FileKind::Log));
     assert_eq!((summary.records, summary.problems), (2, 0));
 
     let (text, _) = dump(&db, "000003.log", DumpFormat::Json, Show::Hex);
     let lines = json_lines(&text);
-    assert_eq!(lines.len(), 2);
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[2]["type"], "summary");
+    assert_eq!(lines[2]["records"], 2);
     assert_eq!(lines[1]["type"], "batch");
     assert_eq!(lines[1]["offset"], 29);
     assert_eq!(lines[1]["sequence"], 75);
