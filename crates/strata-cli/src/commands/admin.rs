@@ -139,6 +139,14 @@ pub fn destroy(args: DestroyArgs) -> CommandResult {
         }
     }
     strata::destroy(&args.db, &Options::default())?;
-    println!("destroyed {}", args.db.display());
+    if args.db.exists() {
+        println!(
+            "destroyed the database in {}; the directory stays: it holds other files (such as \
+             lost/, where repair keeps what it set aside)",
+            args.db.display()
+        );
+    } else {
+        println!("destroyed {}", args.db.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -53,8 +53,7 @@ pub fn run(args: DumpArgs) -> CommandResult {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let summary = dump_file(&args.file, &options, &mut out)?;
-    out.flush()
-        .map_err(super::io_error("writing the dump"))?;
+    out.flush().map_err(super::io_error("writing the dump"))?;
     if summary.problems > 0 {
         eprintln!(
             "strata: {} damaged part{} in {}",

@@ -73,7 +73,9 @@ pub fn run(command: ToolCommand) -> ExitCode {
     match result {
         Ok(code) => code,
         // Output cut short by a closed pipe (`strata scan db | head`) is not a failure.
-        Err(strata::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+        Err(strata::Error::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
             ExitCode::SUCCESS
         }
         Err(e) => {

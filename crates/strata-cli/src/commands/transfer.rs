@@ -8,8 +8,7 @@ use std::time::Instant;
 
 use clap::Args;
 use strata::tools::{
-    export_json, load_json, unescape, Encoding, ExportOptions, InputFormat, KeyRange,
-    LoadOptions,
+    export_json, load_json, unescape, Encoding, ExportOptions, InputFormat, KeyRange, LoadOptions,
 };
 use strata::WriteOptions;
 
@@ -71,7 +70,8 @@ pub fn load(args: LoadArgs) -> CommandResult {
         let input: Box<dyn Read> = if file.as_os_str() == "-" {
             Box::new(std::io::stdin().lock())
         } else {
-            let opened = File::open(file).map_err(io_error(&format!("opening {}", file.display())))?;
+            let opened =
+                File::open(file).map_err(io_error(&format!("opening {}", file.display())))?;
             Box::new(opened)
         };
         let mut written = pairs;
@@ -142,7 +142,8 @@ pub fn export(args: ExportArgs) -> CommandResult {
     let db = open_db(&args.db, false)?;
     match &args.output {
         Some(path) => {
-            let file = File::create(path).map_err(io_error(&format!("creating {}", path.display())))?;
+            let file =
+                File::create(path).map_err(io_error(&format!("creating {}", path.display())))?;
             let mut out = BufWriter::new(file);
             let summary = export_json(&db, &options, &mut out)?;
             out.into_inner()
