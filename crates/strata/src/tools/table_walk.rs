@@ -246,6 +246,18 @@ fn report(visitor: &mut dyn TableVisitor, error: Error, part: &str) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn filter_trailer_parsing_never_panics(
+            data in proptest::collection::vec(any::<u8>(), 0..64),
+        ) {
+            if let Ok(summary) = FilterSummary::parse(data.clone()) {
+                prop_assert!(summary.num_filters * 4 + 5 <= data.len());
+            }
+        }
+    }
 
     #[test]
     fn filter_trailer_is_checked() {

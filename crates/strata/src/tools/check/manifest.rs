@@ -106,6 +106,13 @@ pub(super) fn check(
                 bytes,
                 reason,
             } => problems.add(offset, format!("{reason} ({bytes} bytes dropped)")),
+            LogItem::Tail { offset, bytes } => problems.add(
+                Some(offset),
+                format!(
+                    "the last {bytes} bytes are not a complete record: a manifest write cut \
+                     short, or damage hiding the edits after it"
+                ),
+            ),
             LogItem::Record { offset, data } => {
                 records += 1;
                 match VersionEdit::decode(data) {

@@ -257,6 +257,7 @@ fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport
     let mut problems = FileProblems::new(name);
     let mut records = 0;
     let mut next_sequence: Option<u64> = None;
+    let mut tail = None;
     let result = for_each_record(&*options.env, &dir.join(name), true, &mut |item| {
         match item {
             LogItem::Damage {
@@ -264,6 +265,7 @@ fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport
                 bytes,
                 reason,
             } => problems.add(offset, format!("{reason} ({bytes} bytes dropped)")),
+            LogItem::Tail { offset, bytes } => tail = Some((offset, bytes)),
             LogItem::Record { offset, data } => {
                 records += 1;
                 match WriteBatch::from_contents(data.to_vec()) {
@@ -294,6 +296,13 @@ fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport
     });
     if let Err(e) = result {
         problems.add(None, unreadable(&e));
+    }
+    if let Some((offset, bytes)) = tail {
+        // What a crash in the middle of a write leaves; recovery drops it the same way.
+        report.notes.push(format!(
+            "{name}: the last {bytes} bytes, from offset {offset}, are not a complete record \
+             (a write cut short by a crash, or damage)"
+        ));
     }
     report.logs += 1;
     report.log_records += records;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{KeyJson, KeyText, Printer};
+use super::{tail_reason, KeyJson, KeyText, Printer};
 use crate::env::Env;
 use crate::error::Result;
 use crate::tools::records::{describe_in_record, for_each_record, LogItem};
@@ -62,6 +62,7 @@ pub(super) fn dump(env: &dyn Env, path: &Path, verify: bool, p: &mut Printer<'_>
             bytes,
             reason,
         } => p.problem(offset, &format!("{reason} ({bytes} bytes dropped)")),
+        LogItem::Tail { offset, bytes } => p.problem(Some(offset), &tail_reason(bytes)),
         LogItem::Record { offset, data } => {
             p.summary.records += 1;
             match VersionEdit::decode(data) {

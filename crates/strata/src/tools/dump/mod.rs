@@ -146,6 +146,11 @@ fn dump_current(env: &dyn Env, path: &Path, p: &mut Printer<'_>) -> Result<()> {
     }
 }
 
+/// How an incomplete last record is described.
+fn tail_reason(bytes: u64) -> String {
+    format!("the last {bytes} bytes are not a complete record (a write cut short, or damage)")
+}
+
 fn write_error(e: std::io::Error) -> Error {
     Error::io("writing the dump", e)
 }

@@ -242,3 +242,16 @@ proptest! {
         prop_assert!(summary.is_ok());
     }
 }
+
+#[test]
+fn log_dump_reports_an_incomplete_last_record() {
+    let db = TestDb::new();
+    let log = db.read("000003.log");
+    db.write("000003.log", &log[..log.len() - 2]);
+    let (text, summary) = dump(&db, "000003.log", DumpFormat::Text, Show::Escaped);
+    assert_eq!((summary.records, summary.problems), (1, 1));
+    assert!(
+        text.contains("corruption at offset 29: the last 27 bytes are not a complete record"),
+        "{text}"
+    );
+}
