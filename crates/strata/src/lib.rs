@@ -15,6 +15,8 @@ mod log;
 mod memtable;
 mod options;
 mod table;
+#[cfg(feature = "tools")]
+pub mod tools;
 mod util;
 mod version;
 mod write_batch;

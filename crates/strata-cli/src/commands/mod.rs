@@ -1,0 +1,141 @@
+//! The inspection and maintenance commands: `dump`, `check`, `load`, `export`, `get`, `put`,
+//! `delete`, `scan`, `stats`, `compact`, `repair`, `destroy`. Each parses its flags, calls
+//! `strata::tools` (or the `DB` API) and prints; no storage logic lives here.
+//!
+//! Exit codes: 0 success; 1 a negative answer (a key not found, problems found by `check` or
+//! `dump`); 2 an error (bad arguments, a database that cannot be opened, I/O failure).
+
+mod admin;
+mod check;
+mod dump;
+mod kv;
+mod transfer;
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use indicatif::{ProgressBar, ProgressStyle};
+use strata::tools::{from_hex, unescape, Show};
+use strata::{Options, DB};
+
+/// Exit code of a negative answer.
+const NEGATIVE: u8 = 1;
+/// Exit code of an error.
+const ERROR: u8 = 2;
+
+/// The tool subcommands, flattened into the `strata` command.
+#[derive(Subcommand)]
+pub enum ToolCommand {
+    /// Print every record of a .log, .ldb/.sst, MANIFEST-* or CURRENT file.
+    Dump(dump::DumpArgs),
+    /// Verify every checksum and manifest invariant of a database; exit 1 if anything is wrong.
+    Check(check::CheckArgs),
+    /// Bulk-load key/value pairs from JSON object or JSON Lines files.
+    Load(transfer::LoadArgs),
+    /// Write key/value pairs as JSON Lines (the form `load` reads).
+    Export(transfer::ExportArgs),
+    /// Print the value of a key; exit 1 if it is absent.
+    Get(kv::GetArgs),
+    /// Set a key to a value (creates the database if missing).
+    Put(kv::PutArgs),
+    /// Remove keys.
+    Delete(kv::DeleteArgs),
+    /// Print the pairs of a key range, one `key<TAB>value` a line.
+    Scan(kv::ScanArgs),
+    /// Print the database's properties (files per level, compaction stats, tables, memory).
+    Stats(admin::StatsArgs),
+    /// Compact a key range (default: everything) down the levels.
+    Compact(admin::CompactArgs),
+    /// Rebuild a database that cannot be opened from whatever can still be read.
+    Repair(admin::RepairArgs),
+    /// Delete a database and all its files (asks first unless --yes).
+    Destroy(admin::DestroyArgs),
+}
+
+/// Runs one tool command and reports its outcome as an exit code (errors on stderr).
+pub fn run(command: ToolCommand) -> ExitCode {
+    let result = match command {
+        ToolCommand::Dump(args) => dump::run(args),
+        ToolCommand::Check(args) => check::run(args),
+        ToolCommand::Load(args) => transfer::load(args),
+        ToolCommand::Export(args) => transfer::export(args),
+        ToolCommand::Get(args) => kv::get(args),
+        ToolCommand::Put(args) => kv::put(args),
+        ToolCommand::Delete(args) => kv::delete(args),
+        ToolCommand::Scan(args) => kv::scan(args),
+        ToolCommand::Stats(args) => admin::stats(args),
+        ToolCommand::Compact(args) => admin::compact(args),
+        ToolCommand::Repair(args) => admin::repair(args),
+        ToolCommand::Destroy(args) => admin::destroy(args),
+    };
+    match result {
+        Ok(code) => code,
+        // Output cut short by a closed pipe (`strata scan db | head`) is not a failure.
+        Err(strata::Error::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("strata: {e}");
+            ExitCode::from(ERROR)
+        }
+    }
+}
+
+type CommandResult = strata::Result<ExitCode>;
+
+/// Opens the database in `path` with default options (LevelDB's), optionally creating it.
+fn open_db(path: &Path, create: bool) -> strata::Result<DB> {
+    let options = Options {
+        create_if_missing: create,
+        ..Options::default()
+    };
+    DB::open(path, options)
+}
+
+/// A key or value from the command line: escaped form (`\xNN` for any byte), or hex.
+fn parse_bytes(text: &str, hex: bool) -> strata::Result<Vec<u8>> {
+    if hex {
+        from_hex(text)
+    } else {
+        unescape(text)
+    }
+}
+
+fn show(hex: bool) -> Show {
+    if hex {
+        Show::Hex
+    } else {
+        Show::Escaped
+    }
+}
+
+fn io_error(what: &str) -> impl Fn(std::io::Error) -> strata::Error + '_ {
+    move |e| strata::Error::Io {
+        context: what.to_owned(),
+        source: std::sync::Arc::new(e),
+    }
+}
+
+/// A progress bar on stderr counting `total` bytes (a spinner when unknown); hidden when
+/// stderr is not a terminal.
+fn progress_bar(total: Option<u64>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    match total {
+        Some(total) => {
+            let bar = ProgressBar::new(total);
+            if let Ok(style) = ProgressStyle::with_template(
+                "{bar:30} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta} {msg}",
+            ) {
+                bar.set_style(style);
+            }
+            bar
+        }
+        None => ProgressBar::new_spinner(),
+    }
+}

@@ -1,0 +1,318 @@
+//! `check`: verifies a database directory without opening it (nothing is written, no lock is
+//! taken), and lists every problem with the file and the offset where it was found.
+//!
+//! What is verified:
+//! - `CURRENT` names an existing manifest, followed by a newline.
+//! - Every manifest record: its checksum, that it decodes as a version edit, and that the edits
+//!   fit together (a file is not added twice or deleted when absent; the log number, next file
+//!   number and last sequence are recorded; the comparator is the one given in the options).
+//! - The live version: every table exists with the recorded size; below the next file number;
+//!   at levels >= 1, tables do not overlap; each table's first and last keys are the recorded
+//!   smallest and largest keys.
+//! - Every live table, block by block: checksums, block structure, internal keys that parse and
+//!   strictly increase, index separators that bound their blocks, sequence numbers not above the
+//!   manifest's last sequence, and — for bloom filters or the options' filter policy — a filter
+//!   that matches every key of its block.
+//! - Every live log: record checksums and framing, and that each record is a valid write batch.
+//!
+//! "Live" means named by the manifest (tables) or not older than its log number (logs). When the
+//! manifest cannot be read, every table and log in the directory is checked instead. Files that
+//! are not live are mentioned as notes; damage in them does not count as a problem.
+
+mod manifest;
+mod table;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+
+use crate::db::filename::{parse_file_name, FileType};
+use crate::error::{Error, Result};
+use crate::options::Options;
+use crate::tools::records::{describe_in_record, for_each_record, LogItem};
+use crate::util::internal_key::InternalKeyComparator;
+use crate::write_batch::WriteBatch;
+
+/// Problems listed per file before the rest are only counted.
+const MAX_PROBLEMS_PER_FILE: usize = 20;
+
+/// One thing found wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The file's name within the database directory.
+    pub file: String,
+    /// Byte offset in the file, when the problem has one.
+    pub offset: Option<u64>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(offset) => write!(f, "{} at offset {offset}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// What [`check_db`] looked at and found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckReport {
+    /// The manifest `CURRENT` names, when there is one.
+    pub manifest: Option<String>,
+    /// Manifest records read.
+    pub manifest_records: u64,
+    /// Table files verified.
+    pub tables: u64,
+    /// Data blocks verified.
+    pub blocks: u64,
+    /// Table entries verified.
+    pub entries: u64,
+    /// Log files verified.
+    pub logs: u64,
+    /// Log records (write batches) verified.
+    pub log_records: u64,
+    /// Everything wrong, in the order found.
+    pub problems: Vec<Problem>,
+    /// Things worth knowing that are not wrong (e.g. obsolete files left behind).
+    pub notes: Vec<String>,
+}
+
+impl CheckReport {
+    /// True when no problem was found.
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
+        match &self.manifest {
+            Some(name) => write!(
+                f,
+                "checked {name} ({} record{})",
+                self.manifest_records,
+                plural(self.manifest_records)
+            )?,
+            None => write!(f, "checked no manifest")?,
+        }
+        writeln!(
+            f,
+            ", {} table{} ({} blocks, {} entries), {} log{} ({} records)",
+            self.tables,
+            plural(self.tables),
+            self.blocks,
+            self.entries,
+            self.logs,
+            plural(self.logs),
+            self.log_records
+        )?;
+        for note in &self.notes {
+            writeln!(f, "note: {note}")?;
+        }
+        match self.problems.len() {
+            0 => write!(f, "no problems found"),
+            n => {
+                write!(f, "{n} problem{} found:", plural(n as u64))?;
+                for problem in &self.problems {
+                    write!(f, "\n  {problem}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Collects problems for one file, keeping the first [`MAX_PROBLEMS_PER_FILE`].
+pub(super) struct FileProblems {
+    file: String,
+    problems: Vec<Problem>,
+    dropped: usize,
+}
+
+impl FileProblems {
+    pub(super) fn new(file: impl Into<String>) -> FileProblems {
+        FileProblems {
+            file: file.into(),
+            problems: Vec::new(),
+            dropped: 0,
+        }
+    }
+
+    pub(super) fn add(&mut self, offset: Option<u64>, message: impl Into<String>) {
+        if self.problems.len() < MAX_PROBLEMS_PER_FILE {
+            self.problems.push(Problem {
+                file: self.file.clone(),
+                offset,
+                message: message.into(),
+            });
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    fn into_report(self, report: &mut CheckReport) {
+        report.problems.extend(self.problems);
+        if self.dropped > 0 {
+            report.problems.push(Problem {
+                file: self.file,
+                offset: None,
+                message: format!("{} more problems not listed", self.dropped),
+            });
+        }
+    }
+}
+
+/// Verifies the database in directory `path` (see the module documentation), reading through
+/// `options.env` and ordering keys by `options.comparator`. `Err` only when the directory
+/// cannot be listed; everything wrong inside it is in the report.
+pub fn check_db(path: &Path, options: &Options) -> Result<CheckReport> {
+    let files = DirFiles::list(path, options)?;
+    let mut report = CheckReport::default();
+    let icmp = InternalKeyComparator::new(options.comparator.clone());
+    let live = manifest::check(path, options, &files, &mut report);
+
+    for (number, name) in &files.tables {
+        match &live {
+            Some(state) => match state.table(*number) {
+                Some((level, meta)) => {
+                    let expect = table::Expected {
+                        level,
+                        meta,
+                        last_sequence: state.last_sequence,
+                    };
+                    table::check(path, name, options, &icmp, Some(expect), &mut report);
+                }
+                None => report.notes.push(format!(
+                    "{name} is not in the manifest (obsolete; removed at the next open)"
+                )),
+            },
+            None => table::check(path, name, options, &icmp, None, &mut report),
+        }
+    }
+    for (number, name) in &files.logs {
+        if live.as_ref().is_none_or(|s| s.log_is_live(*number)) {
+            check_log(path, name, options, &mut report);
+        } else {
+            report.notes.push(format!(
+                "{name} is older than the manifest's log number (obsolete)"
+            ));
+        }
+    }
+    Ok(report)
+}
+
+/// The database files of a directory, by kind.
+pub(super) struct DirFiles {
+    /// Tables by number (the `.ldb` name when both `.ldb` and `.sst` exist, as the engine reads).
+    pub(super) tables: BTreeMap<u64, String>,
+    /// Logs by number.
+    pub(super) logs: BTreeMap<u64, String>,
+    /// Manifest names.
+    pub(super) manifests: BTreeSet<String>,
+    /// `CURRENT` exists.
+    pub(super) current: bool,
+}
+
+impl DirFiles {
+    fn list(dir: &Path, options: &Options) -> Result<DirFiles> {
+        let mut files = DirFiles {
+            tables: BTreeMap::new(),
+            logs: BTreeMap::new(),
+            manifests: BTreeSet::new(),
+            current: false,
+        };
+        for name in options.env.children(dir)? {
+            match parse_file_name(&name) {
+                Some((number, FileType::Table)) => {
+                    let slot = files.tables.entry(number).or_insert_with(|| name.clone());
+                    if name.ends_with(".ldb") {
+                        *slot = name;
+                    }
+                }
+                Some((number, FileType::Log)) => {
+                    files.logs.insert(number, name);
+                }
+                Some((_, FileType::Descriptor)) => {
+                    files.manifests.insert(name);
+                }
+                Some((_, FileType::Current)) => files.current = true,
+                _ => {}
+            }
+        }
+        Ok(files)
+    }
+}
+
+/// Verifies every record of a log file and that each is a write batch.
+fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport) {
+    let mut problems = FileProblems::new(name);
+    let mut records = 0;
+    let mut next_sequence: Option<u64> = None;
+    let mut tail = None;
+    let result = for_each_record(&*options.env, &dir.join(name), true, &mut |item| {
+        match item {
+            LogItem::Damage {
+                offset,
+                bytes,
+                reason,
+            } => problems.add(offset, format!("{reason} ({bytes} bytes dropped)")),
+            LogItem::Tail { offset, bytes } => tail = Some((offset, bytes)),
+            LogItem::Record { offset, data } => {
+                records += 1;
+                match WriteBatch::from_contents(data.to_vec()) {
+                    Ok(batch) => {
+                        if let Some(Err(e)) = batch.iter().find(|op| op.is_err()) {
+                            problems.add(
+                                Some(offset),
+                                format!("bad write batch: {}", describe_in_record(&e)),
+                            );
+                        }
+                        let sequence = batch.sequence();
+                        if next_sequence.is_some_and(|next| sequence < next) {
+                            problems.add(
+                                Some(offset),
+                                format!("batch sequence {sequence} goes back in time"),
+                            );
+                        }
+                        next_sequence = sequence.checked_add(u64::from(batch.count()));
+                    }
+                    Err(e) => problems.add(
+                        Some(offset),
+                        format!("record is not a write batch: {}", describe_in_record(&e)),
+                    ),
+                }
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        problems.add(None, unreadable(&e));
+    }
+    if let Some((offset, bytes)) = tail {
+        // What a crash in the middle of a write leaves; recovery drops it the same way.
+        report.notes.push(format!(
+            "{name}: the last {bytes} bytes, from offset {offset}, are not a complete record \
+             (a write cut short by a crash, or damage)"
+        ));
+    }
+    report.logs += 1;
+    report.log_records += records;
+    problems.into_report(report);
+}
+
+/// How an error that stopped a file from being read is listed.
+pub(super) fn unreadable(error: &Error) -> String {
+    match error {
+        Error::Corruption(c) => c.reason.clone(),
+        other => format!("cannot be read: {other}"),
+    }
+}

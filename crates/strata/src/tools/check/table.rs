@@ -1,0 +1,284 @@
+//! `check`, table side: every block of one table, and the table against its manifest entry.
+
+use std::cmp::Ordering;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{unreadable, CheckReport, FileProblems};
+use crate::options::Options;
+use crate::table::filter_block::FilterBlockReader;
+use crate::table::format::BlockHandle;
+use crate::tools::table_walk::{FilterSummary, TableFile, TableVisitor};
+use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
+use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator};
+use crate::version::edit::FileMetaData;
+
+/// What the manifest says about a live table.
+pub(super) struct Expected<'a> {
+    pub(super) level: usize,
+    pub(super) meta: &'a FileMetaData,
+    pub(super) last_sequence: Option<u64>,
+}
+
+/// Verifies table `name` in `dir`, and against `expected` when it is live.
+pub(super) fn check(
+    dir: &Path,
+    name: &str,
+    options: &Options,
+    icmp: &InternalKeyComparator,
+    expected: Option<Expected<'_>>,
+    report: &mut CheckReport,
+) {
+    let mut problems = FileProblems::new(name);
+    report.tables += 1;
+    let env = &*options.env;
+    let table = match TableFile::open(env, &dir.join(name)) {
+        Ok(table) => table,
+        Err(e) => {
+            let offset = e.corruption_details().and_then(|c| c.offset);
+            problems.add(offset, unreadable(&e));
+            problems.into_report(report);
+            return;
+        }
+    };
+    if let Some(expected) = &expected {
+        if table.size() != expected.meta.file_size {
+            problems.add(
+                None,
+                format!(
+                    "is {} bytes, the manifest says {} (level {})",
+                    table.size(),
+                    expected.meta.file_size,
+                    expected.level
+                ),
+            );
+        }
+    }
+    let mut checker = Checker {
+        icmp,
+        options,
+        last_sequence: expected.as_ref().and_then(|e| e.last_sequence),
+        problems,
+        index: Vec::new(),
+        filter: None,
+        block: None,
+        first_key: None,
+        last_key: Vec::new(),
+        blocks: 0,
+        entries: 0,
+    };
+    if let Err(e) = table.walk(true, &mut checker) {
+        checker.problems.add(None, unreadable(&e));
+    }
+    checker.end_block();
+    let mut problems = checker.problems;
+    if let (Some(expected), Some(first)) = (&expected, &checker.first_key) {
+        // Only meaningful when the whole table was read.
+        if problems.is_empty() {
+            let show = |k: &[u8]| format!("'{}'", k.escape_ascii());
+            if first != &expected.meta.smallest {
+                problems.add(
+                    None,
+                    format!(
+                        "first key {} is not the manifest's smallest key {}",
+                        show(first),
+                        show(&expected.meta.smallest)
+                    ),
+                );
+            }
+            if checker.last_key != expected.meta.largest {
+                problems.add(
+                    None,
+                    format!(
+                        "last key {} is not the manifest's largest key {}",
+                        show(&checker.last_key),
+                        show(&expected.meta.largest)
+                    ),
+                );
+            }
+        }
+    }
+    if checker.first_key.is_none() && problems.is_empty() {
+        problems.add(None, "holds no entries");
+    }
+    report.blocks += checker.blocks;
+    report.entries += checker.entries;
+    problems.into_report(report);
+}
+
+/// The data block being walked.
+struct BlockState {
+    /// Position among the index entries.
+    index: usize,
+    handle: BlockHandle,
+    /// The block had an entry (its last one is then the checker's `last_key`).
+    has_keys: bool,
+    /// A key the filter rejected, reported once per block.
+    filter_miss: Option<Vec<u8>>,
+}
+
+/// Verifies what the walk meets.
+struct Checker<'a> {
+    icmp: &'a InternalKeyComparator,
+    options: &'a Options,
+    last_sequence: Option<u64>,
+    problems: FileProblems,
+    index: Vec<(Vec<u8>, BlockHandle)>,
+    filter: Option<FilterBlockReader>,
+    block: Option<BlockState>,
+    first_key: Option<Vec<u8>>,
+    /// Last key of the table so far.
+    last_key: Vec<u8>,
+    blocks: u64,
+    entries: u64,
+}
+
+impl Checker<'_> {
+    /// The policy to check a filter named `name` with, when it is one we know.
+    fn policy_for(&self, name: &[u8]) -> Option<Arc<dyn FilterPolicy>> {
+        if let Some(policy) = &self.options.filter_policy {
+            if policy.name().as_bytes() == name {
+                return Some(Arc::clone(policy));
+            }
+        }
+        // The bloom filter stores its probe count, so any bits-per-key reads it.
+        let bloom = BloomFilterPolicy::new(10);
+        (bloom.name().as_bytes() == name).then(|| Arc::new(bloom) as Arc<dyn FilterPolicy>)
+    }
+
+    /// Checks the block just walked against its index separator.
+    fn end_block(&mut self) {
+        let Some(block) = self.block.take() else {
+            return;
+        };
+        let offset = Some(block.handle.offset);
+        if let (true, Some((separator, _))) = (block.has_keys, self.index.get(block.index)) {
+            if self.icmp.compare(&self.last_key, separator) == Ordering::Greater {
+                self.problems.add(
+                    offset,
+                    format!(
+                        "data block {}: last key is above its index separator",
+                        block.index
+                    ),
+                );
+            }
+        }
+        if let Some(key) = block.filter_miss {
+            self.problems.add(
+                offset,
+                format!(
+                    "data block {}: the filter rejects key '{}', which the block holds",
+                    block.index,
+                    user_key(&key).escape_ascii()
+                ),
+            );
+        }
+    }
+}
+
+impl TableVisitor for Checker<'_> {
+    fn filter_block(&mut self, name: &[u8], _handle: BlockHandle, filter: &FilterSummary) {
+        if let Some(policy) = self.policy_for(name) {
+            self.filter = Some(FilterBlockReader::new(policy, filter.data.clone()));
+        }
+    }
+
+    fn index_entry(&mut self, key: &[u8], handle: BlockHandle) {
+        if let Some((previous, _)) = self.index.last() {
+            if self.icmp.compare(previous, key) != Ordering::Less {
+                self.problems.add(
+                    Some(handle.offset),
+                    format!(
+                        "index entry {} is not above the one before",
+                        self.index.len()
+                    ),
+                );
+            }
+        }
+        self.index.push((key.to_vec(), handle));
+    }
+
+    fn data_block(&mut self, index: usize, handle: BlockHandle, _compression: u8, _len: usize) {
+        self.end_block();
+        self.blocks += 1;
+        self.block = Some(BlockState {
+            index,
+            handle,
+            has_keys: false,
+            filter_miss: None,
+        });
+    }
+
+    fn entry(&mut self, key: &[u8], _value: &[u8]) {
+        self.entries += 1;
+        let Some(block) = self.block.as_mut() else {
+            return;
+        };
+        let offset = Some(block.handle.offset);
+        match parse_internal_key(key) {
+            None => self.problems.add(
+                offset,
+                format!(
+                    "data block {}: bad internal key '{}'",
+                    block.index,
+                    key.escape_ascii()
+                ),
+            ),
+            Some(parsed) => {
+                if let Some(last) = self.last_sequence.filter(|&last| parsed.sequence > last) {
+                    self.problems.add(
+                        offset,
+                        format!(
+                            "key '{}' has sequence {}, above the manifest's last sequence {last}",
+                            parsed.user_key.escape_ascii(),
+                            parsed.sequence
+                        ),
+                    );
+                }
+                if let Some(filter) = &self.filter {
+                    if block.filter_miss.is_none()
+                        && !filter.key_may_match(block.handle.offset, parsed.user_key)
+                    {
+                        block.filter_miss = Some(key.to_vec());
+                    }
+                }
+            }
+        }
+        if !block.has_keys && block.index > 0 {
+            // The first key of a block must be above the previous block's separator.
+            if let Some((separator, _)) = self.index.get(block.index - 1) {
+                if self.icmp.compare(separator, key) != Ordering::Less {
+                    self.problems.add(
+                        offset,
+                        format!(
+                            "data block {}: first key is not above the previous separator",
+                            block.index
+                        ),
+                    );
+                }
+            }
+        }
+        match &self.first_key {
+            None => self.first_key = Some(key.to_vec()),
+            Some(_) => {
+                if self.icmp.compare(&self.last_key, key) != Ordering::Less {
+                    self.problems.add(
+                        offset,
+                        format!(
+                            "data block {}: key '{}' is out of order",
+                            block.index,
+                            key.escape_ascii()
+                        ),
+                    );
+                }
+            }
+        }
+        self.last_key.clear();
+        self.last_key.extend_from_slice(key);
+        block.has_keys = true;
+    }
+
+    fn problem(&mut self, offset: Option<u64>, reason: String) {
+        self.problems.add(offset, reason);
+    }
+}

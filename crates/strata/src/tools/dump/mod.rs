@@ -1,0 +1,271 @@
+//! `dump`: every record of a log, manifest, table or `CURRENT` file, in readable lines or as
+//! JSON Lines.
+//!
+//! Text output, by kind (keys and values escaped, or hex with [`Show::Hex`]):
+//!
+//! ```text
+//! log       offset 0: batch sequence 7, 2 ops
+//!             put 'k' @ 7 => 'v'
+//!             del 'k2' @ 8
+//!           1 records, 0 damaged parts
+//! manifest  offset 0: VersionEdit { ... }          (one field a line, as VersionEdit prints)
+//!           1 records, 0 damaged parts
+//! table     footer: metaindex at 1234 (31 bytes), index at 1270 (40 bytes)
+//!           meta 'filter.leveldb.BuiltinBloomFilter2' => block at 1100 (129 bytes)
+//!           filter 'leveldb.BuiltinBloomFilter2': 129 bytes, 1 filters, base_lg 11
+//!           index 'k\xff' @ 72057594037927935 : 1 => block at 0 (1091 bytes)
+//!           data block 0 at 0 (1091 bytes stored, snappy, 4056 bytes)
+//!             'k' @ 7 : 1 => 'v'
+//!           1 data blocks, 120 entries
+//! current   MANIFEST-000005
+//! ```
+//!
+//! Damage never stops a dump: each damaged part is printed where it was met as
+//! `corruption at offset N: reason`, counted in [`DumpSummary::problems`], and the dump goes on
+//! with what follows. In JSON every line is one object with a `"type"` field (`batch`, `edit`,
+//! `footer`, `meta`, `filter`, `index`, `block`, `entry`, `current`, `summary`, `corruption`).
+
+mod manifest;
+mod table;
+mod wal;
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::kind::{detect_file_kind, FileKind};
+use super::text::{Show, Shown};
+use crate::env::{read_file_to_vec, Env, PosixEnv};
+use crate::error::{Error, Result};
+use crate::util::internal_key::{parse_internal_key, ValueType};
+
+/// Output form of a dump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DumpFormat {
+    /// Readable lines.
+    #[default]
+    Text,
+    /// One JSON object a line.
+    Json,
+}
+
+/// How [`dump_file`] reads and prints.
+#[derive(Debug, Clone)]
+pub struct DumpOptions {
+    /// Readable lines or JSON Lines.
+    pub format: DumpFormat,
+    /// How keys and values are shown (escaped ASCII or hex).
+    pub show: Show,
+    /// Verify record and block checksums (a mismatch is reported and the part skipped).
+    pub verify_checksums: bool,
+    /// The file's kind; `None` recognises it by name or contents.
+    pub kind: Option<FileKind>,
+    /// The file system the file is read through.
+    pub env: Arc<dyn Env>,
+}
+
+impl Default for DumpOptions {
+    fn default() -> DumpOptions {
+        DumpOptions {
+            format: DumpFormat::Text,
+            show: Show::Escaped,
+            verify_checksums: true,
+            kind: None,
+            env: Arc::new(PosixEnv::new()),
+        }
+    }
+}
+
+/// What a dump went through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DumpSummary {
+    /// The kind the file was read as.
+    pub kind: Option<FileKind>,
+    /// Records (log, manifest) or entries (table) printed.
+    pub records: u64,
+    /// Damaged parts reported (and skipped).
+    pub problems: u64,
+}
+
+/// Prints every record of the file at `path` to `out`. Damage in the file is printed and
+/// counted, not returned; `Err` means the file could not be read at all (or `out` failed).
+pub fn dump_file(path: &Path, options: &DumpOptions, out: &mut dyn Write) -> Result<DumpSummary> {
+    let env = &*options.env;
+    let kind = match options.kind {
+        Some(kind) => kind,
+        None => detect_file_kind(env, path)?,
+    };
+    let mut printer = Printer {
+        out,
+        json: options.format == DumpFormat::Json,
+        show: options.show,
+        summary: DumpSummary {
+            kind: Some(kind),
+            ..DumpSummary::default()
+        },
+    };
+    match kind {
+        FileKind::Log => {
+            wal::dump(env, path, options.verify_checksums, &mut printer)?;
+            printer.records_summary()?;
+        }
+        FileKind::Manifest => {
+            manifest::dump(env, path, options.verify_checksums, &mut printer)?;
+            printer.records_summary()?;
+        }
+        FileKind::Table => table::dump(env, path, options.verify_checksums, &mut printer)?,
+        FileKind::Current => dump_current(env, path, &mut printer)?,
+    }
+    printer.out.flush().map_err(write_error)?;
+    Ok(printer.summary)
+}
+
+fn dump_current(env: &dyn Env, path: &Path, p: &mut Printer<'_>) -> Result<()> {
+    let contents = read_file_to_vec(env, path)?;
+    let name = contents.strip_suffix(b"\n");
+    let name = match name {
+        Some(name) if name.starts_with(b"MANIFEST-") && !name.contains(&b'\n') => name,
+        _ => {
+            p.problem(
+                Some(0),
+                "CURRENT does not hold a manifest name and a newline",
+            )?;
+            &contents[..]
+        }
+    };
+    p.summary.records += 1;
+    if p.json {
+        p.json(&serde_json::json!({
+            "type": "current",
+            "manifest": p.show.bytes(name).to_string(),
+        }))
+    } else {
+        p.line(format_args!("{}", p.show.bytes(name)))
+    }
+}
+
+/// How an incomplete last record is described.
+fn tail_reason(bytes: u64) -> String {
+    format!("the last {bytes} bytes are not a complete record (a write cut short, or damage)")
+}
+
+fn write_error(e: std::io::Error) -> Error {
+    Error::io("writing the dump", e)
+}
+
+/// Where a dump's lines go, in the chosen form.
+pub(super) struct Printer<'a> {
+    out: &'a mut dyn Write,
+    pub(super) json: bool,
+    pub(super) show: Show,
+    pub(super) summary: DumpSummary,
+}
+
+impl Printer<'_> {
+    pub(super) fn line(&mut self, args: std::fmt::Arguments<'_>) -> Result<()> {
+        self.out.write_fmt(args).map_err(write_error)?;
+        self.out.write_all(b"\n").map_err(write_error)
+    }
+
+    pub(super) fn json<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        serde_json::to_writer(&mut self.out, value)
+            .map_err(|e| write_error(std::io::Error::other(e)))?;
+        self.out.write_all(b"\n").map_err(write_error)
+    }
+
+    /// Reports damage at `offset`, in text or JSON.
+    pub(super) fn problem(&mut self, offset: Option<u64>, reason: &str) -> Result<()> {
+        self.summary.problems += 1;
+        if self.json {
+            self.json(&serde_json::json!({
+                "type": "corruption",
+                "offset": offset,
+                "reason": reason,
+            }))
+        } else {
+            match offset {
+                Some(offset) => self.line(format_args!("corruption at offset {offset}: {reason}")),
+                None => self.line(format_args!("corruption: {reason}")),
+            }
+        }
+    }
+
+    /// The closing line of a log or manifest dump.
+    fn records_summary(&mut self) -> Result<()> {
+        let DumpSummary {
+            records, problems, ..
+        } = self.summary;
+        if self.json {
+            self.json(&serde_json::json!({
+                "type": "summary",
+                "records": records,
+                "problems": problems,
+            }))
+        } else {
+            self.line(format_args!("{records} records, {problems} damaged parts"))
+        }
+    }
+
+    pub(super) fn bytes<'b>(&self, bytes: &'b [u8]) -> Shown<'b> {
+        self.show.bytes(bytes)
+    }
+}
+
+/// An internal key for JSON: its parts, or the raw bytes when it does not parse.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub(super) enum KeyJson<'a> {
+    Parsed {
+        user_key: Shown<'a>,
+        sequence: u64,
+        value_type: &'static str,
+    },
+    Bad {
+        bad_internal_key: Shown<'a>,
+    },
+}
+
+impl<'a> KeyJson<'a> {
+    pub(super) fn new(key: &'a [u8], show: Show) -> KeyJson<'a> {
+        match parse_internal_key(key) {
+            Some(parsed) => KeyJson::Parsed {
+                user_key: show.bytes(parsed.user_key),
+                sequence: parsed.sequence,
+                value_type: value_type_name(parsed.value_type),
+            },
+            None => KeyJson::Bad {
+                bad_internal_key: show.bytes(key),
+            },
+        }
+    }
+}
+
+pub(super) fn value_type_name(t: ValueType) -> &'static str {
+    match t {
+        ValueType::Value => "put",
+        ValueType::Deletion => "del",
+    }
+}
+
+/// An internal key as text: `'user' @ sequence : type`, as LevelDB prints one.
+pub(super) struct KeyText<'a>(pub(super) &'a [u8], pub(super) Show);
+
+impl std::fmt::Display for KeyText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match parse_internal_key(self.0) {
+            Some(key) => write!(
+                f,
+                "'{}' @ {} : {}",
+                self.1.bytes(key.user_key),
+                key.sequence,
+                key.value_type as u8
+            ),
+            None => write!(f, "(bad internal key) '{}'", self.1.bytes(self.0)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
