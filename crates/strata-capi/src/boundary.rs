@@ -120,15 +120,6 @@ pub(crate) unsafe fn live<'a, T>(handle: *const T, what: &str) -> Outcome<&'a T>
     unsafe { handle.as_ref() }.ok_or_else(|| null_argument(what))
 }
 
-/// The object behind a handle for mutation, or `Invalid argument` when it is NULL.
-///
-/// # Safety
-/// `handle` is NULL or points to a live `T` that nobody else uses during `'a`.
-pub(crate) unsafe fn live_mut<'a, T>(handle: *mut T, what: &str) -> Outcome<&'a mut T> {
-    // SAFETY: forwarded precondition.
-    unsafe { handle.as_mut() }.ok_or_else(|| null_argument(what))
-}
-
 /// The byte string `data[..len]`. NULL with length 0 is the empty string; NULL with a
 /// non-zero length is `Invalid argument`.
 ///

@@ -10,8 +10,8 @@ use std::ptr;
 use engine::{Options, Range, ReadOptions, Snapshot, WriteOptions, DB};
 
 use crate::boundary::{
-    bytes, c_str, drop_handle, guarded, into_handle, live, live_mut, malloc_bytes, malloc_cstring,
-    path, with_errptr,
+    bytes, c_str, drop_handle, guarded, into_handle, live, malloc_bytes, malloc_cstring, path,
+    with_errptr,
 };
 use crate::iterator::leveldb_iterator_t;
 use crate::options::{leveldb_options_t, leveldb_readoptions_t, leveldb_writeoptions_t};
@@ -40,10 +40,7 @@ unsafe fn open_options(opt: *const leveldb_options_t) -> Options {
 ///
 /// # Safety
 /// `opt` is NULL or a live read-options handle.
-unsafe fn read_options(
-    opt: *const leveldb_readoptions_t,
-    default: &ReadOptions,
-) -> &ReadOptions {
+unsafe fn read_options(opt: *const leveldb_readoptions_t, default: &ReadOptions) -> &ReadOptions {
     // SAFETY: forwarded precondition.
     unsafe { opt.as_ref() }.map_or(default, |o| &o.rep)
 }
@@ -134,7 +131,12 @@ pub unsafe extern "C" fn leveldb_write(
     unsafe {
         with_errptr(errptr, (), || {
             let db = live(db, "database")?;
-            let batch = live_mut(batch, "write batch")?;
+            let batch = live(batch.cast_const(), "write batch")?;
+            if batch.rep.is_empty() {
+                // Nothing to apply. (The engine's write path also trips a debug-build
+                // overflow check on a group of zero updates, so this is not just a shortcut.)
+                return Ok(());
+            }
             db.rep.write_opt(&write_options(options), batch.rep.clone())
         })
     }
