@@ -5,6 +5,8 @@
 //! Each program gets a fresh `TEST_TMPDIR`. With `STRATA_CAPI_VALGRIND=1` (as `make test`
 //! sets it) the programs run under valgrind, failing on any invalid access or definite leak.
 
+#![allow(clippy::expect_used)] // tests fail loudly by design
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
