@@ -618,3 +618,29 @@ func TestConcurrentGoroutines(t *testing.T) {
 		t.Fatalf("found %d keys, want %d", n, writers*perWriter)
 	}
 }
+
+// The README's Go example must be the Example function run above, word for word.
+func TestReadmeGoExampleIsTheTestedExample(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	source, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := 0
+	for _, part := range strings.Split(string(readme), "```go\n")[1:] {
+		block, _, found := strings.Cut(part, "```")
+		if !found {
+			t.Fatal("unterminated go block in README")
+		}
+		blocks++
+		if !strings.Contains(string(source), block) {
+			t.Fatalf("README's Go block is not part of example_test.go:\n%s", block)
+		}
+	}
+	if blocks == 0 {
+		t.Fatal("README has no Go example")
+	}
+}

@@ -224,3 +224,31 @@ fn header_declarations_match_leveldbs_header() {
     let exe = compile("header_compat_test.c", out.path(), &[&define]);
     execute(&exe);
 }
+
+/// The fenced blocks of `lang` in a Markdown text.
+fn code_blocks(markdown: &str, lang: &str) -> Vec<String> {
+    let fence = format!("```{lang}\n");
+    let mut blocks = Vec::new();
+    let mut rest = markdown;
+    while let Some(start) = rest.find(&fence) {
+        let body = &rest[start + fence.len()..];
+        let end = body.find("```").expect("unterminated code block");
+        blocks.push(body[..end].to_string());
+        rest = &body[end..];
+    }
+    blocks
+}
+
+#[test]
+fn readme_c_example_is_the_tested_example_c() {
+    let readme = std::fs::read_to_string(crate_dir().join("../../README.md")).expect("README");
+    let example = std::fs::read_to_string(c_source("example.c")).expect("example.c");
+    let blocks = code_blocks(&readme, "c");
+    assert!(!blocks.is_empty(), "README has no C example");
+    for block in blocks {
+        assert!(
+            example.contains(&block),
+            "README's C block is not part of tests/c/example.c:\n{block}"
+        );
+    }
+}
