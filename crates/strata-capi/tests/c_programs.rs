@@ -252,3 +252,44 @@ fn readme_c_example_is_the_tested_example_c() {
         );
     }
 }
+
+#[test]
+fn c_tests_call_every_function_of_the_header() {
+    let mut sources = String::new();
+    for name in [
+        "check.h",
+        "example.c",
+        "db_test.c",
+        "batch_iter_test.c",
+        "callbacks_test.c",
+        "threads_test.c",
+    ] {
+        sources += &std::fs::read_to_string(c_source(name)).expect("C test source");
+    }
+    let uncalled: Vec<String> = declared_functions(&include_dir().join("leveldb/c.h"))
+        .into_iter()
+        .filter(|f| !sources.contains(&format!("{f}(")))
+        .collect();
+    assert!(uncalled.is_empty(), "no C test calls {uncalled:?}");
+}
+
+#[test]
+fn header_compiles_as_cplusplus() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let exe = out.path().join("example_cpp");
+    let lib = lib_dir();
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    if Command::new(&cxx).arg("--version").output().is_err() {
+        eprintln!("skipped: no C++ compiler ({cxx})");
+        return;
+    }
+    run(Command::new(cxx)
+        .args(["-x", "c++", "-Wall", "-Wextra", "-Werror", &include_flag()])
+        .arg(c_source("example.c"))
+        .args(["-x", "none"])
+        .arg(format!("-L{}", lib.display()))
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .args(["-lstrata", "-o"])
+        .arg(&exe));
+    execute(&exe);
+}
