@@ -293,3 +293,38 @@ fn header_compiles_as_cplusplus() {
         .arg(&exe));
     execute(&exe);
 }
+
+/// The C tests, minus the checks of Strata's extensions, pass against LevelDB 1.23 itself:
+/// what they expect of Strata is what LevelDB does.
+#[test]
+fn c_tests_pass_against_real_leveldb_too() {
+    if !Path::new(LEVELDB_HEADER).exists() {
+        eprintln!("skipped: {LEVELDB_HEADER} is not installed");
+        return;
+    }
+    let out = tempfile::tempdir().expect("temp dir");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    for source in [
+        "example.c",
+        "db_test.c",
+        "batch_iter_test.c",
+        "callbacks_test.c",
+        "threads_test.c",
+    ] {
+        let exe = out.path().join(source.trim_end_matches(".c"));
+        run(Command::new(&cc)
+            .args([
+                "-std=gnu11",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-DAGAINST_LEVELDB",
+            ])
+            .arg(c_source(source))
+            .arg("-o")
+            .arg(&exe)
+            .args(["-lleveldb", "-lpthread"]));
+        let tmp = tempfile::tempdir().expect("temp dir");
+        run(Command::new(&exe).env("TEST_TMPDIR", tmp.path()));
+    }
+}

@@ -15,10 +15,12 @@ static void die_on(char* err) {
 
 int main(void) {
   char* err = NULL;
-  char* dir = leveldb_env_get_test_directory(NULL);
+  leveldb_env_t* env = leveldb_create_default_env();
+  char* dir = leveldb_env_get_test_directory(env);
   char path[4096];
   snprintf(path, sizeof path, "%s/example-c", dir);
   leveldb_free(dir);
+  leveldb_env_destroy(env);
 
   leveldb_options_t* options = leveldb_options_create();
   leveldb_options_set_create_if_missing(options, 1);

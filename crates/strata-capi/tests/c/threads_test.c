@@ -36,7 +36,8 @@ static void* writer_reader(void* arg) {
 static void* scanner(void* arg) {
   (void)arg;
   for (int round = 0; round < 20; round++) {
-    leveldb_iterator_t* it = leveldb_create_iterator(db, NULL);
+    leveldb_readoptions_t* ro = leveldb_readoptions_create();
+    leveldb_iterator_t* it = leveldb_create_iterator(db, ro);
     char prev[64] = "";
     size_t prev_len = 0;
     for (leveldb_iter_seek_to_first(it); leveldb_iter_valid(it); leveldb_iter_next(it)) {
@@ -53,6 +54,7 @@ static void* scanner(void* arg) {
     leveldb_iter_get_error(it, &err);
     CHECK_OK(err);
     leveldb_iter_destroy(it);
+    leveldb_readoptions_destroy(ro);
   }
   return NULL;
 }
@@ -75,9 +77,11 @@ int main(void) {
   for (int t = 0; t <= THREADS; t++) CHECK(pthread_join(threads[t], NULL) == 0);
 
   int count = 0;
-  leveldb_iterator_t* it = leveldb_create_iterator(db, NULL);
+  leveldb_readoptions_t* ro = leveldb_readoptions_create();
+  leveldb_iterator_t* it = leveldb_create_iterator(db, ro);
   for (leveldb_iter_seek_to_first(it); leveldb_iter_valid(it); leveldb_iter_next(it)) count++;
   leveldb_iter_destroy(it);
+  leveldb_readoptions_destroy(ro);
   CHECK(count == THREADS * KEYS_PER_THREAD);
 
   leveldb_close(db);
