@@ -51,9 +51,12 @@ install-c: capi
 	ln -sf libstrata.so $(DESTDIR)$(PREFIX)/lib/libleveldb.so
 	ln -sf libstrata.a $(DESTDIR)$(PREFIX)/lib/libleveldb.a
 
-# The C tests under valgrind, then the README's C example built against an installed copy
+# The C tests under valgrind (installed when missing), then the README's C example built against an installed copy
 # with -lleveldb, exactly as a LevelDB program would be.
 capi-test:
+	command -v valgrind >/dev/null 2>&1 || { sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq valgrind >/dev/null; }
 	STRATA_CAPI_VALGRIND=1 $(CARGO) test -p strata-capi --test c_programs
 	rm -rf $(capi_test_prefix)
 	$(MAKE) --no-print-directory install-c CAPI_PROFILE=test PREFIX=$(capi_test_prefix)
