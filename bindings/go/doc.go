@@ -20,6 +20,6 @@
 // Every object made by a New* function or Open holds C memory and must be released with its
 // Close method (ReleaseSnapshot for snapshots); Close is safe to call twice. A DB may be used
 // from many goroutines at once; an Iterator, a WriteBatch and the options objects may not.
-// Errors returned by the database are of type DatabaseError; IsNotFound never applies since a
-// missing key is not an error: Get returns a nil slice for it.
+// Errors returned by the database are of type DatabaseError (see IsCorruption,
+// IsInvalidArgument, IsIOError). A missing key is not an error: Get returns a nil slice.
 package strata
