@@ -9,6 +9,8 @@ test: deps
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --features strata/testing -- -D warnings
 	$(CARGO) test --workspace --features strata/testing
+	# The C API under valgrind and installed as libleveldb, then the Go binding (see below).
+	$(MAKE) --no-print-directory capi-test go-test
 
 # Strata's main job: the benchmark, in release mode.
 bench:
@@ -18,3 +20,55 @@ bench:
 
 deps:
 	scripts/install-deps.sh
+
+# ---- C API (crates/strata-capi, include/leveldb/c.h) and the Go binding (bindings/go) ----
+.PHONY: capi install-c capi-test go-test
+
+PREFIX ?= /usr/local
+# Cargo profile of the installed library: release, or test/dev for a quick debug build.
+CAPI_PROFILE ?= release
+TARGET_DIR ?= $(CURDIR)/target
+capi_profile_flag = $(if $(filter release,$(CAPI_PROFILE)),--release,--profile=$(CAPI_PROFILE))
+capi_lib_dir = $(TARGET_DIR)/$(if $(filter release,$(CAPI_PROFILE)),release,debug)
+GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
+# The tests link the library cargo's test profile leaves in target/debug.
+capi_test_prefix = $(TARGET_DIR)/capi-install
+go_env = GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=1 \
+	CGO_CFLAGS="-I$(CURDIR)/include" \
+	CGO_LDFLAGS="-L$(TARGET_DIR)/debug -Wl,-rpath,$(TARGET_DIR)/debug"
+
+# Builds libstrata.so and libstrata.a.
+capi:
+	$(CARGO) build -p strata-capi $(capi_profile_flag)
+
+# Installs the header and the library, also under LevelDB's names, so programs written for
+# LevelDB's C API build unchanged with -lleveldb: make install-c PREFIX=/opt/strata
+install-c: capi
+	install -d $(DESTDIR)$(PREFIX)/include/leveldb $(DESTDIR)$(PREFIX)/lib
+	install -m 644 include/leveldb/c.h $(DESTDIR)$(PREFIX)/include/leveldb/c.h
+	install -m 755 $(capi_lib_dir)/libstrata.so $(DESTDIR)$(PREFIX)/lib/libstrata.so
+	install -m 644 $(capi_lib_dir)/libstrata.a $(DESTDIR)$(PREFIX)/lib/libstrata.a
+	ln -sf libstrata.so $(DESTDIR)$(PREFIX)/lib/libleveldb.so
+	ln -sf libstrata.a $(DESTDIR)$(PREFIX)/lib/libleveldb.a
+
+# The C tests under valgrind (installed when missing), then the README's C example built against an installed copy
+# with -lleveldb, exactly as a LevelDB program would be.
+capi-test:
+	command -v valgrind >/dev/null 2>&1 || { sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq valgrind >/dev/null; }
+	STRATA_CAPI_VALGRIND=1 $(CARGO) test -p strata-capi --test c_programs
+	rm -rf $(capi_test_prefix)
+	$(MAKE) --no-print-directory install-c CAPI_PROFILE=test PREFIX=$(capi_test_prefix)
+	$(CC) -std=gnu11 -Wall -Werror -I$(capi_test_prefix)/include \
+		crates/strata-capi/tests/c/example.c -L$(capi_test_prefix)/lib -lleveldb \
+		-Wl,-rpath,$(capi_test_prefix)/lib -o $(capi_test_prefix)/example
+	ldd $(capi_test_prefix)/example | grep -q "$(capi_test_prefix)/lib/libleveldb.so"
+	tmp=$$(mktemp -d) && TEST_TMPDIR=$$tmp $(capi_test_prefix)/example >/dev/null; \
+		status=$$?; rm -rf $$tmp; exit $$status
+
+# The Go binding: vet and tests (with the race detector) against the freshly built library.
+go-test:
+	$(CARGO) build -p strata-capi --profile=test
+	cd bindings/go && $(go_env) $(GO) vet ./...
+	cd bindings/go && $(go_env) $(GO) test -race -count=1 ./...

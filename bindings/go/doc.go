@@ -1,0 +1,25 @@
+// Package strata is the Go binding of Strata, an embedded ordered key-value store that reads
+// and writes LevelDB 1.23's on-disk format. It calls Strata's LevelDB-compatible C API
+// (leveldb/c.h) through cgo, with the API Go users of LevelDB know from levigo: Open,
+// DestroyDatabase, RepairDatabase, DB.Get/Put/Delete/Write with ReadOptions and WriteOptions,
+// WriteBatch, Iterator, snapshots, GetApproximateSizes, PropertyValue, CompactRange, the bloom
+// filter, the LRU cache, and Close on everything.
+//
+// # Building
+//
+// The package links libstrata (built by `cargo build -p strata-capi`) and includes
+// leveldb/c.h from the repository's include/ directory; point cgo at them:
+//
+//	CGO_CFLAGS="-I$REPO/include" \
+//	CGO_LDFLAGS="-L$REPO/target/release -Wl,-rpath,$REPO/target/release" go build
+//
+// `make go-test` in the repository does this for the tests.
+//
+// # Conventions
+//
+// Every object made by a New* function or Open holds C memory and must be released with its
+// Close method (ReleaseSnapshot for snapshots); Close is safe to call twice. A DB may be used
+// from many goroutines at once; an Iterator, a WriteBatch and the options objects may not.
+// Errors returned by the database are of type DatabaseError (see IsCorruption,
+// IsInvalidArgument, IsIOError). A missing key is not an error: Get returns a nil slice.
+package strata

@@ -1,0 +1,3 @@
+module github.com/strata-db/strata/bindings/go
+
+go 1.21
