@@ -132,11 +132,6 @@ pub unsafe extern "C" fn leveldb_write(
         with_errptr(errptr, (), || {
             let db = live(db, "database")?;
             let batch = live(batch.cast_const(), "write batch")?;
-            if batch.rep.is_empty() {
-                // Nothing to apply. (The engine's write path also trips a debug-build
-                // overflow check on a group of zero updates, so this is not just a shortcut.)
-                return Ok(());
-            }
             db.rep.write_opt(&write_options(options), batch.rep.clone())
         })
     }
