@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::iterator::DbIterator;
-use super::DbInner;
+use super::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::iter::db_iter::DbIter;
 use crate::iter::merging::merging_iterator;
@@ -17,15 +17,18 @@ use crate::util::internal_key::lookup_key;
 use crate::version::level_iter::LevelIter;
 use crate::version::version::{SeekCharge, TableLookup};
 
+/// The state to read and the sequence number to read it at: the snapshot's, or the latest.
+fn read_view(db: &DbInner, options: &ReadOptions) -> (Arc<SuperVersion>, u64) {
+    let state = db.state.lock();
+    let sequence = options
+        .snapshot_sequence()
+        .unwrap_or(state.versions.last_sequence);
+    (Arc::clone(&state.super_version), sequence)
+}
+
 /// The value of `key` as of the read options' snapshot (or now).
 pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-    let (view, sequence) = {
-        let state = db.state.lock();
-        let sequence = options
-            .snapshot_sequence()
-            .unwrap_or(state.versions.last_sequence);
-        (Arc::clone(&state.super_version), sequence)
-    };
+    let (view, sequence) = read_view(db, options);
     match view.mem.get(key, sequence) {
         MemGet::Found(value) => return Ok(Some(value)),
         MemGet::Deleted => return Ok(None),
@@ -55,13 +58,7 @@ pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Resul
 
 /// A user iterator over every source, as of the read options' snapshot (or now).
 pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterator {
-    let (view, sequence) = {
-        let state = db.state.lock();
-        let sequence = options
-            .snapshot_sequence()
-            .unwrap_or(state.versions.last_sequence);
-        (Arc::clone(&state.super_version), sequence)
-    };
+    let (view, sequence) = read_view(db, options);
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     children.push(Box::new(view.mem.iter()));
     if let Some(imm) = &view.imm {

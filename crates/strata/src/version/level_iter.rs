@@ -66,14 +66,23 @@ impl LevelIter {
         }
     }
 
+    /// Moves an error of the current file's iterator into `error` and drops that iterator;
+    /// true when there was one.
+    fn current_failed(&mut self) -> bool {
+        match self.current.as_ref().map(|c| c.status()) {
+            Some(Err(e)) => {
+                self.error.get_or_insert(e);
+                self.current = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn skip_forward(&mut self) {
         while !self.current.as_ref().is_some_and(|c| c.valid()) {
-            if let Some(current) = &self.current {
-                if let Err(e) = current.status() {
-                    self.error.get_or_insert(e);
-                    self.current = None;
-                    return;
-                }
+            if self.current_failed() {
+                return;
             }
             if self.index + 1 >= self.files.len() {
                 self.current = None;
@@ -89,12 +98,8 @@ impl LevelIter {
 
     fn skip_backward(&mut self) {
         while !self.current.as_ref().is_some_and(|c| c.valid()) {
-            if let Some(current) = &self.current {
-                if let Err(e) = current.status() {
-                    self.error.get_or_insert(e);
-                    self.current = None;
-                    return;
-                }
+            if self.current_failed() {
+                return;
             }
             if self.index == 0 || self.index > self.files.len() {
                 self.current = None;
