@@ -342,8 +342,10 @@ fn replay_log(
             db.info_log.log(format_args!("ignoring log record: {e}"));
             continue;
         }
-        let last = batch.sequence() + u64::from(batch.count()).saturating_sub(1);
-        *max_sequence = (*max_sequence).max(last);
+        if batch.count() > 0 {
+            let last = batch.sequence() + u64::from(batch.count()) - 1;
+            *max_sequence = (*max_sequence).max(last);
+        }
         if memtable.approximate_memory_usage() > db.options.write_buffer_size {
             if let Some(full) = mem.take() {
                 write_level0_table(db, state, &full, edit, None)?;

@@ -83,10 +83,10 @@ pub(crate) fn write(
     if result.is_ok() && !force {
         let (group, last) = build_group(&state);
         last_writer = last;
-        let mut sequence = state.versions.last_sequence + 1;
         let mut group = group;
-        group.set_sequence(sequence);
-        sequence += u64::from(group.count()) - 1;
+        // The group takes the next `count` sequence numbers (none for an empty group).
+        group.set_sequence(state.versions.last_sequence + 1);
+        let sequence = state.versions.last_sequence + u64::from(group.count());
         let mem = Arc::clone(&state.mem);
         let sync = writer.sync;
         let outcome = MutexGuard::unlocked(&mut state, || commit_group(db, &group, &mem, sync));
