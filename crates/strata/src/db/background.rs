@@ -135,7 +135,11 @@ fn run_compaction(
         return Ok(());
     }
     let result = super::compaction_job::run(db, state, &mut c);
-    delete_obsolete_files(db, state);
+    if result.is_ok() {
+        // Not after a failure: the background error is not recorded yet, and files the failed
+        // edit may have named in the manifest must stay.
+        delete_obsolete_files(db, state);
+    }
     result
 }
 

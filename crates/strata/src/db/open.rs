@@ -31,7 +31,7 @@ use crate::options::Options;
 use crate::table::TableOptions;
 use crate::util::internal_key::InternalKeyComparator;
 use crate::version::edit::VersionEdit;
-use crate::version::version_set::{set_current_file, VersionSet};
+use crate::version::version_set::{set_current_file, SetCurrentError, VersionSet};
 use crate::write_batch::WriteBatch;
 
 /// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
@@ -258,19 +258,28 @@ fn new_db(db: &DbInner) -> Result<()> {
         ..VersionEdit::default()
     };
     let path = descriptor_file_name(&db.dir, 1);
-    let result = (|| {
+    let written = (|| {
         let mut log = LogWriter::new(db.env.new_writable_file(&path)?);
         let mut record = Vec::new();
         edit.encode(&mut record);
         log.add_record(&record)?;
         log.sync()?;
-        log.close()?;
-        set_current_file(&*db.env, &db.dir, 1)
+        log.close()
     })();
-    if result.is_err() {
-        let _ = db.env.remove_file(&path);
+    let result = written.map_err(|error| SetCurrentError {
+        error,
+        renamed: false,
+    });
+    match result.and_then(|()| set_current_file(&*db.env, &db.dir, 1)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            // Once `CURRENT` may name the manifest, the manifest must stay.
+            if !e.renamed {
+                let _ = db.env.remove_file(&path);
+            }
+            Err(e.error)
+        }
     }
-    result
 }
 
 /// Collects log corruption: logged always, fatal under `paranoid_checks`.

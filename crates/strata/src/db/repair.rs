@@ -350,18 +350,27 @@ impl Repairer<'_> {
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence = Some(last_sequence);
         let path = descriptor_file_name(self.dir, manifest_number);
-        let result = (|| {
+        let written = (|| {
             let mut log = LogWriter::new(env.new_writable_file(&path)?);
             let mut record = Vec::new();
             edit.encode(&mut record);
             log.add_record(&record)?;
             log.sync()?;
-            log.close()?;
-            set_current_file(&*env, self.dir, manifest_number)
+            log.close()
         })();
-        if result.is_err() {
-            let _ = env.remove_file(&path);
-        }
+        let result = match written {
+            Err(e) => {
+                let _ = env.remove_file(&path);
+                Err(e)
+            }
+            // Once `CURRENT` may name the manifest, the manifest must stay.
+            Ok(()) => set_current_file(&*env, self.dir, manifest_number).map_err(|e| {
+                if !e.renamed {
+                    let _ = env.remove_file(&path);
+                }
+                e.error
+            }),
+        };
         self.log.log(format_args!(
             "repair: wrote manifest #{manifest_number} with {} tables, last sequence {last_sequence}",
             edit.new_files.len()

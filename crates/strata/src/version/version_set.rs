@@ -444,7 +444,12 @@ impl ManifestWrite {
         }
         if let Some((number, _)) = &self.new_manifest {
             if let Err(e) = set_current_file(&*self.env, &self.dir, *number) {
-                return Err(self.fail_new_manifest(created, e));
+                if e.renamed {
+                    // `CURRENT` may name the new manifest: it stays (complete and synced).
+                    self.writer = None;
+                    return Err(e.error);
+                }
+                return Err(self.fail_new_manifest(created, e.error));
             }
         }
         Ok(())
@@ -459,9 +464,22 @@ impl ManifestWrite {
     }
 }
 
+/// Why [`set_current_file`] failed.
+#[derive(Debug)]
+pub(crate) struct SetCurrentError {
+    pub(crate) error: Error,
+    /// The rename over `CURRENT` happened (only syncing the directory failed): `CURRENT` may
+    /// name the new manifest now or after a crash, so the manifest must not be removed.
+    pub(crate) renamed: bool,
+}
+
 /// Points `CURRENT` at `MANIFEST-<number>`: writes a temporary file, syncs it, renames it over
 /// `CURRENT` and syncs the directory.
-pub(crate) fn set_current_file(env: &dyn Env, dir: &Path, manifest_number: u64) -> Result<()> {
+pub(crate) fn set_current_file(
+    env: &dyn Env,
+    dir: &Path,
+    manifest_number: u64,
+) -> std::result::Result<(), SetCurrentError> {
     let manifest = descriptor_file_name(dir, manifest_number);
     let name = manifest
         .file_name()
@@ -469,13 +487,21 @@ pub(crate) fn set_current_file(env: &dyn Env, dir: &Path, manifest_number: u64) 
         .unwrap_or_default();
     let temp = temp_file_name(dir, manifest_number);
     let contents = format!("{name}\n");
-    let result = crate::env::write_file(env, &temp, contents.as_bytes(), true)
-        .and_then(|()| env.rename(&temp, &current_file_name(dir)))
-        .and_then(|()| env.sync_dir(&parent_dir(&current_file_name(dir))));
-    if result.is_err() {
+    let current = current_file_name(dir);
+    let renamed = crate::env::write_file(env, &temp, contents.as_bytes(), true)
+        .and_then(|()| env.rename(&temp, &current));
+    if let Err(error) = renamed {
         let _ = env.remove_file(&temp);
+        return Err(SetCurrentError {
+            error,
+            renamed: false,
+        });
     }
-    result
+    env.sync_dir(&parent_dir(&current))
+        .map_err(|error| SetCurrentError {
+            error,
+            renamed: true,
+        })
 }
 
 /// Computes which level most needs compaction, and how much.
