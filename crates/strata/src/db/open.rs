@@ -129,6 +129,7 @@ fn open_locked(
         bg_done: Condvar::new(),
         bg_work: Condvar::new(),
         wal: Mutex::new(None),
+        wal_dir_unsynced: AtomicBool::new(false),
         shutting_down: AtomicBool::new(false),
         has_imm: AtomicBool::new(false),
         info_log,

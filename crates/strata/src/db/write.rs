@@ -17,7 +17,8 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::{DbInner, DbState};
-use crate::db::filename::log_file_name;
+use crate::db::filename::{current_file_name, log_file_name};
+use crate::env::parent_dir;
 use crate::error::{Error, Result};
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
@@ -126,6 +127,11 @@ fn commit_group(db: &DbInner, group: &WriteBatch, mem: &MemTable, sync: bool) ->
         let log = wal
             .as_mut()
             .ok_or_else(|| Error::InvalidArgument("database is closed".into()))?;
+        if sync && db.wal_dir_unsynced.load(Ordering::Acquire) {
+            // A synced record is no use in a log whose directory entry could vanish.
+            db.env.sync_dir(&parent_dir(&current_file_name(&db.dir)))?;
+            db.wal_dir_unsynced.store(false, Ordering::Release);
+        }
         log.add_record(group.contents())?;
         if sync {
             log.sync()?;
@@ -245,7 +251,11 @@ fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Re
             return Err(e);
         }
     };
-    let old = db.wal.lock().replace(LogWriter::new(file));
+    let old = {
+        let mut wal = db.wal.lock();
+        db.wal_dir_unsynced.store(true, Ordering::Release);
+        wal.replace(LogWriter::new(file))
+    };
     if let Some(mut old) = old {
         // Everything in it was flushed on each write; a close error loses nothing acknowledged.
         if let Err(e) = old.close() {

@@ -11,7 +11,8 @@
 //!   flight at a time: the caller (the background worker, or open before it starts) guarantees
 //!   it.
 //! - A new version is installed only after its edit is durable, so a crash at any point leaves
-//!   `CURRENT` naming a manifest that describes files which all exist.
+//!   `CURRENT` naming a manifest that describes files which all exist. The directory is synced
+//!   before an edit is appended, so the entries of the files it names are durable first.
 //!
 //! Thread safety: lives inside the DB mutex; `Version`s it hands out are immutable `Arc`s.
 
@@ -438,6 +439,12 @@ impl ManifestWrite {
         let Some(writer) = self.writer.as_mut() else {
             return Err(Error::InvalidArgument("manifest writer is missing".into()));
         };
+        if created.is_none() {
+            // The tables and log the edit names must be durable in the directory before the
+            // edit can be (a new manifest gets there through `set_current_file` instead).
+            self.env
+                .sync_dir(&parent_dir(&current_file_name(&self.dir)))?;
+        }
         let result = writer.add_record(&self.record).and_then(|()| writer.sync());
         if let Err(e) = result {
             return Err(self.fail_new_manifest(created, e));
