@@ -20,7 +20,7 @@ use super::background::{apply_edit, delete_obsolete_files, write_level0_table};
 use super::filename::{
     descriptor_file_name, lock_file_name, log_file_name, parse_file_name, FileType,
 };
-use super::write::insert_into_memtable;
+use super::write::{check_logged_batch, insert_into_memtable};
 use super::{DbInner, DbState, InfoLog, SuperVersion};
 use crate::cache::table_cache::TableCache;
 use crate::cache::BlockCache;
@@ -332,7 +332,9 @@ fn replay_log(
                 return Err(e);
             }
         }
-        let batch = match WriteBatch::from_contents(contents) {
+        let batch = match WriteBatch::from_contents(contents)
+            .and_then(|batch| check_logged_batch(&batch).map(|()| batch))
+        {
             Ok(batch) => batch,
             Err(e) => {
                 let e = e.offset_by(offset).in_file(path.display());

@@ -19,7 +19,7 @@ use super::filename::{
     descriptor_file_name, lock_file_name, parse_file_name, table_file_name, FileType,
 };
 use super::table_build::build_table;
-use super::write::insert_into_memtable;
+use super::write::{check_logged_batch, insert_into_memtable};
 use super::InfoLog;
 use crate::cache::table_cache::TableCache;
 use crate::error::{Error, Result};
@@ -159,8 +159,10 @@ impl Repairer<'_> {
         let mut scratch = Vec::new();
         let mut records = 0usize;
         while let Some(record) = reader.read_record(&mut scratch) {
-            let applied = WriteBatch::from_contents(record.to_vec())
-                .and_then(|batch| insert_into_memtable(&batch, &mem));
+            let applied = WriteBatch::from_contents(record.to_vec()).and_then(|batch| {
+                check_logged_batch(&batch)?;
+                insert_into_memtable(&batch, &mem)
+            });
             match applied {
                 Ok(()) => records += 1,
                 Err(e) => self

@@ -28,7 +28,7 @@ use crate::env::{parent_dir, Env};
 use crate::error::{Error, Result};
 use crate::log::{LogReader, LogWriter, Reporter};
 use crate::options::Options;
-use crate::util::internal_key::{InternalKeyComparator, SequenceNumber};
+use crate::util::internal_key::{InternalKeyComparator, SequenceNumber, MAX_SEQUENCE};
 
 /// Level-0 file count that triggers a compaction.
 pub(crate) const L0_COMPACTION_TRIGGER: usize = 4;
@@ -238,6 +238,12 @@ impl VersionSet {
         let log_number = log_number.ok_or_else(|| missing("log-number"))?;
         let last_sequence = last_sequence.ok_or_else(|| missing("last-sequence"))?;
         let prev_log_number = prev_log_number.unwrap_or(0);
+        if last_sequence > MAX_SEQUENCE {
+            return Err(Error::corruption(format!(
+                "last sequence {last_sequence} is past the largest sequence number {MAX_SEQUENCE}"
+            ))
+            .in_file(manifest_path.display()));
+        }
 
         let mut builder = VersionBuilder::new(&self.current);
         for edit in &builder_edits {
