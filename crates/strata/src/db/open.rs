@@ -368,15 +368,22 @@ fn replay_log(
     for line in dropped.lock().iter() {
         db.info_log.log(format_args!("log #{number}: {line}"));
     }
-    if let Some(e) = first_error.lock().take() {
+    let damaged = first_error.lock().take();
+    if let Some(e) = damaged.clone() {
         if db.options.paranoid_checks {
             return Err(e);
         }
     }
 
-    // With reuse_logs the last log keeps taking writes, if nothing of it was flushed.
-    if db.options.reuse_logs && last_log && !flushed {
-        let size = db.env.file_size(&path)?;
+    // With reuse_logs the last log keeps taking writes, if nothing of it was flushed and it
+    // ends right after its last record: appended records must not land behind a torn one.
+    let size = db.env.file_size(&path)?;
+    if db.options.reuse_logs
+        && last_log
+        && !flushed
+        && damaged.is_none()
+        && reader.end_of_last_record() == size
+    {
         let file = db.env.new_appendable_file(&path)?;
         *db.wal.lock() = Some(LogWriter::with_offset(file, size));
         state.log_file_number = number;

@@ -285,7 +285,10 @@ impl VersionSet {
 
         if self.options.reuse_logs {
             let size = self.env.file_size(&manifest_path)?;
-            if size < MAX_MANIFEST_SIZE.min(self.options.max_file_size as u64) {
+            // Appended edits must not land behind a torn record (see `end_of_last_record`).
+            if size < MAX_MANIFEST_SIZE.min(self.options.max_file_size as u64)
+                && reader.end_of_last_record() == size
+            {
                 let file = self.env.new_appendable_file(&manifest_path)?;
                 self.manifest = Some(LogWriter::with_offset(file, size));
                 self.manifest_size = size;
