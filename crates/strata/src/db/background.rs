@@ -135,6 +135,8 @@ fn run_compaction(
         return Ok(());
     }
     let result = super::compaction_job::run(db, state, &mut c);
+    // Release the input version first: while it lives, its files (the inputs) count as live.
+    drop(c);
     if result.is_ok() {
         // Not after a failure: the background error is not recorded yet, and files the failed
         // edit may have named in the manifest must stay.
