@@ -181,6 +181,11 @@ impl WriteBatch {
         }
     }
 
+    /// True when a key or value too long to encode was dropped: the batch must not be written.
+    pub(crate) fn is_oversized(&self) -> bool {
+        self.oversized
+    }
+
     /// The encoded batch: header and records.
     pub(crate) fn contents(&self) -> &[u8] {
         &self.rep

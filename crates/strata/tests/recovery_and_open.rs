@@ -318,22 +318,3 @@ fn destroy_removes_the_database() {
     strata::destroy(&path, &options).unwrap();
     assert!(!path.exists());
 }
-
-/// Regression: an empty batch underflowed the sequence arithmetic of the write path.
-#[test]
-fn empty_batch_is_a_harmless_write() {
-    let env = Arc::new(MemEnv::new());
-    let db = DB::open("/db", mem_options(&env)).unwrap();
-    db.put(b"a", b"1").unwrap();
-    db.write(strata::WriteBatch::new()).unwrap();
-    db.write_opt(
-        &strata::WriteOptions { sync: true },
-        strata::WriteBatch::new(),
-    )
-    .unwrap();
-    db.put(b"b", b"2").unwrap();
-    drop(db);
-    let db = DB::open("/db", mem_options(&env)).unwrap();
-    assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
-    assert_eq!(db.get(b"b").unwrap(), Some(b"2".to_vec()));
-}

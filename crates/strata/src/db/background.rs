@@ -135,9 +135,13 @@ fn run_compaction(
         return Ok(());
     }
     let result = super::compaction_job::run(db, state, &mut c);
-    // The compaction holds its input version: release it so the inputs count as obsolete.
+    // Release the input version first: while it lives, its files (the inputs) count as live.
     drop(c);
-    delete_obsolete_files(db, state);
+    if result.is_ok() {
+        // Not after a failure: the background error is not recorded yet, and files the failed
+        // edit may have named in the manifest must stay.
+        delete_obsolete_files(db, state);
+    }
     result
 }
 

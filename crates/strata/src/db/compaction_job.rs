@@ -57,22 +57,28 @@ pub(crate) fn run(
     state.stats[c.level + 1].add(&stats);
 
     let numbers: Vec<u64> = outputs.iter().map(|m| m.number).collect();
-    let result = result.and_then(|()| {
-        c.add_input_deletions();
-        let output_level = c.level + 1;
-        for meta in outputs {
-            c.edit.new_files.push((output_level, meta));
+    if let Err(e) = result {
+        // No manifest names the outputs: they can go.
+        db.info_log.log(format_args!("compaction failed: {e}"));
+        for number in numbers {
+            state.pending_outputs.remove(&number);
+            let _ = db.env.remove_file(&table_file_name(&db.dir, number));
         }
-        apply_edit(state, &mut c.edit)
-    });
+        return Err(e);
+    }
+    c.add_input_deletions();
+    let output_level = c.level + 1;
+    for meta in outputs {
+        c.edit.new_files.push((output_level, meta));
+    }
+    let result = apply_edit(state, &mut c.edit);
     for number in &numbers {
         state.pending_outputs.remove(number);
     }
     if let Err(e) = result {
+        // The edit may have reached the manifest even though writing it failed, so the
+        // outputs stay: the next open keeps them if the manifest names them, else removes them.
         db.info_log.log(format_args!("compaction failed: {e}"));
-        for number in numbers {
-            let _ = db.env.remove_file(&table_file_name(&db.dir, number));
-        }
         return Err(e);
     }
     db.info_log.log(format_args!(

@@ -20,7 +20,7 @@ use super::background::{apply_edit, delete_obsolete_files, write_level0_table};
 use super::filename::{
     descriptor_file_name, lock_file_name, log_file_name, parse_file_name, FileType,
 };
-use super::write::insert_into_memtable;
+use super::write::{check_logged_batch, insert_into_memtable};
 use super::{DbInner, DbState, InfoLog, SuperVersion};
 use crate::cache::table_cache::TableCache;
 use crate::cache::BlockCache;
@@ -31,7 +31,7 @@ use crate::options::Options;
 use crate::table::TableOptions;
 use crate::util::internal_key::InternalKeyComparator;
 use crate::version::edit::VersionEdit;
-use crate::version::version_set::{set_current_file, VersionSet};
+use crate::version::version_set::{set_current_file, SetCurrentError, VersionSet};
 use crate::write_batch::WriteBatch;
 
 /// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
@@ -129,6 +129,7 @@ fn open_locked(
         bg_done: Condvar::new(),
         bg_work: Condvar::new(),
         wal: Mutex::new(None),
+        wal_dir_unsynced: AtomicBool::new(false),
         shutting_down: AtomicBool::new(false),
         has_imm: AtomicBool::new(false),
         info_log,
@@ -258,19 +259,28 @@ fn new_db(db: &DbInner) -> Result<()> {
         ..VersionEdit::default()
     };
     let path = descriptor_file_name(&db.dir, 1);
-    let result = (|| {
+    let written = (|| {
         let mut log = LogWriter::new(db.env.new_writable_file(&path)?);
         let mut record = Vec::new();
         edit.encode(&mut record);
         log.add_record(&record)?;
         log.sync()?;
-        log.close()?;
-        set_current_file(&*db.env, &db.dir, 1)
+        log.close()
     })();
-    if result.is_err() {
-        let _ = db.env.remove_file(&path);
+    let result = written.map_err(|error| SetCurrentError {
+        error,
+        renamed: false,
+    });
+    match result.and_then(|()| set_current_file(&*db.env, &db.dir, 1)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            // Once `CURRENT` may name the manifest, the manifest must stay.
+            if !e.renamed {
+                let _ = db.env.remove_file(&path);
+            }
+            Err(e.error)
+        }
     }
-    result
 }
 
 /// Collects log corruption: logged always, fatal under `paranoid_checks`.
@@ -322,7 +332,9 @@ fn replay_log(
                 return Err(e);
             }
         }
-        let batch = match WriteBatch::from_contents(contents) {
+        let batch = match WriteBatch::from_contents(contents)
+            .and_then(|batch| check_logged_batch(&batch).map(|()| batch))
+        {
             Ok(batch) => batch,
             Err(e) => {
                 let e = e.offset_by(offset).in_file(path.display());
@@ -342,8 +354,10 @@ fn replay_log(
             db.info_log.log(format_args!("ignoring log record: {e}"));
             continue;
         }
-        let last = batch.sequence() + u64::from(batch.count()).saturating_sub(1);
-        *max_sequence = (*max_sequence).max(last);
+        if batch.count() > 0 {
+            let last = batch.sequence() + u64::from(batch.count()) - 1;
+            *max_sequence = (*max_sequence).max(last);
+        }
         if memtable.approximate_memory_usage() > db.options.write_buffer_size {
             if let Some(full) = mem.take() {
                 write_level0_table(db, state, &full, edit, None)?;
@@ -354,15 +368,22 @@ fn replay_log(
     for line in dropped.lock().iter() {
         db.info_log.log(format_args!("log #{number}: {line}"));
     }
-    if let Some(e) = first_error.lock().take() {
+    let damaged = first_error.lock().take();
+    if let Some(e) = damaged.clone() {
         if db.options.paranoid_checks {
             return Err(e);
         }
     }
 
-    // With reuse_logs the last log keeps taking writes, if nothing of it was flushed.
-    if db.options.reuse_logs && last_log && !flushed {
-        let size = db.env.file_size(&path)?;
+    // With reuse_logs the last log keeps taking writes, if nothing of it was flushed and it
+    // ends right after its last record: appended records must not land behind a torn one.
+    let size = db.env.file_size(&path)?;
+    if db.options.reuse_logs
+        && last_log
+        && !flushed
+        && damaged.is_none()
+        && reader.end_of_last_record() == size
+    {
         let file = db.env.new_appendable_file(&path)?;
         *db.wal.lock() = Some(LogWriter::with_offset(file, size));
         state.log_file_number = number;

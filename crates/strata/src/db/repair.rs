@@ -8,10 +8,16 @@
 //! 3. A new manifest lists every table at level 0 and `CURRENT` is pointed at it; old
 //!    manifests are moved to `lost/`. Tables are renumbered in order of their newest entry, so
 //!    that level 0's newest-file-first read order is also newest-data-first.
+//! 4. That order is only right when tables sharing keys do not interleave in sequence
+//!    numbers; tables from different levels often do (a compaction output can hold an old
+//!    version of a key next to newer keys). Then the database is opened and compacted whole,
+//!    which merges by sequence number, before repair returns: a lookup at level 0 stops at the
+//!    first table holding the key and would otherwise find an old version.
 //!
 //! Repair never deletes data: everything it does not use ends up in `lost/`. What it skipped
 //! is written to the `LOG`. Compactions at the next open move the tables down the levels.
 
+use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -19,7 +25,7 @@ use super::filename::{
     descriptor_file_name, lock_file_name, parse_file_name, table_file_name, FileType,
 };
 use super::table_build::build_table;
-use super::write::insert_into_memtable;
+use super::write::{check_logged_batch, insert_into_memtable};
 use super::InfoLog;
 use crate::cache::table_cache::TableCache;
 use crate::error::{Error, Result};
@@ -29,7 +35,7 @@ use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions};
 use crate::table::builder::TableBuilder;
 use crate::table::TableOptions;
-use crate::util::internal_key::{parse_internal_key, InternalKeyComparator};
+use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator};
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::version_set::set_current_file;
 use crate::write_batch::WriteBatch;
@@ -47,6 +53,7 @@ struct Repairer<'a> {
 /// A table that survived the scan.
 struct Salvaged {
     meta: FileMetaData,
+    min_sequence: u64,
     max_sequence: u64,
 }
 
@@ -55,10 +62,20 @@ pub(crate) fn repair(dir: &Path, options: &Options) -> Result<()> {
     let lock = env.lock_file(&lock_file_name(dir))?;
     let result = run(dir, options);
     let _ = env.unlock_file(lock);
-    result
+    if result? {
+        let options = Options {
+            create_if_missing: false,
+            error_if_exists: false,
+            ..options.clone()
+        };
+        let db = super::DB::open(dir, options)?;
+        db.compact_range(None, None)?;
+    }
+    Ok(())
 }
 
-fn run(dir: &Path, options: &Options) -> Result<()> {
+/// Rebuilds the manifest; returns whether level 0 must be compacted to read right (step 4).
+fn run(dir: &Path, options: &Options) -> Result<bool> {
     let env = Arc::clone(&options.env);
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
     let mut table_options = TableOptions::from_options(options);
@@ -112,11 +129,11 @@ fn run(dir: &Path, options: &Options) -> Result<()> {
             salvaged.push(s);
         }
     }
-    repairer.write_manifest(salvaged)?;
+    let needs_compaction = repairer.write_manifest(salvaged)?;
     for name in manifests {
         repairer.archive(&dir.join(name));
     }
-    Ok(())
+    Ok(needs_compaction)
 }
 
 /// Logs damage found while replaying a log during repair.
@@ -159,8 +176,10 @@ impl Repairer<'_> {
         let mut scratch = Vec::new();
         let mut records = 0usize;
         while let Some(record) = reader.read_record(&mut scratch) {
-            let applied = WriteBatch::from_contents(record.to_vec())
-                .and_then(|batch| insert_into_memtable(&batch, &mem));
+            let applied = WriteBatch::from_contents(record.to_vec()).and_then(|batch| {
+                check_logged_batch(&batch)?;
+                insert_into_memtable(&batch, &mem)
+            });
             match applied {
                 Ok(()) => records += 1,
                 Err(e) => self
@@ -224,6 +243,7 @@ impl Repairer<'_> {
             smallest: Vec::new(),
             largest: Vec::new(),
         };
+        let mut min_sequence = u64::MAX;
         let mut max_sequence = 0;
         let mut entries = 0usize;
         let mut good = true;
@@ -231,7 +251,10 @@ impl Repairer<'_> {
         while iter.valid() {
             let key = iter.key();
             match parse_internal_key(key) {
-                Some(parsed) => max_sequence = max_sequence.max(parsed.sequence),
+                Some(parsed) => {
+                    min_sequence = min_sequence.min(parsed.sequence);
+                    max_sequence = max_sequence.max(parsed.sequence);
+                }
                 None => {
                     self.log.log(format_args!(
                         "table #{number}: unparseable key, entry skipped"
@@ -265,13 +288,21 @@ impl Repairer<'_> {
         if good {
             self.log
                 .log(format_args!("table #{number}: {entries} entries"));
-            return Some(Salvaged { meta, max_sequence });
+            return Some(Salvaged {
+                meta,
+                min_sequence,
+                max_sequence,
+            });
         }
         match self.rewrite_table(number, &read_options) {
             Ok(meta) => {
                 self.table_cache.evict(number);
                 self.archive(&path);
-                Some(Salvaged { meta, max_sequence })
+                Some(Salvaged {
+                    meta,
+                    min_sequence,
+                    max_sequence,
+                })
             }
             Err(e) => {
                 self.log.log(format_args!(
@@ -327,10 +358,12 @@ impl Repairer<'_> {
         Ok(meta)
     }
 
-    /// Writes a manifest listing `tables` at level 0, renumbered newest-data-last.
-    fn write_manifest(&mut self, mut tables: Vec<Salvaged>) -> Result<()> {
+    /// Writes a manifest listing `tables` at level 0, renumbered newest-data-last. Returns
+    /// whether two tables sharing keys interleave in sequence numbers (step 4).
+    fn write_manifest(&mut self, mut tables: Vec<Salvaged>) -> Result<bool> {
         let env = Arc::clone(&self.options.env);
         tables.sort_by_key(|t| (t.max_sequence, t.meta.number));
+        let needs_compaction = self.interleaved(&tables);
         let mut edit = VersionEdit {
             comparator: Some(self.icmp.user_comparator().name().to_owned()),
             log_number: Some(0),
@@ -350,23 +383,51 @@ impl Repairer<'_> {
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence = Some(last_sequence);
         let path = descriptor_file_name(self.dir, manifest_number);
-        let result = (|| {
+        let written = (|| {
             let mut log = LogWriter::new(env.new_writable_file(&path)?);
             let mut record = Vec::new();
             edit.encode(&mut record);
             log.add_record(&record)?;
             log.sync()?;
-            log.close()?;
-            set_current_file(&*env, self.dir, manifest_number)
+            log.close()
         })();
-        if result.is_err() {
-            let _ = env.remove_file(&path);
-        }
+        let result = match written {
+            Err(e) => {
+                let _ = env.remove_file(&path);
+                Err(e)
+            }
+            // Once `CURRENT` may name the manifest, the manifest must stay.
+            Ok(()) => set_current_file(&*env, self.dir, manifest_number).map_err(|e| {
+                if !e.renamed {
+                    let _ = env.remove_file(&path);
+                }
+                e.error
+            }),
+        };
         self.log.log(format_args!(
             "repair: wrote manifest #{manifest_number} with {} tables, last sequence {last_sequence}",
             edit.new_files.len()
         ));
-        result
+        result.map(|()| needs_compaction)
+    }
+
+    /// True when some table in `tables` (sorted oldest first) shares keys with an older one
+    /// but holds entries no newer than the older one's newest.
+    fn interleaved(&self, tables: &[Salvaged]) -> bool {
+        let ucmp = self.icmp.user_comparator();
+        tables.iter().enumerate().any(|(i, older)| {
+            tables.iter().skip(i + 1).any(|newer| {
+                let disjoint = ucmp.compare(
+                    user_key(&older.meta.largest),
+                    user_key(&newer.meta.smallest),
+                ) == Ordering::Less
+                    || ucmp.compare(
+                        user_key(&newer.meta.largest),
+                        user_key(&older.meta.smallest),
+                    ) == Ordering::Less;
+                !disjoint && newer.min_sequence <= older.max_sequence
+            })
+        })
     }
 
     fn existing_table_path(&self, number: u64) -> PathBuf {

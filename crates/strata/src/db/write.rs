@@ -17,12 +17,13 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::{DbInner, DbState};
-use crate::db::filename::log_file_name;
+use crate::db::filename::{current_file_name, log_file_name};
+use crate::env::parent_dir;
 use crate::error::{Error, Result};
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
-use crate::util::internal_key::ValueType;
+use crate::util::internal_key::{ValueType, MAX_SEQUENCE};
 use crate::version::version_set::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
 use crate::write_batch::{BatchOp, WriteBatch};
 
@@ -48,6 +49,11 @@ pub(crate) fn write(
     batch: Option<WriteBatch>,
 ) -> Result<()> {
     if let Some(b) = &batch {
+        if b.is_oversized() {
+            return Err(Error::InvalidArgument(
+                "write batch holds a key or value of 4 GiB or more".into(),
+            ));
+        }
         if b.contents().len() > u32::MAX as usize {
             return Err(Error::InvalidArgument(
                 "write batch larger than 4 GiB".into(),
@@ -84,20 +90,26 @@ pub(crate) fn write(
         let (group, last) = build_group(&state);
         last_writer = last;
         let mut group = group;
+        // The group takes the next `count` sequence numbers (none for an empty group).
         group.set_sequence(state.versions.last_sequence + 1);
-        // The group's last sequence number (unchanged for an empty group).
         let sequence = state.versions.last_sequence + u64::from(group.count());
-        let mem = Arc::clone(&state.mem);
-        let sync = writer.sync;
-        let outcome = MutexGuard::unlocked(&mut state, || commit_group(db, &group, &mem, sync));
-        if let Err(e) = &outcome {
-            // The log may now end in a partial record: refuse every later write.
-            state.bg_error.get_or_insert_with(|| e.clone());
-            db.bg_done.notify_all();
-        }
-        result = outcome;
-        if result.is_ok() {
-            state.versions.last_sequence = sequence;
+        if sequence > MAX_SEQUENCE {
+            result = Err(Error::InvalidArgument(
+                "sequence numbers exhausted: the database cannot take more writes".into(),
+            ));
+        } else {
+            let mem = Arc::clone(&state.mem);
+            let sync = writer.sync;
+            let outcome = MutexGuard::unlocked(&mut state, || commit_group(db, &group, &mem, sync));
+            if let Err(e) = &outcome {
+                // The log may now end in a partial record: refuse every later write.
+                state.bg_error.get_or_insert_with(|| e.clone());
+                db.bg_done.notify_all();
+            }
+            result = outcome;
+            if result.is_ok() {
+                state.versions.last_sequence = sequence;
+            }
         }
     }
 
@@ -126,12 +138,41 @@ fn commit_group(db: &DbInner, group: &WriteBatch, mem: &MemTable, sync: bool) ->
         let log = wal
             .as_mut()
             .ok_or_else(|| Error::InvalidArgument("database is closed".into()))?;
+        if sync && db.wal_dir_unsynced.load(Ordering::Acquire) {
+            // A synced record is no use in a log whose directory entry could vanish.
+            db.env.sync_dir(&parent_dir(&current_file_name(&db.dir)))?;
+            db.wal_dir_unsynced.store(false, Ordering::Release);
+        }
         log.add_record(group.contents())?;
         if sync {
             log.sync()?;
         }
     }
     insert_into_memtable(group, mem)
+}
+
+/// Checks a batch read back from a log before any of it is applied: every record decodes,
+/// the count matches, and its sequence numbers fit the internal-key format. Offsets in the
+/// error are within the batch.
+pub(crate) fn check_logged_batch(batch: &WriteBatch) -> Result<()> {
+    for op in batch.iter() {
+        op?;
+    }
+    let count = u64::from(batch.count());
+    if count > 0 {
+        let last = batch.sequence().checked_add(count - 1);
+        if last.is_none_or(|last| last > MAX_SEQUENCE) {
+            return Err(Error::corruption_at(
+                0,
+                format!(
+                    "write batch of {count} updates at sequence {} runs past the largest \
+                     sequence number {MAX_SEQUENCE}",
+                    batch.sequence()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Applies a batch whose sequence number is set to `mem`.
@@ -245,7 +286,11 @@ fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Re
             return Err(e);
         }
     };
-    let old = db.wal.lock().replace(LogWriter::new(file));
+    let old = {
+        let mut wal = db.wal.lock();
+        db.wal_dir_unsynced.store(true, Ordering::Release);
+        wal.replace(LogWriter::new(file))
+    };
     if let Some(mut old) = old {
         // Everything in it was flushed on each write; a close error loses nothing acknowledged.
         if let Err(e) = old.close() {

@@ -166,17 +166,23 @@ impl Version {
                 None => Ok(true),
             }
         };
-        self.for_each_overlapping(ukey, &mut visit)?;
+        self.for_each_overlapping(lookup_key, &mut visit)?;
         Ok(result)
     }
 
-    /// Calls `visit(level, file)` for every file that may hold `user_key`, newest first, until
-    /// `visit` returns `false`.
+    /// Calls `visit(level, file)` for every file that may hold the newest version of
+    /// `internal_key`'s user key at or before its sequence, newest first, until `visit` returns
+    /// `false`.
+    ///
+    /// In levels >= 1 the file is found by internal key: one user key's versions may be split
+    /// between adjacent files, and only the internal key tells which of them holds the version
+    /// visible at the sequence.
     fn for_each_overlapping(
         &self,
-        ukey: &[u8],
+        internal_key: &[u8],
         visit: &mut dyn FnMut(usize, &FileRef) -> Result<bool>,
     ) -> Result<()> {
+        let ukey = user_key(internal_key);
         // Level 0: every file whose range covers the key, newest first (already in that order).
         for file in &self.files[0] {
             if self.icmp.compare_user(ukey, file.smallest_user_key()) != Ordering::Less
@@ -188,7 +194,7 @@ impl Version {
         }
         for level in 1..NUM_LEVELS {
             let files = &self.files[level];
-            let index = find_file_by_user_key(&self.icmp, files, ukey);
+            let index = find_file(&self.icmp, files, internal_key);
             if let Some(file) = files.get(index) {
                 if self.icmp.compare_user(ukey, file.smallest_user_key()) != Ordering::Less
                     && !visit(level, file)?
@@ -204,10 +210,9 @@ impl Version {
     /// hold its user key, the first pays a seek. Returns true when that made it the
     /// seek-compaction candidate.
     pub(crate) fn record_read_sample(&self, internal_key: &[u8]) -> bool {
-        let ukey = user_key(internal_key);
         let mut first = None;
         let mut overlapping = 0;
-        let _ = self.for_each_overlapping(ukey, &mut |level, file| {
+        let _ = self.for_each_overlapping(internal_key, &mut |level, file| {
             overlapping += 1;
             if first.is_none() {
                 first = Some((level, Arc::clone(file)));

@@ -11,7 +11,8 @@
 //!   flight at a time: the caller (the background worker, or open before it starts) guarantees
 //!   it.
 //! - A new version is installed only after its edit is durable, so a crash at any point leaves
-//!   `CURRENT` naming a manifest that describes files which all exist.
+//!   `CURRENT` naming a manifest that describes files which all exist. The directory is synced
+//!   before an edit is appended, so the entries of the files it names are durable first.
 //!
 //! Thread safety: lives inside the DB mutex; `Version`s it hands out are immutable `Arc`s.
 
@@ -27,7 +28,7 @@ use crate::env::{parent_dir, Env};
 use crate::error::{Error, Result};
 use crate::log::{LogReader, LogWriter, Reporter};
 use crate::options::Options;
-use crate::util::internal_key::{InternalKeyComparator, SequenceNumber};
+use crate::util::internal_key::{InternalKeyComparator, SequenceNumber, MAX_SEQUENCE};
 
 /// Level-0 file count that triggers a compaction.
 pub(crate) const L0_COMPACTION_TRIGGER: usize = 4;
@@ -237,6 +238,12 @@ impl VersionSet {
         let log_number = log_number.ok_or_else(|| missing("log-number"))?;
         let last_sequence = last_sequence.ok_or_else(|| missing("last-sequence"))?;
         let prev_log_number = prev_log_number.unwrap_or(0);
+        if last_sequence > MAX_SEQUENCE {
+            return Err(Error::corruption(format!(
+                "last sequence {last_sequence} is past the largest sequence number {MAX_SEQUENCE}"
+            ))
+            .in_file(manifest_path.display()));
+        }
 
         let mut builder = VersionBuilder::new(&self.current);
         for edit in &builder_edits {
@@ -278,7 +285,10 @@ impl VersionSet {
 
         if self.options.reuse_logs {
             let size = self.env.file_size(&manifest_path)?;
-            if size < MAX_MANIFEST_SIZE.min(self.options.max_file_size as u64) {
+            // Appended edits must not land behind a torn record (see `end_of_last_record`).
+            if size < MAX_MANIFEST_SIZE.min(self.options.max_file_size as u64)
+                && reader.end_of_last_record() == size
+            {
                 let file = self.env.new_appendable_file(&manifest_path)?;
                 self.manifest = Some(LogWriter::with_offset(file, size));
                 self.manifest_size = size;
@@ -438,13 +448,24 @@ impl ManifestWrite {
         let Some(writer) = self.writer.as_mut() else {
             return Err(Error::InvalidArgument("manifest writer is missing".into()));
         };
+        if created.is_none() {
+            // The tables and log the edit names must be durable in the directory before the
+            // edit can be (a new manifest gets there through `set_current_file` instead).
+            self.env
+                .sync_dir(&parent_dir(&current_file_name(&self.dir)))?;
+        }
         let result = writer.add_record(&self.record).and_then(|()| writer.sync());
         if let Err(e) = result {
             return Err(self.fail_new_manifest(created, e));
         }
         if let Some((number, _)) = &self.new_manifest {
             if let Err(e) = set_current_file(&*self.env, &self.dir, *number) {
-                return Err(self.fail_new_manifest(created, e));
+                if e.renamed {
+                    // `CURRENT` may name the new manifest: it stays (complete and synced).
+                    self.writer = None;
+                    return Err(e.error);
+                }
+                return Err(self.fail_new_manifest(created, e.error));
             }
         }
         Ok(())
@@ -459,9 +480,22 @@ impl ManifestWrite {
     }
 }
 
+/// Why [`set_current_file`] failed.
+#[derive(Debug)]
+pub(crate) struct SetCurrentError {
+    pub(crate) error: Error,
+    /// The rename over `CURRENT` happened (only syncing the directory failed): `CURRENT` may
+    /// name the new manifest now or after a crash, so the manifest must not be removed.
+    pub(crate) renamed: bool,
+}
+
 /// Points `CURRENT` at `MANIFEST-<number>`: writes a temporary file, syncs it, renames it over
 /// `CURRENT` and syncs the directory.
-pub(crate) fn set_current_file(env: &dyn Env, dir: &Path, manifest_number: u64) -> Result<()> {
+pub(crate) fn set_current_file(
+    env: &dyn Env,
+    dir: &Path,
+    manifest_number: u64,
+) -> std::result::Result<(), SetCurrentError> {
     let manifest = descriptor_file_name(dir, manifest_number);
     let name = manifest
         .file_name()
@@ -469,13 +503,21 @@ pub(crate) fn set_current_file(env: &dyn Env, dir: &Path, manifest_number: u64) 
         .unwrap_or_default();
     let temp = temp_file_name(dir, manifest_number);
     let contents = format!("{name}\n");
-    let result = crate::env::write_file(env, &temp, contents.as_bytes(), true)
-        .and_then(|()| env.rename(&temp, &current_file_name(dir)))
-        .and_then(|()| env.sync_dir(&parent_dir(&current_file_name(dir))));
-    if result.is_err() {
+    let current = current_file_name(dir);
+    let renamed = crate::env::write_file(env, &temp, contents.as_bytes(), true)
+        .and_then(|()| env.rename(&temp, &current));
+    if let Err(error) = renamed {
         let _ = env.remove_file(&temp);
+        return Err(SetCurrentError {
+            error,
+            renamed: false,
+        });
     }
-    result
+    env.sync_dir(&parent_dir(&current))
+        .map_err(|error| SetCurrentError {
+            error,
+            renamed: true,
+        })
 }
 
 /// Computes which level most needs compaction, and how much.
