@@ -75,9 +75,15 @@ impl Default for WriteBatch {
     }
 }
 
-/// True when `bytes` can be length-prefixed with a varint32.
-fn encodable(bytes: &[u8]) -> bool {
-    u32::try_from(bytes.len()).is_ok()
+/// True when `value` can be length-prefixed with a varint32.
+fn encodable(value: &[u8]) -> bool {
+    u32::try_from(value.len()).is_ok()
+}
+
+/// True when `key` fits too once the engine appends its 8-byte sequence trailer (the
+/// internal key must still fit a varint32 length in memtables and tables).
+fn key_encodable(key: &[u8]) -> bool {
+    key.len().checked_add(8).is_some_and(|n| u32::try_from(n).is_ok())
 }
 
 impl WriteBatch {
@@ -101,7 +107,7 @@ impl WriteBatch {
 
     /// Adds a put of `key` to `value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
-        if !encodable(key) || !encodable(value) {
+        if !key_encodable(key) || !encodable(value) {
             self.oversized = true;
             return;
         }
@@ -113,7 +119,7 @@ impl WriteBatch {
 
     /// Adds a deletion of `key`.
     pub fn delete(&mut self, key: &[u8]) {
-        if !encodable(key) {
+        if !key_encodable(key) {
             self.oversized = true;
             return;
         }
