@@ -56,16 +56,3 @@ pub(crate) fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
     key[last] += 1;
     Some(key)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefix_successor_increments_last_byte_below_ff() {
-        assert_eq!(prefix_successor(b"abc"), Some(b"abd".to_vec()));
-        assert_eq!(prefix_successor(b"a\xff\xff"), Some(b"b".to_vec()));
-        assert_eq!(prefix_successor(b"\xff"), None);
-        assert_eq!(prefix_successor(b""), None);
-    }
-}

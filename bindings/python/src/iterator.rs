@@ -356,27 +356,22 @@ impl PyIterator {
         entry.ok_or_else(|| PyStopIteration::new_err(()))
     }
 
-    /// Rewinds to the state the iterator was created in: `next()` returns the first entry.
+    /// Moves before the start of the range: a forward iterator is rewound (`next()` returns the
+    /// first entry). A reverse iterator, as in plyvel, is then exhausted (`prev()` returns the
+    /// first entry in key order).
     fn seek_to_start(&self, py: Python<'_>) -> PyResult<()> {
         let mut cursor = self.lock(py);
         cursor.iter.as_ref().ok_or_else(iterator_closed)?;
-        cursor.state = if self.reverse {
-            State::AfterStop
-        } else {
-            State::BeforeStart
-        };
+        cursor.state = State::BeforeStart;
         Ok(())
     }
 
-    /// Moves past the end: `next()` raises `StopIteration`, `prev()` returns the last entry.
+    /// Moves past the end of the range: a forward iterator is exhausted (`prev()` returns the
+    /// last entry); a reverse iterator, as in plyvel, is rewound.
     fn seek_to_stop(&self, py: Python<'_>) -> PyResult<()> {
         let mut cursor = self.lock(py);
         cursor.iter.as_ref().ok_or_else(iterator_closed)?;
-        cursor.state = if self.reverse {
-            State::BeforeStart
-        } else {
-            State::AfterStop
-        };
+        cursor.state = State::AfterStop;
         Ok(())
     }
 
