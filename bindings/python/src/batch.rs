@@ -52,8 +52,12 @@ impl PyWriteBatch {
         }
     }
 
-    /// Writes `batch` (detached).
+    /// Writes `batch` (detached). An empty batch changes nothing and is not handed to the
+    /// engine, whose write path expects at least one update.
     fn commit(&self, py: Python<'_>, batch: strata::WriteBatch) -> PyResult<()> {
+        if batch.is_empty() {
+            return self.handle.check_open();
+        }
         let options = strata::WriteOptions { sync: self.sync };
         self.handle
             .call(py, move |db| db.write_opt(&options, batch))
