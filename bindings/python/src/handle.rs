@@ -145,14 +145,18 @@ impl Handle {
         self.with_db(py, f)?.map_err(to_py)
     }
 
-    /// A new engine iterator, registered so that `close()` can release it.
+    /// A new engine iterator, registered so that `close()` can release it. The registration
+    /// happens under the read lock, so a concurrent `close()` (which takes the write lock before
+    /// it looks at the registry) always sees it.
     pub(crate) fn new_cursor<S: Send + 'static>(
         &self,
         py: Python<'_>,
         options: ReadOptions,
         state: S,
     ) -> PyResult<Arc<Mutex<Cursor<S>>>> {
-        let iter = self.with_db(py, move |db| db.iter_opt(&options))?;
+        let guard = self.db.read_py_attached(py);
+        let db = guard.as_ref().ok_or_else(db_closed)?;
+        let iter = py.detach(move || db.iter_opt(&options));
         let cursor = Arc::new(Mutex::new(Cursor {
             iter: Some(iter),
             state,
@@ -170,17 +174,19 @@ impl Handle {
         Ok(cursor)
     }
 
-    /// Closes the database: waits for calls in flight, releases every live iterator, closes
-    /// the engine. Idempotent.
+    /// Closes the database: waits for calls in flight (the write lock), releases every live
+    /// iterator, closes the engine. Idempotent.
     pub(crate) fn close(&self, py: Python<'_>) {
         self.closed.store(true, Ordering::Release);
         py.detach(|| {
+            let mut db = self.db.write();
             let cursors = std::mem::take(&mut self.cursors.lock().live);
             for cursor in cursors.iter().filter_map(Weak::upgrade) {
                 cursor.release();
             }
-            let db = self.db.write().take();
+            let engine = db.take();
             drop(db);
+            drop(engine);
         });
     }
 }
