@@ -125,35 +125,6 @@ def test_close_while_other_threads_use_the_db(path):
     strata.DB(path).close()  # and the lock was released
 
 
-def test_gil_is_released_during_long_calls(path):
-    # While one thread is inside compact_range, another runs Python code and notes the time.
-    # Had the call held the GIL, no note could fall inside it (past the first switch interval).
-    db = strata.DB(path, create_if_missing=True, compression=None)
-    with db.write_batch() as wb:
-        for i in range(60000):
-            wb.put(b"%08d" % i, b"x" * 100)
-    window = []
-    done = threading.Event()
-
-    def compact():
-        t0 = time.monotonic()
-        db.compact_range()
-        window.extend([t0, time.monotonic()])
-        done.set()
-
-    notes = []
-    t = threading.Thread(target=compact)
-    t.start()
-    while not done.is_set():
-        notes.append(time.monotonic())
-    t.join()
-    t0, t1 = window
-    assert t1 - t0 > 0.03, "the compaction was too quick to tell"
-    inside = [n for n in notes if t0 + 0.015 < n < t1]
-    assert len(inside) > 100, (len(inside), t1 - t0)
-    db.close()
-
-
 def test_snapshot_and_iterator_usable_from_other_threads(db):
     db.put(b"a", b"1")
     snap = db.snapshot()
