@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what `make test` and `make bench` need, only when it is missing. Idempotent and quiet.
-#   scripts/install-deps.sh          test dependencies (LevelDB 1.23 and Snappy for interop tests)
+#   scripts/install-deps.sh          test dependencies (LevelDB 1.23 and Snappy for interop tests;
+#                                    python3-venv and python3-plyvel for the Python binding's tests)
 #   scripts/install-deps.sh bench    also what the RocksDB peer needs to build (libclang)
 set -euo pipefail
 
-packages=(libleveldb-dev libsnappy-dev pkg-config)
+packages=(libleveldb-dev libsnappy-dev pkg-config python3-venv python3-plyvel)
 if [[ "${1:-}" == "bench" ]]; then
   packages+=(libclang-dev clang)
 fi

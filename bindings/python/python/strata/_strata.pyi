@@ -1,0 +1,242 @@
+"""Type stubs for strata's compiled core (plyvel's API)."""
+
+import builtins
+import os
+from types import TracebackType
+from typing import Any, Callable, Iterator as _PyIterator, Optional, TypeVar, Union, overload
+
+from typing_extensions import Buffer, Self
+
+_T = TypeVar("_T")
+
+_Name = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+_Value = Buffer
+_Comparator = Callable[[bytes, bytes], int]
+
+__leveldb_version__: str
+
+class Error(Exception):
+    """Generic database error; the parent of the module's other exceptions."""
+
+class IOError(Error, builtins.OSError):
+    """The file system failed an operation (also a built-in IOError)."""
+
+class CorruptionError(Error):
+    """Stored data is not what it should be."""
+
+class IteratorInvalidError(Error):
+    """A RawIterator was used while it is not positioned at an entry."""
+
+class DB:
+    """A LevelDB database, opened in a directory."""
+
+    def __init__(
+        self,
+        name: _Name,
+        *,
+        create_if_missing: bool = False,
+        error_if_exists: bool = False,
+        paranoid_checks: Optional[bool] = None,
+        write_buffer_size: Optional[int] = None,
+        max_open_files: Optional[int] = None,
+        lru_cache_size: Optional[int] = None,
+        block_size: Optional[int] = None,
+        block_restart_interval: Optional[int] = None,
+        max_file_size: Optional[int] = None,
+        compression: Optional[Union[str, bytes]] = "snappy",
+        bloom_filter_bits: int = 0,
+        comparator: Optional[_Comparator] = None,
+        comparator_name: Optional[Union[bytes, str]] = None,
+    ) -> None: ...
+    @property
+    def name(self) -> _Name: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None: ...
+    @overload
+    def get(
+        self, key: bytes, default: None = None, *, verify_checksums: bool = False, fill_cache: bool = True
+    ) -> Optional[bytes]: ...
+    @overload
+    def get(
+        self, key: bytes, default: _T, *, verify_checksums: bool = False, fill_cache: bool = True
+    ) -> Union[bytes, _T]: ...
+    def put(self, key: bytes, value: _Value, *, sync: bool = False) -> None: ...
+    def delete(self, key: bytes, *, sync: bool = False) -> None: ...
+    def write_batch(self, *, transaction: bool = False, sync: bool = False) -> WriteBatch: ...
+    def __iter__(self) -> Iterator: ...
+    def iterator(
+        self,
+        *,
+        reverse: bool = False,
+        start: Optional[bytes] = None,
+        stop: Optional[bytes] = None,
+        include_start: bool = True,
+        include_stop: bool = False,
+        prefix: Optional[bytes] = None,
+        include_key: bool = True,
+        include_value: bool = True,
+        verify_checksums: bool = False,
+        fill_cache: bool = True,
+    ) -> Iterator: ...
+    def raw_iterator(self, *, verify_checksums: bool = False, fill_cache: bool = True) -> RawIterator: ...
+    def snapshot(self) -> Snapshot: ...
+    def get_property(self, name: bytes) -> Optional[bytes]: ...
+    def compact_range(self, *, start: Optional[bytes] = None, stop: Optional[bytes] = None) -> None: ...
+    def approximate_size(self, start: bytes, stop: bytes) -> int: ...
+    def approximate_sizes(self, *ranges: tuple[bytes, bytes]) -> list[int]: ...
+    def prefixed_db(self, prefix: bytes) -> PrefixedDB: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_val: Optional[BaseException],
+        exc_tb: Optional[TracebackType],
+    ) -> bool: ...
+
+class PrefixedDB:
+    """A view of a DB that prefixes every key it is given and strips the prefix from keys returned."""
+
+    @property
+    def db(self) -> DB: ...
+    @property
+    def prefix(self) -> bytes: ...
+    @overload
+    def get(
+        self, key: bytes, default: None = None, *, verify_checksums: bool = False, fill_cache: bool = True
+    ) -> Optional[bytes]: ...
+    @overload
+    def get(
+        self, key: bytes, default: _T, *, verify_checksums: bool = False, fill_cache: bool = True
+    ) -> Union[bytes, _T]: ...
+    def put(self, key: bytes, value: _Value, *, sync: bool = False) -> None: ...
+    def delete(self, key: bytes, *, sync: bool = False) -> None: ...
+    def write_batch(self, *, transaction: bool = False, sync: bool = False) -> WriteBatch: ...
+    def __iter__(self) -> Iterator: ...
+    def iterator(
+        self,
+        *,
+        reverse: bool = False,
+        start: Optional[bytes] = None,
+        stop: Optional[bytes] = None,
+        include_start: bool = True,
+        include_stop: bool = False,
+        prefix: Optional[bytes] = None,
+        include_key: bool = True,
+        include_value: bool = True,
+        verify_checksums: bool = False,
+        fill_cache: bool = True,
+    ) -> Iterator: ...
+    def snapshot(self) -> Snapshot: ...
+    def prefixed_db(self, prefix: bytes) -> PrefixedDB: ...
+
+class WriteBatch:
+    """Puts and deletes gathered in memory and applied atomically."""
+
+    def put(self, key: bytes, value: _Value) -> None: ...
+    def delete(self, key: bytes) -> None: ...
+    def clear(self) -> None: ...
+    def write(self) -> None: ...
+    def append(self, source: WriteBatch) -> None: ...
+    def approximate_size(self) -> int: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_val: Optional[BaseException],
+        exc_tb: Optional[TracebackType],
+    ) -> bool: ...
+
+class Snapshot:
+    """A consistent read-only view of the database at the moment it was taken."""
+
+    @overload
+    def get(
+        self, key: bytes, default: None = None, *, verify_checksums: bool = False, fill_cache: bool = True
+    ) -> Optional[bytes]: ...
+    @overload
+    def get(
+        self, key: bytes, default: _T, *, verify_checksums: bool = False, fill_cache: bool = True
+    ) -> Union[bytes, _T]: ...
+    def __iter__(self) -> Iterator: ...
+    def iterator(
+        self,
+        *,
+        reverse: bool = False,
+        start: Optional[bytes] = None,
+        stop: Optional[bytes] = None,
+        include_start: bool = True,
+        include_stop: bool = False,
+        prefix: Optional[bytes] = None,
+        include_key: bool = True,
+        include_value: bool = True,
+        verify_checksums: bool = False,
+        fill_cache: bool = True,
+    ) -> Iterator: ...
+    def raw_iterator(self, *, verify_checksums: bool = False, fill_cache: bool = True) -> RawIterator: ...
+    def close(self) -> None: ...
+    def release(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_val: Optional[BaseException],
+        exc_tb: Optional[TracebackType],
+    ) -> bool: ...
+
+class Iterator(_PyIterator[Any]):
+    """Iterator over a key range. Items are (key, value) tuples, keys, values or None,
+    depending on include_key and include_value."""
+
+    def __iter__(self) -> Self: ...
+    def __next__(self) -> Any: ...
+    def prev(self) -> Any: ...
+    def seek_to_start(self) -> None: ...
+    def seek_to_stop(self) -> None: ...
+    def seek(self, target: bytes) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_val: Optional[BaseException],
+        exc_tb: Optional[TracebackType],
+    ) -> bool: ...
+
+class RawIterator:
+    """LevelDB's cursor interface."""
+
+    def valid(self) -> bool: ...
+    def seek_to_first(self) -> None: ...
+    def seek_to_last(self) -> None: ...
+    def seek(self, target: bytes) -> None: ...
+    def next(self) -> None: ...
+    def prev(self) -> None: ...
+    def key(self) -> bytes: ...
+    def value(self) -> bytes: ...
+    def item(self) -> tuple[bytes, bytes]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_val: Optional[BaseException],
+        exc_tb: Optional[TracebackType],
+    ) -> bool: ...
+
+def repair_db(
+    name: _Name,
+    *,
+    paranoid_checks: Optional[bool] = None,
+    write_buffer_size: Optional[int] = None,
+    max_open_files: Optional[int] = None,
+    lru_cache_size: Optional[int] = None,
+    block_size: Optional[int] = None,
+    block_restart_interval: Optional[int] = None,
+    max_file_size: Optional[int] = None,
+    compression: Optional[Union[str, bytes]] = "snappy",
+    bloom_filter_bits: int = 0,
+    comparator: Optional[_Comparator] = None,
+    comparator_name: Optional[Union[bytes, str]] = None,
+) -> None: ...
+def destroy_db(name: _Name) -> None: ...

@@ -1,0 +1,521 @@
+//! `DB` and `PrefixedDB`: plyvel's database objects over the engine, and the module functions
+//! `repair_db` and `destroy_db`.
+//!
+//! Keys are `bytes` (`TypeError` otherwise), values any bytes-like object; reads return
+//! `bytes`. Every method raises `RuntimeError` once the database is closed. Every call that
+//! reaches the engine releases the GIL.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+use strata::{Range, ReadOptions, WriteOptions};
+
+use crate::batch::PyWriteBatch;
+use crate::convert::{fs_path, value_bytes};
+use crate::errors::to_py;
+use crate::handle::Handle;
+use crate::iterator::{IterArgs, PyIterator, PyRawIterator};
+use crate::options::{Compression, OpenArgs};
+use crate::snapshot::PySnapshot;
+
+/// The value of `key` (full key, prefix included) through `handle`, or `default`.
+fn get_value<'py>(
+    py: Python<'py>,
+    handle: &Handle,
+    key: &[u8],
+    default: Option<Bound<'py, PyAny>>,
+    verify_checksums: bool,
+    fill_cache: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = ReadOptions {
+        verify_checksums,
+        fill_cache,
+        ..ReadOptions::default()
+    };
+    let value = handle.call(py, move |db| db.get_opt(&options, key))?;
+    Ok(match value {
+        Some(value) => PyBytes::new(py, &value).into_any(),
+        None => default.unwrap_or_else(|| py.None().into_bound(py)),
+    })
+}
+
+/// Sets `key` (full key) to `value` through `handle`.
+fn put_value(
+    py: Python<'_>,
+    handle: &Handle,
+    key: &[u8],
+    value: &Bound<'_, PyAny>,
+    sync: bool,
+) -> PyResult<()> {
+    let value = value_bytes(value)?;
+    let options = WriteOptions { sync };
+    handle.call(py, |db| db.put_opt(&options, key, &value))
+}
+
+/// Deletes `key` (full key) through `handle`.
+fn delete_key(py: Python<'_>, handle: &Handle, key: &[u8], sync: bool) -> PyResult<()> {
+    let options = WriteOptions { sync };
+    handle.call(py, |db| db.delete_opt(&options, key))
+}
+
+/// A LevelDB database, opened in a directory.
+///
+/// Thread safety: share it between threads freely; every engine call releases the GIL, so
+/// threads read and write in parallel. `close()` waits for calls in flight.
+#[pyclass(frozen, module = "strata", name = "DB")]
+pub struct PyDB {
+    name: Py<PyAny>,
+    handle: Arc<Handle>,
+}
+
+#[pymethods]
+impl PyDB {
+    /// Opens (or with `create_if_missing`, creates) the database in directory `name`.
+    #[new]
+    #[pyo3(signature = (name, *, create_if_missing=false, error_if_exists=false,
+        paranoid_checks=None, write_buffer_size=None, max_open_files=None, lru_cache_size=None,
+        block_size=None, block_restart_interval=None, max_file_size=None,
+        compression=Compression::SNAPPY, bloom_filter_bits=0, comparator=None,
+        comparator_name=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new<'py>(
+        py: Python<'py>,
+        name: Bound<'py, PyAny>,
+        create_if_missing: bool,
+        error_if_exists: bool,
+        paranoid_checks: Option<bool>,
+        write_buffer_size: Option<usize>,
+        max_open_files: Option<usize>,
+        lru_cache_size: Option<usize>,
+        block_size: Option<usize>,
+        block_restart_interval: Option<usize>,
+        max_file_size: Option<usize>,
+        compression: Compression,
+        bloom_filter_bits: i64,
+        comparator: Option<Bound<'py, PyAny>>,
+        comparator_name: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<PyDB> {
+        let path = fs_path(&name)?;
+        let bytewise = comparator.is_none();
+        let args = OpenArgs {
+            create_if_missing,
+            error_if_exists,
+            paranoid_checks,
+            write_buffer_size,
+            max_open_files,
+            lru_cache_size,
+            block_size,
+            block_restart_interval,
+            max_file_size,
+            compression,
+            bloom_filter_bits,
+            comparator,
+            comparator_name,
+        };
+        let options = args.to_options()?;
+        let handle = Handle::open(py, path, options, bytewise)?;
+        Ok(PyDB {
+            name: name.unbind(),
+            handle: Arc::new(handle),
+        })
+    }
+
+    /// The directory name the database was opened with.
+    #[getter]
+    fn name(&self, py: Python<'_>) -> Py<PyAny> {
+        self.name.clone_ref(py)
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.handle.is_closed()
+    }
+
+    /// Closes the database: waits for calls in flight, closes every iterator of it, releases
+    /// the files and the lock. Idempotent.
+    fn close(&self, py: Python<'_>) {
+        self.handle.close(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "<strata.DB with name {}{}>",
+            self.name.bind(py).repr()?,
+            if self.handle.is_closed() {
+                " (closed)"
+            } else {
+                ""
+            }
+        ))
+    }
+
+    /// The value of `key`, or `default` when it is absent.
+    #[pyo3(signature = (key, default=None, *, verify_checksums=false, fill_cache=true))]
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        key: &[u8],
+        default: Option<Bound<'py, PyAny>>,
+        verify_checksums: bool,
+        fill_cache: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        get_value(py, &self.handle, key, default, verify_checksums, fill_cache)
+    }
+
+    /// Sets `key` to `value`; `sync` waits until the write is on disk.
+    #[pyo3(signature = (key, value, *, sync=false))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &[u8],
+        value: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        put_value(py, &self.handle, key, value, sync)
+    }
+
+    /// Removes `key` (not an error when absent).
+    #[pyo3(signature = (key, *, sync=false))]
+    fn delete(&self, py: Python<'_>, key: &[u8], sync: bool) -> PyResult<()> {
+        delete_key(py, &self.handle, key, sync)
+    }
+
+    /// A new `WriteBatch` for this database.
+    #[pyo3(signature = (*, transaction=false, sync=false))]
+    fn write_batch(&self, transaction: bool, sync: bool) -> PyResult<PyWriteBatch> {
+        self.handle.check_open()?;
+        Ok(PyWriteBatch::new(&self.handle, None, transaction, sync))
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<PyIterator> {
+        self.handle.check_open()?;
+        PyIterator::new(py, &self.handle, None, IterArgs::all(), None)
+    }
+
+    /// An `Iterator` over a range of the database.
+    #[pyo3(signature = (*, reverse=false, start=None, stop=None, include_start=true,
+        include_stop=false, prefix=None, include_key=true, include_value=true,
+        verify_checksums=false, fill_cache=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn iterator(
+        &self,
+        py: Python<'_>,
+        reverse: bool,
+        start: Option<&[u8]>,
+        stop: Option<&[u8]>,
+        include_start: bool,
+        include_stop: bool,
+        prefix: Option<&[u8]>,
+        include_key: bool,
+        include_value: bool,
+        verify_checksums: bool,
+        fill_cache: bool,
+    ) -> PyResult<PyIterator> {
+        let args = IterArgs {
+            reverse,
+            start,
+            stop,
+            include_start,
+            include_stop,
+            prefix,
+            include_key,
+            include_value,
+            verify_checksums,
+            fill_cache,
+        };
+        PyIterator::new(py, &self.handle, None, args, None)
+    }
+
+    /// A `RawIterator` (LevelDB's cursor interface) over the database.
+    #[pyo3(signature = (*, verify_checksums=false, fill_cache=true))]
+    fn raw_iterator(
+        &self,
+        py: Python<'_>,
+        verify_checksums: bool,
+        fill_cache: bool,
+    ) -> PyResult<PyRawIterator> {
+        PyRawIterator::new(py, &self.handle, verify_checksums, fill_cache, None)
+    }
+
+    /// A consistent read-only view of the database as it is now.
+    fn snapshot(&self, py: Python<'_>) -> PyResult<PySnapshot> {
+        PySnapshot::new(py, &self.handle, None)
+    }
+
+    /// The value of a property (`b'leveldb.stats'`, `b'leveldb.num-files-at-level0'`,
+    /// `b'leveldb.sstables'`, `b'leveldb.approximate-memory-usage'`), or `None`.
+    fn get_property<'py>(
+        &self,
+        py: Python<'py>,
+        name: &[u8],
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let Ok(name) = std::str::from_utf8(name) else {
+            self.handle.check_open()?;
+            return Ok(None);
+        };
+        let value = self.handle.with_db(py, |db| db.property(name))?;
+        Ok(value.map(|v| PyBytes::new(py, v.as_bytes())))
+    }
+
+    /// Compacts the keys in `[start, stop]` (`None`: unbounded) down the levels.
+    #[pyo3(signature = (*, start=None, stop=None))]
+    fn compact_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&[u8]>,
+        stop: Option<&[u8]>,
+    ) -> PyResult<()> {
+        self.handle.call(py, |db| db.compact_range(start, stop))
+    }
+
+    /// Approximate file-system bytes used by keys in `[start, stop)`.
+    fn approximate_size(&self, py: Python<'_>, start: &[u8], stop: &[u8]) -> PyResult<u64> {
+        let range = [Range { start, limit: stop }];
+        let sizes = self.handle.with_db(py, |db| db.approximate_sizes(&range))?;
+        Ok(sizes.first().copied().unwrap_or(0))
+    }
+
+    /// Approximate file-system bytes used by each `(start, stop)` range.
+    #[pyo3(signature = (*ranges))]
+    fn approximate_sizes(&self, py: Python<'_>, ranges: &Bound<'_, PyTuple>) -> PyResult<Vec<u64>> {
+        let mut owned = Vec::with_capacity(ranges.len());
+        for range in ranges.iter() {
+            let (start, stop): (Bound<'_, PyAny>, Bound<'_, PyAny>) = range.extract()?;
+            let (Ok(start), Ok(stop)) = (start.cast::<PyBytes>(), stop.cast::<PyBytes>()) else {
+                return Err(PyTypeError::new_err(
+                    "Start and stop of range must be byte strings",
+                ));
+            };
+            owned.push((start.as_bytes().to_vec(), stop.as_bytes().to_vec()));
+        }
+        let ranges: Vec<Range<'_>> = owned
+            .iter()
+            .map(|(start, limit)| Range { start, limit })
+            .collect();
+        self.handle.with_db(py, |db| db.approximate_sizes(&ranges))
+    }
+
+    /// A `PrefixedDB`: this database seen through a key prefix.
+    fn prefixed_db(slf: &Bound<'_, Self>, prefix: Bound<'_, PyBytes>) -> PyPrefixedDB {
+        PyPrefixedDB::new(slf.clone().unbind(), slf.get().handle.clone(), prefix)
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
+        self.close(py);
+        false
+    }
+}
+
+/// A view of a `DB` that adds a prefix to every key it is given and strips it from every key it
+/// returns. Nest them with `prefixed_db`.
+#[pyclass(frozen, module = "strata", name = "PrefixedDB")]
+pub struct PyPrefixedDB {
+    db: Py<PyDB>,
+    handle: Arc<Handle>,
+    prefix: Py<PyBytes>,
+    /// The prefix's bytes, kept beside the Python object for use without the GIL.
+    key_prefix: Vec<u8>,
+}
+
+impl PyPrefixedDB {
+    fn new(db: Py<PyDB>, handle: Arc<Handle>, prefix: Bound<'_, PyBytes>) -> PyPrefixedDB {
+        PyPrefixedDB {
+            db,
+            handle,
+            key_prefix: prefix.as_bytes().to_vec(),
+            prefix: prefix.unbind(),
+        }
+    }
+
+    fn full_key(&self, key: &[u8]) -> Vec<u8> {
+        [self.key_prefix.as_slice(), key].concat()
+    }
+}
+
+#[pymethods]
+impl PyPrefixedDB {
+    /// The underlying `DB`.
+    #[getter]
+    fn db(&self, py: Python<'_>) -> Py<PyDB> {
+        self.db.clone_ref(py)
+    }
+
+    /// The prefix added to every key.
+    #[getter]
+    fn prefix(&self, py: Python<'_>) -> Py<PyBytes> {
+        self.prefix.clone_ref(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "<strata.PrefixedDB with prefix {}>",
+            self.prefix.bind(py).repr()?
+        ))
+    }
+
+    /// See `DB.get`.
+    #[pyo3(signature = (key, default=None, *, verify_checksums=false, fill_cache=true))]
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        key: &[u8],
+        default: Option<Bound<'py, PyAny>>,
+        verify_checksums: bool,
+        fill_cache: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let key = self.full_key(key);
+        get_value(
+            py,
+            &self.handle,
+            &key,
+            default,
+            verify_checksums,
+            fill_cache,
+        )
+    }
+
+    /// See `DB.put`.
+    #[pyo3(signature = (key, value, *, sync=false))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &[u8],
+        value: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        let key = self.full_key(key);
+        put_value(py, &self.handle, &key, value, sync)
+    }
+
+    /// See `DB.delete`.
+    #[pyo3(signature = (key, *, sync=false))]
+    fn delete(&self, py: Python<'_>, key: &[u8], sync: bool) -> PyResult<()> {
+        let key = self.full_key(key);
+        delete_key(py, &self.handle, &key, sync)
+    }
+
+    /// See `DB.write_batch`; the batch prefixes its keys.
+    #[pyo3(signature = (*, transaction=false, sync=false))]
+    fn write_batch(&self, transaction: bool, sync: bool) -> PyResult<PyWriteBatch> {
+        self.handle.check_open()?;
+        Ok(PyWriteBatch::new(
+            &self.handle,
+            Some(self.key_prefix.clone()),
+            transaction,
+            sync,
+        ))
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<PyIterator> {
+        PyIterator::new(
+            py,
+            &self.handle,
+            Some(&self.key_prefix),
+            IterArgs::all(),
+            None,
+        )
+    }
+
+    /// See `DB.iterator`; bounds and keys are relative to the prefix.
+    #[pyo3(signature = (*, reverse=false, start=None, stop=None, include_start=true,
+        include_stop=false, prefix=None, include_key=true, include_value=true,
+        verify_checksums=false, fill_cache=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn iterator(
+        &self,
+        py: Python<'_>,
+        reverse: bool,
+        start: Option<&[u8]>,
+        stop: Option<&[u8]>,
+        include_start: bool,
+        include_stop: bool,
+        prefix: Option<&[u8]>,
+        include_key: bool,
+        include_value: bool,
+        verify_checksums: bool,
+        fill_cache: bool,
+    ) -> PyResult<PyIterator> {
+        let args = IterArgs {
+            reverse,
+            start,
+            stop,
+            include_start,
+            include_stop,
+            prefix,
+            include_key,
+            include_value,
+            verify_checksums,
+            fill_cache,
+        };
+        PyIterator::new(py, &self.handle, Some(&self.key_prefix), args, None)
+    }
+
+    /// See `DB.snapshot`; reads through it are relative to the prefix.
+    fn snapshot(&self, py: Python<'_>) -> PyResult<PySnapshot> {
+        PySnapshot::new(py, &self.handle, Some(self.key_prefix.clone()))
+    }
+
+    /// A `PrefixedDB` whose prefix is this one's followed by `prefix`.
+    fn prefixed_db(&self, py: Python<'_>, prefix: Bound<'_, PyBytes>) -> PyPrefixedDB {
+        let nested = PyBytes::new(py, &self.full_key(prefix.as_bytes()));
+        PyPrefixedDB::new(self.db.clone_ref(py), self.handle.clone(), nested)
+    }
+}
+
+/// Rebuilds the database in `name` from whatever can still be read.
+#[pyfunction]
+#[pyo3(signature = (name, *, paranoid_checks=None, write_buffer_size=None, max_open_files=None,
+    lru_cache_size=None, block_size=None, block_restart_interval=None, max_file_size=None,
+    compression=Compression::SNAPPY, bloom_filter_bits=0, comparator=None, comparator_name=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn repair_db<'py>(
+    py: Python<'py>,
+    name: Bound<'py, PyAny>,
+    paranoid_checks: Option<bool>,
+    write_buffer_size: Option<usize>,
+    max_open_files: Option<usize>,
+    lru_cache_size: Option<usize>,
+    block_size: Option<usize>,
+    block_restart_interval: Option<usize>,
+    max_file_size: Option<usize>,
+    compression: Compression,
+    bloom_filter_bits: i64,
+    comparator: Option<Bound<'py, PyAny>>,
+    comparator_name: Option<Bound<'py, PyAny>>,
+) -> PyResult<()> {
+    let path = fs_path(&name)?;
+    let args = OpenArgs {
+        create_if_missing: false,
+        error_if_exists: true,
+        paranoid_checks,
+        write_buffer_size,
+        max_open_files,
+        lru_cache_size,
+        block_size,
+        block_restart_interval,
+        max_file_size,
+        compression,
+        bloom_filter_bits,
+        comparator,
+        comparator_name,
+    };
+    let options = args.to_options()?;
+    py.detach(move || strata::repair(path, &options))
+        .map_err(to_py)
+}
+
+/// Removes the database in `name` (its files, and the directory if it ends up empty).
+#[pyfunction]
+pub(crate) fn destroy_db(py: Python<'_>, name: Bound<'_, PyAny>) -> PyResult<()> {
+    let path = fs_path(&name)?;
+    py.detach(move || strata::destroy(path, &strata::Options::default()))
+        .map_err(to_py)
+}

@@ -1,0 +1,195 @@
+//! `Snapshot`: a consistent read-only view of the database, as plyvel offers it.
+//!
+//! While a snapshot is open the engine keeps every entry it can see; `close()` (or `release()`,
+//! or leaving its `with` block, or dropping it) lets compactions discard them. Iterators made
+//! from a snapshot keep reading it after it is closed.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
+use pyo3::types::{PyBytes, PyTuple};
+use strata::ReadOptions;
+
+use crate::errors::snapshot_closed;
+use crate::handle::{drop_detached, Handle};
+use crate::iterator::{IterArgs, PyIterator, PyRawIterator};
+
+/// A point-in-time view of a database (or of a `PrefixedDB`'s part of it).
+///
+/// Thread safety: usable from any thread.
+#[pyclass(frozen, module = "strata", name = "Snapshot")]
+pub struct PySnapshot {
+    handle: Arc<Handle>,
+    prefix: Option<Vec<u8>>,
+    snapshot: Mutex<Option<strata::Snapshot>>,
+}
+
+impl PySnapshot {
+    /// Takes a snapshot of `handle` now (detached: it takes the engine's lock).
+    pub(crate) fn new(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        prefix: Option<Vec<u8>>,
+    ) -> PyResult<PySnapshot> {
+        let snapshot = handle
+            .with_db(py, |db| db.snapshot())
+            .map_err(|_| snapshot_closed())?;
+        Ok(PySnapshot {
+            handle: Arc::clone(handle),
+            prefix,
+            snapshot: Mutex::new(Some(snapshot)),
+        })
+    }
+
+    /// The engine snapshot; `RuntimeError` once it or its database is closed.
+    fn pinned(&self, py: Python<'_>) -> PyResult<strata::Snapshot> {
+        if self.handle.is_closed() {
+            return Err(snapshot_closed());
+        }
+        self.snapshot
+            .lock_py_attached(py)
+            .clone()
+            .ok_or_else(snapshot_closed)
+    }
+}
+
+impl Drop for PySnapshot {
+    fn drop(&mut self) {
+        if let Some(snapshot) = self.snapshot.get_mut().take() {
+            drop_detached(snapshot);
+        }
+    }
+}
+
+#[pymethods]
+impl PySnapshot {
+    /// The value of `key` as of the snapshot, or `default`.
+    #[pyo3(signature = (key, default=None, *, verify_checksums=false, fill_cache=true))]
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        key: &[u8],
+        default: Option<Bound<'py, PyAny>>,
+        verify_checksums: bool,
+        fill_cache: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = ReadOptions {
+            verify_checksums,
+            fill_cache,
+            snapshot: Some(self.pinned(py)?),
+            ..ReadOptions::default()
+        };
+        let key: Cow<'_, [u8]> = match &self.prefix {
+            Some(prefix) => Cow::Owned([prefix.as_slice(), key].concat()),
+            None => Cow::Borrowed(key),
+        };
+        let value = self
+            .handle
+            .call(py, move |db| db.get_opt(&options, &key))
+            .map_err(|e| {
+                if self.handle.is_closed() {
+                    snapshot_closed()
+                } else {
+                    e
+                }
+            })?;
+        Ok(match value {
+            Some(value) => PyBytes::new(py, &value).into_any(),
+            None => default.unwrap_or_else(|| py.None().into_bound(py)),
+        })
+    }
+
+    /// An `Iterator` over the snapshot; see `DB.iterator`.
+    #[pyo3(signature = (*, reverse=false, start=None, stop=None, include_start=true,
+        include_stop=false, prefix=None, include_key=true, include_value=true,
+        verify_checksums=false, fill_cache=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn iterator(
+        &self,
+        py: Python<'_>,
+        reverse: bool,
+        start: Option<&[u8]>,
+        stop: Option<&[u8]>,
+        include_start: bool,
+        include_stop: bool,
+        prefix: Option<&[u8]>,
+        include_key: bool,
+        include_value: bool,
+        verify_checksums: bool,
+        fill_cache: bool,
+    ) -> PyResult<PyIterator> {
+        let snapshot = self.pinned(py)?;
+        let args = IterArgs {
+            reverse,
+            start,
+            stop,
+            include_start,
+            include_stop,
+            prefix,
+            include_key,
+            include_value,
+            verify_checksums,
+            fill_cache,
+        };
+        PyIterator::new(
+            py,
+            &self.handle,
+            self.prefix.as_deref(),
+            args,
+            Some(snapshot),
+        )
+    }
+
+    /// A `RawIterator` over the snapshot (over the whole database, prefix or not, as in plyvel).
+    #[pyo3(signature = (*, verify_checksums=false, fill_cache=true))]
+    fn raw_iterator(
+        &self,
+        py: Python<'_>,
+        verify_checksums: bool,
+        fill_cache: bool,
+    ) -> PyResult<PyRawIterator> {
+        let snapshot = self.pinned(py)?;
+        PyRawIterator::new(
+            py,
+            &self.handle,
+            verify_checksums,
+            fill_cache,
+            Some(snapshot),
+        )
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<PyIterator> {
+        let snapshot = self.pinned(py)?;
+        PyIterator::new(
+            py,
+            &self.handle,
+            self.prefix.as_deref(),
+            IterArgs::all(),
+            Some(snapshot),
+        )
+    }
+
+    /// Releases the snapshot. Idempotent.
+    fn close(&self, py: Python<'_>) {
+        let snapshot = self.snapshot.lock_py_attached(py).take();
+        py.detach(move || drop(snapshot));
+    }
+
+    /// The same as `close()` (LevelDB's name for it).
+    fn release(&self, py: Python<'_>) {
+        self.close(py)
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
+        self.close(py);
+        false
+    }
+}
