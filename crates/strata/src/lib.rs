@@ -24,6 +24,11 @@ mod write_batch;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+/// The README's Rust example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;
+
 pub use cache::BlockCache;
 pub use db::{destroy, repair, DbIterator, Range, Snapshot, DB};
 pub use env::{Env, FileLock, MemEnv, PosixEnv, RandomAccessFile, SequentialFile, WritableFile};
