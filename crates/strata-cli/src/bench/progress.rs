@@ -55,10 +55,8 @@ impl ProgressRun {
             };
         }
         let style = match len {
-            Some(_) => ProgressStyle::with_template(
-                "{msg:28} [{bar:40}] {percent:>3}% {human_pos}/{human_len} ({eta} left)",
-            ),
-            None => ProgressStyle::with_template("{msg:28} {spinner} {elapsed}"),
+            Some(_) => ProgressStyle::with_template("{msg:24} [{wide_bar}] {percent:>3}% {eta:>4}"),
+            None => ProgressStyle::with_template("{msg:24} {spinner} {elapsed}"),
         };
         let bar =
             ProgressBar::with_draw_target(len, ProgressDrawTarget::hidden()).with_message(message);
