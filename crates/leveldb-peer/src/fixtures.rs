@@ -4,6 +4,9 @@
 //! contain: the final key → value map after every put, overwrite and delete. The same spec and
 //! seed always produce the same operations, so the same database contents and the same model
 //! (file layout may differ only by LevelDB's own background-compaction timing).
+//! [`build_db_with_writes`] also returns every write in order, for tests that replay LevelDB's
+//! write-ahead log: each write is one log record, and the `n`-th operation written (counting
+//! from 0 over all writes) has sequence number `n + 1`.
 //!
 //! What a spec can exercise on the reader's side:
 //! - keys: plain decimal, long shared prefixes (block prefix compression), or binary keys with
@@ -112,6 +115,37 @@ impl Default for FixtureSpec {
     }
 }
 
+/// One operation a fixture wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FixtureOp {
+    /// `key` set to `value`.
+    Put {
+        /// The key.
+        key: Vec<u8>,
+        /// The value.
+        value: Vec<u8>,
+    },
+    /// `key` removed.
+    Delete {
+        /// The key.
+        key: Vec<u8>,
+    },
+}
+
+/// A fixture database's expected contents and the writes that produced them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fixture {
+    /// The final key → value map (what [`build_db`] returns).
+    pub model: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// Every write handed to LevelDB, in order; a write is one batch (or one single put or
+    /// delete), so one write-ahead-log record, with its operations in order. Operation `n`
+    /// (counting from 0 across all writes) got sequence number `n + 1`.
+    pub writes: Vec<Vec<FixtureOp>>,
+    /// Index in `writes` of the first write of the live-WAL phase: the writes from here on came
+    /// after the main phase and the optional compaction (`writes.len()` when there were none).
+    pub live_from: usize,
+}
+
 /// Writes a new LevelDB database at `path` as `spec` says and returns its expected contents.
 ///
 /// `opts` is used as given except that `create_if_missing` and `error_if_exists` are forced on:
@@ -121,6 +155,15 @@ pub fn build_db(
     opts: &LevelDbOptions,
     spec: &FixtureSpec,
 ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, String> {
+    build_db_with_writes(path, opts, spec).map(|fixture| fixture.model)
+}
+
+/// [`build_db`], also returning every write in order (see [`Fixture`]).
+pub fn build_db_with_writes(
+    path: impl AsRef<Path>,
+    opts: &LevelDbOptions,
+    spec: &FixtureSpec,
+) -> Result<Fixture, String> {
     validate(spec)?;
     let mut rng = StdRng::seed_from_u64(spec.seed);
     let mut keys: Vec<Vec<u8>> = (0..spec.num_keys)
@@ -157,6 +200,7 @@ pub fn build_db(
     if spec.compact_at_end {
         db.compact_range(None, None);
     }
+    let live_from = writer.writes.len();
 
     for t in 0..spec.live_wal_ops {
         let roll: u32 = rng.gen_range(0..4);
@@ -172,7 +216,11 @@ pub fn build_db(
         }
     }
     writer.flush()?;
-    Ok(writer.model)
+    Ok(Fixture {
+        model: writer.model,
+        writes: writer.writes,
+        live_from,
+    })
 }
 
 /// Every entry of `db`, read with a forward scan: what to compare against a model.
@@ -254,13 +302,16 @@ fn make_value(sizes: &ValueSizes, rng: &mut StdRng) -> Vec<u8> {
     }
 }
 
-/// Applies operations to LevelDB (one by one or in batches) and to the model.
+/// Applies operations to LevelDB (one by one or in batches) and to the model, and records
+/// them.
 struct Writer<'db> {
     db: &'db LevelDb,
     batch: LevelDbBatch,
     batch_size: usize,
-    pending: usize,
+    /// The operations of the pending batch; its length is the pending count.
+    pending: Vec<FixtureOp>,
     model: BTreeMap<Vec<u8>, Vec<u8>>,
+    writes: Vec<Vec<FixtureOp>>,
 }
 
 impl<'db> Writer<'db> {
@@ -269,8 +320,9 @@ impl<'db> Writer<'db> {
             db,
             batch: LevelDbBatch::new(),
             batch_size,
-            pending: 0,
+            pending: Vec::new(),
             model: BTreeMap::new(),
+            writes: Vec::new(),
         }
     }
 
@@ -279,10 +331,12 @@ impl<'db> Writer<'db> {
             self.db.put(key, &value, false)?;
         } else {
             self.batch.put(key, &value);
-            self.pending += 1;
         }
-        self.model.insert(key.to_vec(), value);
-        self.maybe_flush()
+        self.model.insert(key.to_vec(), value.clone());
+        self.record(FixtureOp::Put {
+            key: key.to_vec(),
+            value,
+        })
     }
 
     fn delete(&mut self, key: &[u8]) -> Result<(), String> {
@@ -290,14 +344,23 @@ impl<'db> Writer<'db> {
             self.db.delete(key, false)?;
         } else {
             self.batch.delete(key);
-            self.pending += 1;
         }
         self.model.remove(key);
+        self.record(FixtureOp::Delete { key: key.to_vec() })
+    }
+
+    /// Notes `op` as written alone or as part of the pending batch.
+    fn record(&mut self, op: FixtureOp) -> Result<(), String> {
+        if self.batch_size == 1 {
+            self.writes.push(vec![op]);
+            return Ok(());
+        }
+        self.pending.push(op);
         self.maybe_flush()
     }
 
     fn maybe_flush(&mut self) -> Result<(), String> {
-        if self.pending >= self.batch_size {
+        if self.pending.len() >= self.batch_size {
             self.flush()?;
         }
         Ok(())
@@ -305,10 +368,10 @@ impl<'db> Writer<'db> {
 
     /// Writes the pending batch, if any.
     fn flush(&mut self) -> Result<(), String> {
-        if self.pending > 0 {
+        if !self.pending.is_empty() {
             self.db.write(&self.batch, false)?;
             self.batch.clear();
-            self.pending = 0;
+            self.writes.push(std::mem::take(&mut self.pending));
         }
         Ok(())
     }
@@ -372,6 +435,41 @@ mod tests {
         for (k, v) in &model {
             assert_eq!(db.get(k).expect("get").as_deref(), Some(v.as_slice()));
         }
+    }
+
+    #[test]
+    fn writes_replay_to_the_model_and_mark_the_live_phase() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let spec = FixtureSpec {
+            num_keys: 500,
+            batch_size: 4,
+            compact_at_end: true,
+            live_wal_ops: 30,
+            ..FixtureSpec::default()
+        };
+        let fixture =
+            build_db_with_writes(dir.path(), &LevelDbOptions::default(), &spec).expect("build");
+        assert!(fixture.writes.iter().all(|w| !w.is_empty() && w.len() <= 4));
+        let live_ops: usize = fixture.writes[fixture.live_from..]
+            .iter()
+            .map(Vec::len)
+            .sum();
+        assert_eq!(live_ops, 30);
+        let mut replayed = BTreeMap::new();
+        for op in fixture.writes.iter().flatten() {
+            match op {
+                FixtureOp::Put { key, value } => {
+                    replayed.insert(key.clone(), value.clone());
+                }
+                FixtureOp::Delete { key } => {
+                    replayed.remove(key);
+                }
+            }
+        }
+        assert_eq!(replayed, fixture.model);
+        let again = tempfile::tempdir().expect("tempdir");
+        let model = build_db(again.path(), &LevelDbOptions::default(), &spec).expect("build");
+        assert_eq!(model, fixture.model);
     }
 
     #[test]

@@ -88,6 +88,15 @@ impl Error {
         self
     }
 
+    /// Shifts a corruption's offset by `base`: a decoder reports offsets within the unit it
+    /// decoded (a log record, a block); its caller knows where that unit starts in the file.
+    pub(crate) fn offset_by(mut self, base: u64) -> Error {
+        if let Error::Corruption(c) = &mut self {
+            c.offset = Some(base + c.offset.unwrap_or(0));
+        }
+        self
+    }
+
     /// Wraps an I/O error with what was being done.
     pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Error {
         Error::Io {

@@ -6,20 +6,24 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod cache;
+mod compaction;
 mod db;
 mod env;
 mod error;
 mod iter;
 mod log;
+mod memtable;
 mod options;
 mod table;
 mod util;
+mod version;
 mod write_batch;
 
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use cache::BlockCache;
+pub use db::{destroy, repair, DbIterator, Range, Snapshot, DB};
 pub use env::{Env, FileLock, MemEnv, PosixEnv, RandomAccessFile, SequentialFile, WritableFile};
 pub use error::{Corruption, Error, Result};
 pub use options::{CompressionType, Options, ReadOptions, WriteOptions};

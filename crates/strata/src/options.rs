@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::cache::BlockCache;
+use crate::db::Snapshot;
 use crate::env::{Env, PosixEnv};
 use crate::util::bloom::FilterPolicy;
 use crate::util::comparator::{BytewiseComparator, Comparator};
@@ -119,8 +120,8 @@ pub struct ReadOptions {
     pub verify_checksums: bool,
     /// Keep blocks read by this operation in the block cache (turn off for bulk scans).
     pub fill_cache: bool,
-    /// Sequence number to read as of (from a snapshot); `None` reads the latest state.
-    pub(crate) snapshot: Option<u64>,
+    /// Read as of this snapshot; `None` reads the latest state.
+    pub snapshot: Option<Snapshot>,
     /// Iterators see only keys `>= lower_bound`.
     pub lower_bound: Option<Vec<u8>>,
     /// Iterators see only keys `< upper_bound`.
@@ -136,5 +137,12 @@ impl Default for ReadOptions {
             lower_bound: None,
             upper_bound: None,
         }
+    }
+}
+
+impl ReadOptions {
+    /// The sequence number reads are made at, when a snapshot is set.
+    pub(crate) fn snapshot_sequence(&self) -> Option<u64> {
+        self.snapshot.as_ref().map(Snapshot::sequence)
     }
 }

@@ -1,3 +1,298 @@
 //! The database: open and recovery, write path, read path, snapshots, properties, repair.
+//!
+//! Data flows one way: a write is grouped with concurrent writes (`write`), appended to the
+//! write-ahead log and applied to the memtable; a full memtable becomes immutable and the
+//! background worker flushes it to a table (`background`), then compacts tables down the
+//! levels (`compaction_job`). Reads (`read`) consult the memtable, the immutable memtable and
+//! the current version's tables, newest first.
+//!
+//! Locking: one mutex guards [`DbState`]. It is never held over file I/O except for short
+//! metadata operations (creating a new log when the memtable is switched). The write-ahead log
+//! writer has its own mutex, held only by the current write-group leader. Readers take the
+//! state mutex only to clone one `Arc` (the [`SuperVersion`]) and then read without locks.
 
 pub(crate) mod filename;
+
+mod background;
+mod compaction_job;
+mod destroy;
+mod info_log;
+mod iterator;
+mod open;
+mod properties;
+mod read;
+mod repair;
+mod snapshot;
+mod table_build;
+mod write;
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::cache::table_cache::TableCache;
+use crate::env::{Env, FileLock};
+use crate::error::{Error, Result};
+use crate::log::LogWriter;
+use crate::memtable::MemTable;
+use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::util::internal_key::InternalKeyComparator;
+use crate::version::version::Version;
+use crate::version::version_set::VersionSet;
+use crate::version::NUM_LEVELS;
+use crate::write_batch::WriteBatch;
+
+pub use iterator::DbIterator;
+pub use snapshot::Snapshot;
+
+pub(crate) use info_log::InfoLog;
+
+/// What a reader needs to see a consistent state: both memtables and the table layout.
+/// Replaced (never changed) whenever one of them changes.
+pub(crate) struct SuperVersion {
+    pub(crate) mem: Arc<MemTable>,
+    pub(crate) imm: Option<Arc<MemTable>>,
+    pub(crate) version: Arc<Version>,
+}
+
+/// Per-level compaction statistics for `leveldb.stats`.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct LevelStats {
+    pub(crate) micros: u64,
+    pub(crate) bytes_read: u64,
+    pub(crate) bytes_written: u64,
+}
+
+impl LevelStats {
+    pub(crate) fn add(&mut self, other: &LevelStats) {
+        self.micros += other.micros;
+        self.bytes_read += other.bytes_read;
+        self.bytes_written += other.bytes_written;
+    }
+}
+
+/// A `compact_range` request handed to the background worker.
+pub(crate) struct ManualCompaction {
+    pub(crate) level: usize,
+    pub(crate) begin: Option<Vec<u8>>,
+    pub(crate) end: Option<Vec<u8>>,
+    pub(crate) done: bool,
+}
+
+/// Everything guarded by the DB mutex.
+pub(crate) struct DbState {
+    /// The memtable taking writes.
+    pub(crate) mem: Arc<MemTable>,
+    /// The memtable being flushed, if any.
+    pub(crate) imm: Option<Arc<MemTable>>,
+    pub(crate) versions: VersionSet,
+    /// Number of the write-ahead log that `mem` is backed by.
+    pub(crate) log_file_number: u64,
+    /// Sequence numbers of live snapshots, with how many snapshots hold each.
+    pub(crate) snapshots: BTreeMap<u64, usize>,
+    /// The first background failure; once set, every write fails with it.
+    pub(crate) bg_error: Option<Error>,
+    pub(crate) manual: Option<ManualCompaction>,
+    /// Table numbers being written by background work, protected from deletion.
+    pub(crate) pending_outputs: HashSet<u64>,
+    pub(crate) stats: [LevelStats; NUM_LEVELS],
+    /// Writers waiting to be committed, the first one leading the next group.
+    pub(crate) writers: VecDeque<Arc<write::Writer>>,
+    pub(crate) super_version: Arc<SuperVersion>,
+    /// True while the background worker is running a job.
+    pub(crate) bg_busy: bool,
+}
+
+impl DbState {
+    /// Rebuilds the reader view after `mem`, `imm` or the current version changed.
+    pub(crate) fn refresh_super_version(&mut self) {
+        self.super_version = Arc::new(SuperVersion {
+            mem: Arc::clone(&self.mem),
+            imm: self.imm.clone(),
+            version: Arc::clone(self.versions.current()),
+        });
+    }
+
+    /// Oldest sequence number any reader may still need.
+    pub(crate) fn smallest_snapshot(&self) -> u64 {
+        self.snapshots
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(self.versions.last_sequence)
+    }
+}
+
+/// The shared core of an open database.
+pub(crate) struct DbInner {
+    pub(crate) dir: PathBuf,
+    pub(crate) options: Arc<Options>,
+    pub(crate) icmp: InternalKeyComparator,
+    pub(crate) env: Arc<dyn Env>,
+    pub(crate) table_cache: Arc<TableCache>,
+    pub(crate) state: Mutex<DbState>,
+    /// Signalled when background work finishes a step (waiting writers and `compact_range`).
+    pub(crate) bg_done: Condvar,
+    /// Signalled when there may be background work to do.
+    pub(crate) bg_work: Condvar,
+    /// The write-ahead log; used only by the leader of the current write group.
+    pub(crate) wal: Mutex<Option<LogWriter>>,
+    pub(crate) shutting_down: AtomicBool,
+    /// Mirrors `state.imm.is_some()` so compactions can check it without the mutex.
+    pub(crate) has_imm: AtomicBool,
+    pub(crate) info_log: InfoLog,
+    pub(crate) lock: Mutex<Option<Box<dyn FileLock>>>,
+}
+
+/// An open database.
+///
+/// Thread safety: `DB` is `Send + Sync`; share it by reference or in an `Arc`. Concurrent
+/// writers are grouped into one log write; readers never block writers.
+pub struct DB {
+    inner: Arc<DbInner>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for DB {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DB")
+            .field("path", &self.inner.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A key range for [`DB::approximate_sizes`]: `start` inclusive, `limit` exclusive.
+#[derive(Debug, Clone)]
+pub struct Range<'a> {
+    pub start: &'a [u8],
+    pub limit: &'a [u8],
+}
+
+impl DB {
+    /// Opens (or with `create_if_missing`, creates) the database in directory `path`.
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<DB> {
+        let inner = open::open(path.as_ref(), options)?;
+        let worker = background::spawn_worker(Arc::clone(&inner))?;
+        Ok(DB {
+            inner,
+            worker: Some(worker),
+        })
+    }
+
+    /// Sets `key` to `value`.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put_opt(&WriteOptions::default(), key, value)
+    }
+
+    /// Sets `key` to `value` with explicit write options.
+    pub fn put_opt(&self, options: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(key, value);
+        self.write_opt(options, batch)
+    }
+
+    /// Removes `key` (not an error when it is absent).
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        self.delete_opt(&WriteOptions::default(), key)
+    }
+
+    /// Removes `key` with explicit write options.
+    pub fn delete_opt(&self, options: &WriteOptions, key: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete(key);
+        self.write_opt(options, batch)
+    }
+
+    /// Applies every update in `batch` atomically.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.write_opt(&WriteOptions::default(), batch)
+    }
+
+    /// Applies every update in `batch` atomically, with explicit write options.
+    pub fn write_opt(&self, options: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        write::write(&self.inner, options, Some(batch))
+    }
+
+    /// The value of `key`, or `None` when it is absent.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_opt(&ReadOptions::default(), key)
+    }
+
+    /// The value of `key` with explicit read options (snapshot, checksums, caching).
+    pub fn get_opt(&self, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        read::get(&self.inner, options, key)
+    }
+
+    /// An iterator over the whole database (unpositioned: call a `seek*` first).
+    pub fn iter(&self) -> DbIterator {
+        self.iter_opt(&ReadOptions::default())
+    }
+
+    /// An iterator with explicit read options (snapshot, bounds, checksums, caching).
+    pub fn iter_opt(&self, options: &ReadOptions) -> DbIterator {
+        read::new_iterator(&self.inner, options)
+    }
+
+    /// A consistent point-in-time view; released when dropped.
+    pub fn snapshot(&self) -> Snapshot {
+        snapshot::acquire(&self.inner)
+    }
+
+    /// The value of a property (`leveldb.num-files-at-level<N>`, `leveldb.stats`,
+    /// `leveldb.sstables`, `leveldb.approximate-memory-usage`), or `None` for unknown names.
+    pub fn property(&self, name: &str) -> Option<String> {
+        properties::property(&self.inner, name)
+    }
+
+    /// Approximate file-system bytes used by each range.
+    pub fn approximate_sizes(&self, ranges: &[Range<'_>]) -> Vec<u64> {
+        properties::approximate_sizes(&self.inner, ranges)
+    }
+
+    /// Compacts the user keys in `[begin, end]` (`None` = unbounded) down to the deepest level
+    /// that has data, dropping overwritten and deleted entries no snapshot needs.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        background::compact_range(&self.inner, begin, end)
+    }
+
+    /// The directory the database lives in.
+    pub fn path(&self) -> &Path {
+        &self.inner.dir
+    }
+}
+
+impl Drop for DB {
+    fn drop(&mut self) {
+        self.inner.shutting_down.store(true, Ordering::Release);
+        {
+            let _state = self.inner.state.lock();
+            self.inner.bg_work.notify_all();
+            self.inner.bg_done.notify_all();
+        }
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+        if let Some(mut wal) = self.inner.wal.lock().take() {
+            let _ = wal.close();
+        }
+        if let Some(lock) = self.inner.lock.lock().take() {
+            let _ = self.inner.env.unlock_file(lock);
+        }
+        self.inner.info_log.log(format_args!("closed"));
+    }
+}
+
+/// Removes every file of the database in `path`, and the directory if it ends up empty.
+pub fn destroy(path: impl AsRef<Path>, options: &Options) -> Result<()> {
+    destroy::destroy(path.as_ref(), options)
+}
+
+/// Rebuilds the database in `path` from whatever tables and logs can still be read: use it
+/// when a database cannot be opened. Some data may be lost; what was lost is in the LOG.
+pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
+    repair::repair(path.as_ref(), options)
+}

@@ -21,6 +21,8 @@
 
 #[cfg(test)]
 mod conformance;
+#[cfg(feature = "testing")]
+pub(crate) mod fault;
 mod mem;
 mod posix;
 

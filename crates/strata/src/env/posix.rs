@@ -6,13 +6,16 @@
 //! - Writers keep a 64 KiB user-space buffer so the many small appends of the log and table
 //!   writers become few `write` calls; an append larger than the buffer goes to the file directly.
 //!   `sync` is `fdatasync`.
-//! - `lock_file` takes a POSIX record lock (`fcntl(F_SETLK)`, write lock over the whole file),
-//!   the lock LevelDB takes, so a LevelDB process and a Strata process keep each other out.
-//!   Record locks belong to the process, not the descriptor, so a second lock of the same file
-//!   from this process would silently succeed; a process-wide set of locked paths refuses it.
-//!   Record locks have one more trap: closing *any* descriptor of a file drops every lock the
-//!   process holds on it. So the set is checked before the file is opened, and a held lock is
-//!   closed before its path leaves the set. The engine must not open the `LOCK` file otherwise.
+//! - `lock_file` takes a write record lock over the whole file with `fcntl`, the kind of lock
+//!   LevelDB takes, so a LevelDB process and a Strata process keep each other out. On Linux it
+//!   is an open-file-description lock (`F_OFD_SETLK`): such locks conflict with LevelDB's
+//!   classic `F_SETLK` locks across processes *and within one process*, and closing another
+//!   descriptor of the file does not drop them. Elsewhere it is a classic `F_SETLK` lock, which
+//!   belongs to the process: a second lock from this process would silently succeed, and
+//!   closing *any* descriptor of the file drops it. For both kinds a process-wide set of locked
+//!   paths refuses a second lock from this process, the set is checked before the file is
+//!   opened, and a held lock is closed before its path leaves the set. The engine must not open
+//!   the `LOCK` file otherwise.
 
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
@@ -330,6 +333,12 @@ fn lock_key(path: &Path) -> io::Result<PathBuf> {
     }
 }
 
+/// The `fcntl` command that sets a record lock without waiting; see the module documentation.
+#[cfg(target_os = "linux")]
+const LOCK_COMMAND: libc::c_int = libc::F_OFD_SETLK;
+#[cfg(not(target_os = "linux"))]
+const LOCK_COMMAND: libc::c_int = libc::F_SETLK;
+
 /// Takes (`F_WRLCK`) or releases (`F_UNLCK`) a record lock over the whole of `file`, without
 /// waiting.
 fn fcntl_lock(file: &File, lock_type: libc::c_int) -> io::Result<()> {
@@ -340,12 +349,13 @@ fn fcntl_lock(file: &File, lock_type: libc::c_int) -> io::Result<()> {
     request.l_whence = libc::SEEK_SET as libc::c_short;
     request.l_start = 0;
     request.l_len = 0; // to the end of the file, however long it grows
+    request.l_pid = 0; // required by open-file-description locks
                        // SAFETY: the descriptor is open for as long as `file` is borrowed, and `request` is a valid
-                       // `flock` that outlives the call; F_SETLK reads it and does not keep the pointer.
+                       // `flock` that outlives the call; fcntl reads it and does not keep the pointer.
     let rc = unsafe {
         libc::fcntl(
             file.as_raw_fd(),
-            libc::F_SETLK,
+            LOCK_COMMAND,
             &request as *const libc::flock,
         )
     };

@@ -8,6 +8,15 @@
 //! - `next`/`prev` may be called only while `valid()`.
 //! - An iterator that meets bad data becomes invalid and reports it from `status()`; it never
 //!   panics on what it reads.
+//!
+//! Files: `merging.rs` (sorted union of children), `db_iter.rs` (user keys visible at a
+//! snapshot, with bounds), `vec_iter.rs` (a vector-backed iterator for tests).
+
+pub(crate) mod db_iter;
+mod error_iter;
+pub(crate) mod merging;
+#[cfg(test)]
+pub(crate) mod vec_iter;
 
 use crate::error::Result;
 
@@ -55,3 +64,4 @@ impl<I: InternalIterator + ?Sized> InternalIterator for Box<I> {
         (**self).status()
     }
 }
+pub(crate) use error_iter::ErrorIter;

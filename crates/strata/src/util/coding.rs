@@ -14,10 +14,6 @@ pub(crate) fn put_fixed32(dst: &mut Vec<u8>, value: u32) {
     dst.extend_from_slice(&value.to_le_bytes());
 }
 
-pub(crate) fn put_fixed64(dst: &mut Vec<u8>, value: u64) {
-    dst.extend_from_slice(&value.to_le_bytes());
-}
-
 pub(crate) fn put_varint32(dst: &mut Vec<u8>, value: u32) {
     put_varint64(dst, u64::from(value));
 }
@@ -39,16 +35,6 @@ pub(crate) fn put_length_prefixed(dst: &mut Vec<u8>, value: &[u8]) {
     dst.extend_from_slice(value);
 }
 
-/// Number of bytes `value` takes as a varint.
-pub(crate) fn varint_len(mut value: u64) -> usize {
-    let mut len = 1;
-    while value >= 0x80 {
-        value >>= 7;
-        len += 1;
-    }
-    len
-}
-
 /// Reads a little-endian u32 from the first four bytes of `src` (no cursor).
 pub(crate) fn decode_fixed32(src: &[u8]) -> Option<u32> {
     let bytes: [u8; 4] = src.get(..4)?.try_into().ok()?;
@@ -59,18 +45,6 @@ pub(crate) fn decode_fixed32(src: &[u8]) -> Option<u32> {
 pub(crate) fn decode_fixed64(src: &[u8]) -> Option<u64> {
     let bytes: [u8; 8] = src.get(..8)?.try_into().ok()?;
     Some(u64::from_le_bytes(bytes))
-}
-
-pub(crate) fn get_fixed32(src: &mut &[u8]) -> Option<u32> {
-    let value = decode_fixed32(src)?;
-    *src = src.get(4..)?;
-    Some(value)
-}
-
-pub(crate) fn get_fixed64(src: &mut &[u8]) -> Option<u64> {
-    let value = decode_fixed64(src)?;
-    *src = src.get(8..)?;
-    Some(value)
 }
 
 pub(crate) fn get_varint32(src: &mut &[u8]) -> Option<u32> {
@@ -130,13 +104,11 @@ mod tests {
     fn fixed_round_trip_is_little_endian() {
         let mut buf = Vec::new();
         put_fixed32(&mut buf, 0x0403_0201);
-        put_fixed64(&mut buf, 0x0807_0605_0403_0201);
+        buf.extend_from_slice(&0x0807_0605_0403_0201u64.to_le_bytes());
         assert_eq!(&buf[..4], &[1, 2, 3, 4]);
-        let mut cursor = &buf[..];
-        assert_eq!(get_fixed32(&mut cursor), Some(0x0403_0201));
-        assert_eq!(get_fixed64(&mut cursor), Some(0x0807_0605_0403_0201));
-        assert!(cursor.is_empty());
-        assert_eq!(get_fixed32(&mut cursor), None);
+        assert_eq!(decode_fixed32(&buf), Some(0x0403_0201));
+        assert_eq!(decode_fixed64(&buf[4..]), Some(0x0807_0605_0403_0201));
+        assert_eq!(decode_fixed32(&buf[10..]), None);
     }
 
     #[test]
@@ -147,7 +119,6 @@ mod tests {
         buf.clear();
         put_varint64(&mut buf, u64::MAX);
         assert_eq!(buf.len(), MAX_VARINT64_LEN);
-        assert_eq!(varint_len(u64::MAX), MAX_VARINT64_LEN);
         assert_eq!(get_varint64(&mut &buf[..]), Some(u64::MAX));
     }
 

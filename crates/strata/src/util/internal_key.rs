@@ -192,6 +192,29 @@ fn append_internal_key_raw(dst: &mut Vec<u8>, trailer: u64) {
     dst.extend_from_slice(&trailer.to_le_bytes());
 }
 
+/// Displays an internal key as `'user key' @ sequence : type`, bytes outside printable ASCII
+/// escaped; a key that does not parse is shown whole and marked.
+pub(crate) fn debug_internal_key(key: &[u8]) -> impl std::fmt::Display + '_ {
+    DisplayInternalKey(key)
+}
+
+struct DisplayInternalKey<'a>(&'a [u8]);
+
+impl std::fmt::Display for DisplayInternalKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match parse_internal_key(self.0) {
+            Some(key) => write!(
+                f,
+                "'{}' @ {} : {}",
+                key.user_key.escape_ascii(),
+                key.sequence,
+                key.value_type as u8
+            ),
+            None => write!(f, "(bad internal key) '{}'", self.0.escape_ascii()),
+        }
+    }
+}
+
 /// A key for looking up `user_key` as of `sequence`.
 pub(crate) fn lookup_key(user_key: &[u8], sequence: SequenceNumber) -> Vec<u8> {
     internal_key(user_key, sequence, VALUE_TYPE_FOR_SEEK)

@@ -1,0 +1,291 @@
+//! The table cache: open tables by file number, bounded by a count of open tables
+//! (`max_open_files` minus what the database keeps for itself), least recently used closed first.
+//!
+//! Thread safety: shared by all readers and compactions; every method takes `&self`. Two threads
+//! missing the same table at once may both open it; one of the two opens wins the slot and the
+//! other is simply dropped when its user is done, which is harmless. A table evicted while an
+//! iterator reads it stays open until the iterator is dropped (tables are `Arc`s).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::db::filename::{sst_table_file_name, table_file_name};
+use crate::env::Env;
+use crate::error::Result;
+use crate::options::ReadOptions;
+use crate::table::reader::{Table, TableIter};
+use crate::table::TableOptions;
+
+use super::lru::LruCache;
+
+/// Open tables of one database directory, by file number.
+pub(crate) struct TableCache {
+    dir: PathBuf,
+    env: Arc<dyn Env>,
+    options: TableOptions,
+    lru: LruCache<u64, Table>,
+}
+
+impl TableCache {
+    /// A cache of up to `entries` open tables of the database in `dir`.
+    pub(crate) fn new(
+        dir: &Path,
+        env: Arc<dyn Env>,
+        options: TableOptions,
+        entries: usize,
+    ) -> TableCache {
+        TableCache {
+            dir: dir.to_path_buf(),
+            env,
+            options,
+            lru: LruCache::new(entries),
+        }
+    }
+
+    /// The open table `file_number` (`file_size` bytes), opening it on a miss. Tables are named
+    /// `NNNNNN.ldb`; `NNNNNN.sst` (LevelDB before 1.14) is tried when the `.ldb` cannot be opened.
+    pub(crate) fn find_table(&self, file_number: u64, file_size: u64) -> Result<Arc<Table>> {
+        if let Some(table) = self.lru.get(&file_number) {
+            return Ok(table);
+        }
+        let ldb = table_file_name(&self.dir, file_number);
+        let (path, file) = match self.env.new_random_access_file(&ldb) {
+            Ok(file) => (ldb, file),
+            Err(ldb_err) => {
+                let sst = sst_table_file_name(&self.dir, file_number);
+                match self.env.new_random_access_file(&sst) {
+                    Ok(file) => (sst, file),
+                    // Report the name a current database would have.
+                    Err(_) => return Err(ldb_err.in_file(ldb.display())),
+                }
+            }
+        };
+        let table = Table::open(
+            self.options.clone(),
+            file,
+            file_size,
+            path.display().to_string(),
+        )?;
+        self.lru.insert(file_number, Arc::clone(&table), 1);
+        Ok(table)
+    }
+
+    /// Point lookup in table `file_number`; see [`Table::get`].
+    pub(crate) fn get<R>(
+        &self,
+        read_opts: &ReadOptions,
+        file_number: u64,
+        file_size: u64,
+        internal_key: &[u8],
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        self.find_table(file_number, file_size)?
+            .get(read_opts, internal_key, f)
+    }
+
+    /// A cursor over table `file_number`; it keeps the table open while it lives.
+    pub(crate) fn iter(
+        &self,
+        read_opts: &ReadOptions,
+        file_number: u64,
+        file_size: u64,
+    ) -> Result<TableIter> {
+        Ok(self.find_table(file_number, file_size)?.iter(read_opts))
+    }
+
+    /// Forgets table `file_number` (its file is being deleted).
+    pub(crate) fn evict(&self, file_number: u64) {
+        self.lru.erase(&file_number);
+    }
+
+    #[cfg(test)]
+    /// Number of tables held open by the cache.
+    pub(crate) fn len(&self) -> usize {
+        self.lru.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::{FileLock, RandomAccessFile, SequentialFile, WritableFile};
+    use crate::error::Error;
+    use crate::iter::InternalIterator;
+    use crate::options::CompressionType;
+    use crate::table::builder::TableBuilder;
+    use crate::table::test_files::{SharedVecFile, VecFile};
+    use crate::util::comparator::BytewiseComparator;
+    use crate::util::internal_key::{internal_key, user_key, InternalKeyComparator, ValueType};
+    use parking_lot::Mutex;
+    use std::collections::HashMap;
+
+    /// Just enough of an `Env` for the table cache: files in a map, opens counted.
+    #[derive(Default)]
+    struct MapEnv {
+        files: Mutex<HashMap<PathBuf, Vec<u8>>>,
+        opens: Mutex<usize>,
+    }
+
+    fn unsupported<T>() -> Result<T> {
+        Err(Error::NotSupported("not in the test env".into()))
+    }
+
+    impl Env for MapEnv {
+        fn new_sequential_file(&self, _: &Path) -> Result<Box<dyn SequentialFile>> {
+            unsupported()
+        }
+        fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+            match self.files.lock().get(path) {
+                Some(bytes) => {
+                    *self.opens.lock() += 1;
+                    Ok(Arc::new(VecFile::new(bytes.clone())))
+                }
+                None => Err(Error::io(
+                    format!("open {}", path.display()),
+                    std::io::Error::from(std::io::ErrorKind::NotFound),
+                )),
+            }
+        }
+        fn new_writable_file(&self, _: &Path) -> Result<Box<dyn WritableFile>> {
+            unsupported()
+        }
+        fn new_appendable_file(&self, _: &Path) -> Result<Box<dyn WritableFile>> {
+            unsupported()
+        }
+        fn file_exists(&self, path: &Path) -> bool {
+            self.files.lock().contains_key(path)
+        }
+        fn children(&self, _: &Path) -> Result<Vec<String>> {
+            unsupported()
+        }
+        fn remove_file(&self, _: &Path) -> Result<()> {
+            unsupported()
+        }
+        fn create_dir(&self, _: &Path) -> Result<()> {
+            unsupported()
+        }
+        fn remove_dir(&self, _: &Path) -> Result<()> {
+            unsupported()
+        }
+        fn file_size(&self, _: &Path) -> Result<u64> {
+            unsupported()
+        }
+        fn rename(&self, _: &Path, _: &Path) -> Result<()> {
+            unsupported()
+        }
+        fn lock_file(&self, _: &Path) -> Result<Box<dyn FileLock>> {
+            unsupported()
+        }
+        fn unlock_file(&self, _: Box<dyn FileLock>) -> Result<()> {
+            unsupported()
+        }
+        fn sync_dir(&self, _: &Path) -> Result<()> {
+            unsupported()
+        }
+        fn now_micros(&self) -> u64 {
+            0
+        }
+    }
+
+    fn options() -> TableOptions {
+        TableOptions {
+            icmp: InternalKeyComparator::new(BytewiseComparator::shared()),
+            block_size: 256,
+            block_restart_interval: 16,
+            compression: CompressionType::Snappy,
+            filter_policy: None,
+            block_cache: None,
+            paranoid_checks: false,
+        }
+    }
+
+    fn table_bytes(tag: &str) -> Vec<u8> {
+        let out = SharedVecFile::new();
+        let mut b = TableBuilder::new(options(), Box::new(out.clone()));
+        for i in 0..100 {
+            let key = internal_key(format!("key{i:03}").as_bytes(), 1, ValueType::Value);
+            b.add(&key, format!("{tag}{i}").as_bytes()).unwrap();
+        }
+        b.finish().unwrap();
+        out.contents()
+    }
+
+    fn setup() -> (Arc<MapEnv>, TableCache) {
+        let env = Arc::new(MapEnv::default());
+        let cache = TableCache::new(Path::new("db"), env.clone(), options(), 2);
+        (env, cache)
+    }
+
+    #[test]
+    fn opens_ldb_then_sst_and_caches() {
+        let (env, cache) = setup();
+        let ldb = table_bytes("ldb");
+        let sst = table_bytes("sst");
+        let (ldb_len, sst_len) = (ldb.len() as u64, sst.len() as u64);
+        env.files.lock().insert(PathBuf::from("db/000005.ldb"), ldb);
+        env.files.lock().insert(PathBuf::from("db/000007.sst"), sst);
+
+        let lookup = internal_key(b"key042", 10, ValueType::Value);
+        let got = cache
+            .get(&ReadOptions::default(), 5, ldb_len, &lookup, |k, v| {
+                (user_key(k).to_vec(), v.to_vec())
+            })
+            .unwrap();
+        assert_eq!(got, Some((b"key042".to_vec(), b"ldb42".to_vec())));
+        let got = cache
+            .get(&ReadOptions::default(), 7, sst_len, &lookup, |_, v| {
+                v.to_vec()
+            })
+            .unwrap();
+        assert_eq!(got, Some(b"sst42".to_vec()));
+        assert_eq!(*env.opens.lock(), 2);
+
+        // Cached: no new opens.
+        let mut it = cache.iter(&ReadOptions::default(), 5, ldb_len).unwrap();
+        it.seek_to_first();
+        assert_eq!(user_key(it.key()), b"key000");
+        assert_eq!(*env.opens.lock(), 2);
+
+        // Evicted: reopened.
+        cache.evict(5);
+        assert_eq!(cache.len(), 1);
+        cache.find_table(5, ldb_len).unwrap();
+        assert_eq!(*env.opens.lock(), 3);
+        // The iterator still works on its (evicted) table.
+        it.next();
+        assert_eq!(user_key(it.key()), b"key001");
+    }
+
+    #[test]
+    fn bounded_by_entries() {
+        let (env, cache) = setup();
+        let bytes = table_bytes("x");
+        let len = bytes.len() as u64;
+        for n in 1..=40u64 {
+            env.files
+                .lock()
+                .insert(table_file_name(Path::new("db"), n), bytes.clone());
+        }
+        for n in 1..=40u64 {
+            cache.find_table(n, len).unwrap();
+        }
+        // Capacity 2 spread over 16 shards of 1 entry each: never more than 16.
+        assert!(cache.len() <= 16);
+    }
+
+    #[test]
+    fn missing_and_corrupt_tables_name_the_file() {
+        let (env, cache) = setup();
+        let err = cache.find_table(9, 100).unwrap_err();
+        assert!(err.is_io_error());
+        assert!(err.to_string().contains("000009.ldb"), "{err}");
+
+        env.files
+            .lock()
+            .insert(PathBuf::from("db/000011.ldb"), vec![0u8; 100]);
+        let err = cache.find_table(11, 100).unwrap_err();
+        let c = err.corruption_details().unwrap();
+        assert_eq!(c.file.as_deref(), Some("db/000011.ldb"));
+        assert_eq!(cache.len(), 0);
+    }
+}

@@ -1,0 +1,358 @@
+//! Background work: flushing the immutable memtable, compactions (automatic and requested by
+//! `compact_range`), and deleting files no version uses any more.
+//!
+//! One worker thread runs every job, so at most one version edit is in flight at a time (the
+//! version set relies on it). The worker sleeps on `bg_work` until there is something to do:
+//! an immutable memtable (always first: writers may be waiting on it), a manual compaction, or
+//! a version that wants compaction. After a job it wakes everyone waiting on `bg_done`.
+//! A failed job records the background error and stops further work; writes then fail with
+//! that error instead of piling up in memory.
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use parking_lot::MutexGuard;
+
+use super::table_build::build_table;
+use super::{DbInner, DbState, LevelStats, ManualCompaction};
+use crate::compaction::picker::{self, needs_compaction, pick_level_for_memtable_output};
+use crate::compaction::Compaction;
+use crate::db::filename::{parse_file_name, FileType};
+use crate::error::{Error, Result};
+use crate::memtable::MemTable;
+use crate::options::WriteOptions;
+use crate::table::TableOptions;
+use crate::util::internal_key::user_key;
+use crate::version::edit::VersionEdit;
+use crate::version::version::Version;
+use crate::version::NUM_LEVELS;
+
+/// Starts the worker thread of `db`.
+pub(crate) fn spawn_worker(db: Arc<DbInner>) -> Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("strata-bg".into())
+        .spawn(move || worker_loop(&db))
+        .map_err(|e| Error::io("starting the background thread", e))
+}
+
+fn has_work(db: &DbInner, state: &DbState) -> bool {
+    state.bg_error.is_none()
+        && (state.imm.is_some()
+            || state.manual.as_ref().is_some_and(|m| !m.done)
+            || needs_compaction(state.versions.current()))
+        && !db.shutting_down.load(Ordering::Acquire)
+}
+
+fn worker_loop(db: &Arc<DbInner>) {
+    let mut state = db.state.lock();
+    loop {
+        while !has_work(db, &state) {
+            if db.shutting_down.load(Ordering::Acquire) {
+                return;
+            }
+            db.bg_work.wait(&mut state);
+        }
+        state.bg_busy = true;
+        if let Err(e) = background_job(db, &mut state) {
+            if !db.shutting_down.load(Ordering::Acquire) {
+                db.info_log.log(format_args!("background error: {e}"));
+                state.bg_error.get_or_insert(e);
+            }
+        }
+        state.bg_busy = false;
+        db.bg_done.notify_all();
+    }
+}
+
+/// One unit of background work, chosen in priority order.
+fn background_job(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
+    if state.imm.is_some() {
+        return compact_memtable(db, state);
+    }
+    if let Some(manual) = state.manual.as_ref().filter(|m| !m.done) {
+        let (level, begin, end) = (manual.level, manual.begin.clone(), manual.end.clone());
+        let compaction =
+            picker::compact_range(&mut state.versions, level, begin.as_deref(), end.as_deref());
+        let result = match compaction {
+            None => {
+                mark_manual_done(state, None);
+                Ok(())
+            }
+            Some(c) => {
+                let resume = c.inputs[0]
+                    .last()
+                    .map(|f| user_key(&f.meta.largest).to_vec());
+                let result = run_compaction(db, state, c, true);
+                mark_manual_done(state, resume.filter(|_| result.is_ok()));
+                result
+            }
+        };
+        if result.is_err() {
+            if let Some(m) = state.manual.as_mut() {
+                m.done = true;
+            }
+        }
+        return result;
+    }
+    match picker::pick_compaction(&mut state.versions) {
+        Some(c) => run_compaction(db, state, c, false),
+        None => Ok(()),
+    }
+}
+
+/// Advances a manual compaction: done when nothing was left, else resume after `resume`.
+fn mark_manual_done(state: &mut DbState, resume: Option<Vec<u8>>) {
+    if let Some(manual) = state.manual.as_mut() {
+        match resume {
+            Some(key) => manual.begin = Some(key),
+            None => manual.done = true,
+        }
+    }
+}
+
+fn run_compaction(
+    db: &Arc<DbInner>,
+    state: &mut MutexGuard<'_, DbState>,
+    mut c: Compaction,
+    manual: bool,
+) -> Result<()> {
+    if !manual && c.is_trivial_move() {
+        let Some(file) = c.inputs[0].first().cloned() else {
+            return Ok(());
+        };
+        c.edit.delete_file(c.level, file.number());
+        c.edit.new_files.push((c.level + 1, file.meta.clone()));
+        apply_edit(state, &mut c.edit)?;
+        db.info_log.log(format_args!(
+            "moved #{} to level-{} {} bytes: {}",
+            file.number(),
+            c.level + 1,
+            file.meta.file_size,
+            state.versions.level_summary()
+        ));
+        return Ok(());
+    }
+    let result = super::compaction_job::run(db, state, &mut c);
+    delete_obsolete_files(db, state);
+    result
+}
+
+/// Applies `edit` to the version set: prepare under the mutex, write the manifest without it,
+/// install under it again, and refresh the readers' view.
+pub(crate) fn apply_edit(
+    state: &mut MutexGuard<'_, DbState>,
+    edit: &mut VersionEdit,
+) -> Result<()> {
+    let mut write = state.versions.prepare(edit)?;
+    let result = MutexGuard::unlocked(state, || write.write());
+    match result {
+        Ok(()) => {
+            state.versions.install(write, edit);
+            state.refresh_super_version();
+            Ok(())
+        }
+        Err(e) => {
+            // The record may be partially written: later edits go to a fresh manifest.
+            state.versions.abandon(write, false);
+            Err(e)
+        }
+    }
+}
+
+/// Flushes the immutable memtable to a table and drops the logs it no longer needs.
+pub(crate) fn compact_memtable(
+    db: &Arc<DbInner>,
+    state: &mut MutexGuard<'_, DbState>,
+) -> Result<()> {
+    let Some(imm) = state.imm.clone() else {
+        return Ok(());
+    };
+    let base = Arc::clone(state.versions.current());
+    let mut edit = VersionEdit::default();
+    write_level0_table(db, state, &imm, &mut edit, Some(&base))?;
+    if db.shutting_down.load(Ordering::Acquire) {
+        return Err(Error::InvalidArgument(
+            "database closed during memtable flush".into(),
+        ));
+    }
+    // Logs older than the current one hold nothing the tables do not.
+    edit.prev_log_number = Some(0);
+    edit.log_number = Some(state.log_file_number);
+    apply_edit(state, &mut edit)?;
+    state.imm = None;
+    db.has_imm.store(false, Ordering::Release);
+    state.refresh_super_version();
+    delete_obsolete_files(db, state);
+    db.bg_done.notify_all();
+    Ok(())
+}
+
+/// Writes `mem` to a new table and records it in `edit`, at level 0 or, when `base` is given
+/// and the table overlaps nothing, deeper.
+pub(crate) fn write_level0_table(
+    db: &DbInner,
+    state: &mut MutexGuard<'_, DbState>,
+    mem: &Arc<MemTable>,
+    edit: &mut VersionEdit,
+    base: Option<&Version>,
+) -> Result<()> {
+    let start = db.env.now_micros();
+    let number = state.versions.new_file_number();
+    state.pending_outputs.insert(number);
+    db.info_log
+        .log(format_args!("level-0 table #{number}: started"));
+    let options = TableOptions::from_options(&db.options);
+    let result = MutexGuard::unlocked(state, || {
+        let mut iter = mem.iter();
+        build_table(
+            &db.dir,
+            &*db.env,
+            &options,
+            &db.table_cache,
+            &mut iter,
+            number,
+        )
+    });
+    state.pending_outputs.remove(&number);
+    let meta = result?;
+    db.info_log.log(format_args!(
+        "level-0 table #{number}: {} bytes",
+        meta.file_size
+    ));
+    let mut level = 0;
+    if meta.file_size > 0 {
+        if let Some(base) = base {
+            level = pick_level_for_memtable_output(
+                base,
+                user_key(&meta.smallest),
+                user_key(&meta.largest),
+                db.options.max_file_size as u64,
+            );
+        }
+        let bytes = meta.file_size;
+        edit.new_files.push((level, meta));
+        state.stats[level].add(&LevelStats {
+            micros: db.env.now_micros().saturating_sub(start),
+            bytes_read: 0,
+            bytes_written: bytes,
+        });
+    }
+    Ok(())
+}
+
+/// Deletes every file in the directory that no live version, pending output or live log
+/// needs. Skipped after a background error: the manifest's state is then uncertain.
+pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
+    if state.bg_error.is_some() {
+        return;
+    }
+    let mut live: HashSet<u64> = state.versions.live_files();
+    live.extend(state.pending_outputs.iter().copied());
+    let Ok(names) = db.env.children(&db.dir) else {
+        return;
+    };
+    let log_number = state.versions.log_number;
+    let prev_log_number = state.versions.prev_log_number;
+    let manifest_number = state.versions.manifest_file_number;
+    let mut doomed = Vec::new();
+    for name in names {
+        let Some((number, kind)) = parse_file_name(&name) else {
+            continue;
+        };
+        let keep = match kind {
+            FileType::Log => number >= log_number || number == prev_log_number,
+            FileType::Descriptor => number >= manifest_number,
+            FileType::Table | FileType::Temp => live.contains(&number),
+            FileType::Current | FileType::DbLock | FileType::InfoLog => true,
+        };
+        if !keep {
+            doomed.push((name, number, kind));
+        }
+    }
+    MutexGuard::unlocked(state, || {
+        for (name, number, kind) in doomed {
+            if kind == FileType::Table {
+                db.table_cache.evict(number);
+            }
+            match db.env.remove_file(&db.dir.join(&name)) {
+                Ok(()) => db.info_log.log(format_args!("deleted {name}")),
+                Err(e) => db.info_log.log(format_args!("deleting {name}: {e}")),
+            }
+        }
+    });
+}
+
+/// `DB::compact_range`: flushes the memtable, then compacts each level that overlaps the range
+/// into the next, down to the deepest level holding data in it.
+pub(crate) fn compact_range(
+    db: &Arc<DbInner>,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Result<()> {
+    let max_level = {
+        let state = db.state.lock();
+        let version = state.versions.current();
+        (1..NUM_LEVELS)
+            .filter(|&l| version.overlap_in_level(l, begin, end))
+            .max()
+            .unwrap_or(1)
+    };
+    flush_memtable(db)?;
+    for level in 0..max_level {
+        run_manual_compaction(db, level, begin, end)?;
+    }
+    Ok(())
+}
+
+/// Forces the memtable to a table and waits until it is written.
+pub(crate) fn flush_memtable(db: &Arc<DbInner>) -> Result<()> {
+    super::write::write(db, &WriteOptions::default(), None)?;
+    let mut state = db.state.lock();
+    while state.imm.is_some() && state.bg_error.is_none() {
+        db.bg_done.wait(&mut state);
+    }
+    match &state.bg_error {
+        Some(e) => Err(e.clone()),
+        None => Ok(()),
+    }
+}
+
+fn run_manual_compaction(
+    db: &Arc<DbInner>,
+    level: usize,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Result<()> {
+    let mut state = db.state.lock();
+    // One manual compaction at a time.
+    while state.manual.is_some() {
+        db.bg_done.wait(&mut state);
+    }
+    state.manual = Some(ManualCompaction {
+        level,
+        begin: begin.map(<[u8]>::to_vec),
+        end: end.map(<[u8]>::to_vec),
+        done: false,
+    });
+    db.bg_work.notify_all();
+    loop {
+        if let Some(e) = &state.bg_error {
+            let e = e.clone();
+            state.manual = None;
+            db.bg_done.notify_all();
+            return Err(e);
+        }
+        if db.shutting_down.load(Ordering::Acquire) {
+            state.manual = None;
+            return Err(Error::InvalidArgument("database is closing".into()));
+        }
+        if state.manual.as_ref().is_some_and(|m| m.done) {
+            state.manual = None;
+            db.bg_done.notify_all();
+            return Ok(());
+        }
+        db.bg_done.wait(&mut state);
+    }
+}

@@ -1,0 +1,254 @@
+//! Running one compaction: merge the inputs, drop what no reader can see, write new tables to
+//! the next level, and install the result.
+//!
+//! An entry is dropped when a newer entry for the same user key is already visible to the
+//! oldest live snapshot (it is shadowed for every reader), or when it is a deletion visible to
+//! every reader and no deeper level can hold the key (nothing left for it to hide). Entries
+//! whose keys cannot be parsed are kept, so corruption is never silently erased.
+//!
+//! The merge runs without the state mutex. Between entries it flushes the immutable memtable
+//! if one appeared, so writers never wait for a long compaction.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use parking_lot::MutexGuard;
+
+use super::background::{apply_edit, compact_memtable};
+use super::{DbInner, DbState, LevelStats};
+use crate::compaction::Compaction;
+use crate::db::filename::table_file_name;
+use crate::error::{Error, Result};
+use crate::iter::merging::merging_iterator;
+use crate::iter::InternalIterator;
+use crate::options::ReadOptions;
+use crate::table::builder::TableBuilder;
+use crate::table::TableOptions;
+use crate::util::internal_key::{parse_internal_key, ValueType, MAX_SEQUENCE};
+use crate::version::edit::FileMetaData;
+use crate::version::level_iter::LevelIter;
+
+/// A table being written by the compaction.
+struct Output {
+    meta: FileMetaData,
+    builder: TableBuilder,
+}
+
+/// Runs compaction `c`, installing its outputs on success.
+pub(crate) fn run(
+    db: &Arc<DbInner>,
+    state: &mut MutexGuard<'_, DbState>,
+    c: &mut Compaction,
+) -> Result<()> {
+    let start = db.env.now_micros();
+    db.info_log.log(format_args!("compacting {}", c.summary()));
+    let smallest_snapshot = state.smallest_snapshot();
+    let mut outputs: Vec<FileMetaData> = Vec::new();
+    let result = MutexGuard::unlocked(state, || merge(db, c, smallest_snapshot, &mut outputs));
+
+    let mut stats = LevelStats {
+        micros: db.env.now_micros().saturating_sub(start),
+        ..LevelStats::default()
+    };
+    for files in &c.inputs {
+        stats.bytes_read += files.iter().map(|f| f.meta.file_size).sum::<u64>();
+    }
+    stats.bytes_written = outputs.iter().map(|m| m.file_size).sum();
+    state.stats[c.level + 1].add(&stats);
+
+    let numbers: Vec<u64> = outputs.iter().map(|m| m.number).collect();
+    let result = result.and_then(|()| {
+        c.add_input_deletions();
+        let output_level = c.level + 1;
+        for meta in outputs {
+            c.edit.new_files.push((output_level, meta));
+        }
+        apply_edit(state, &mut c.edit)
+    });
+    for number in &numbers {
+        state.pending_outputs.remove(number);
+    }
+    if let Err(e) = result {
+        db.info_log.log(format_args!("compaction failed: {e}"));
+        for number in numbers {
+            let _ = db.env.remove_file(&table_file_name(&db.dir, number));
+        }
+        return Err(e);
+    }
+    db.info_log.log(format_args!(
+        "compacted to: {} ({} bytes read, {} written)",
+        state.versions.level_summary(),
+        stats.bytes_read,
+        stats.bytes_written
+    ));
+    Ok(())
+}
+
+/// The merge loop, run without the state mutex. Outputs started so far are pushed to
+/// `outputs` even on error, so the caller can remove them.
+fn merge(
+    db: &Arc<DbInner>,
+    c: &mut Compaction,
+    smallest_snapshot: u64,
+    outputs: &mut Vec<FileMetaData>,
+) -> Result<()> {
+    let read_options = ReadOptions {
+        fill_cache: false,
+        ..ReadOptions::default()
+    };
+    let mut input = input_iterator(db, c, &read_options)?;
+    let table_options = TableOptions::from_options(&db.options);
+    let icmp = c.comparator();
+
+    let mut current: Option<Output> = None;
+    let mut current_user_key: Option<Vec<u8>> = None;
+    let mut last_sequence_for_key = MAX_SEQUENCE + 1;
+
+    input.seek_to_first();
+    while input.valid() {
+        if db.shutting_down.load(Ordering::Acquire) {
+            return Err(Error::InvalidArgument(
+                "database closed during compaction".into(),
+            ));
+        }
+        if db.has_imm.load(Ordering::Acquire) {
+            // Writers may be waiting for this flush; it cannot wait for the compaction.
+            let mut state = db.state.lock();
+            compact_memtable(db, &mut state)?;
+        }
+        let key = input.key();
+        if current.is_some() && c.should_stop_before(key) {
+            if let Some(output) = current.take() {
+                finish_output(db, output, outputs)?;
+            }
+        }
+
+        let mut drop = false;
+        match parse_internal_key(key) {
+            None => {
+                // Keep unparseable keys: hiding them would hide the corruption.
+                current_user_key = None;
+                last_sequence_for_key = MAX_SEQUENCE + 1;
+            }
+            Some(parsed) => {
+                let first_of_key = current_user_key.as_deref().is_none_or(|k| {
+                    icmp.compare_user(parsed.user_key, k) != std::cmp::Ordering::Equal
+                });
+                if first_of_key {
+                    current_user_key = Some(parsed.user_key.to_vec());
+                    last_sequence_for_key = MAX_SEQUENCE + 1;
+                }
+                if last_sequence_for_key <= smallest_snapshot {
+                    drop = true; // shadowed by a newer entry every reader sees
+                } else if parsed.value_type == ValueType::Deletion
+                    && parsed.sequence <= smallest_snapshot
+                    && c.is_base_level_for_key(parsed.user_key)
+                {
+                    drop = true; // nothing older remains for this deletion to hide
+                }
+                last_sequence_for_key = parsed.sequence;
+            }
+        }
+
+        if !drop {
+            if current.is_none() {
+                let output = open_output(db, &table_options)?;
+                outputs.push(output.meta.clone());
+                current = Some(output);
+            }
+            if let Some(output) = current.as_mut() {
+                if output.builder.num_entries() == 0 {
+                    output.meta.smallest = key.to_vec();
+                }
+                output.meta.largest.clear();
+                output.meta.largest.extend_from_slice(key);
+                output.builder.add(key, input.value())?;
+                if output.builder.file_size() >= c.max_output_file_size {
+                    if let Some(output) = current.take() {
+                        finish_output(db, output, outputs)?;
+                    }
+                }
+            }
+        }
+        input.next();
+    }
+    input.status()?;
+    if let Some(output) = current.take() {
+        finish_output(db, output, outputs)?;
+    }
+    Ok(())
+}
+
+/// The merged view of the compaction's inputs: each level-0 file on its own, each deeper
+/// level as one concatenating iterator.
+fn input_iterator(
+    db: &Arc<DbInner>,
+    c: &Compaction,
+    read_options: &ReadOptions,
+) -> Result<Box<dyn InternalIterator>> {
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    for (which, files) in c.inputs.iter().enumerate() {
+        if files.is_empty() {
+            continue;
+        }
+        if c.level + which == 0 {
+            for f in files {
+                let iter = db
+                    .table_cache
+                    .iter(read_options, f.number(), f.meta.file_size)?;
+                children.push(Box::new(iter));
+            }
+        } else {
+            children.push(Box::new(LevelIter::new(
+                c.comparator(),
+                files.clone(),
+                Arc::clone(&db.table_cache),
+                read_options.clone(),
+            )));
+        }
+    }
+    Ok(merging_iterator(c.comparator(), children))
+}
+
+fn open_output(db: &DbInner, options: &TableOptions) -> Result<Output> {
+    let number = {
+        let mut state = db.state.lock();
+        let number = state.versions.new_file_number();
+        state.pending_outputs.insert(number);
+        number
+    };
+    let file = db
+        .env
+        .new_writable_file(&table_file_name(&db.dir, number))?;
+    Ok(Output {
+        meta: FileMetaData {
+            number,
+            file_size: 0,
+            smallest: Vec::new(),
+            largest: Vec::new(),
+        },
+        builder: TableBuilder::new(options.clone(), file),
+    })
+}
+
+/// Finishes, syncs and verifies one output table.
+fn finish_output(db: &DbInner, mut output: Output, outputs: &mut [FileMetaData]) -> Result<()> {
+    let number = output.meta.number;
+    let entries = output.builder.num_entries();
+    let size = output.builder.finish()?;
+    let mut file = output.builder.into_file();
+    file.sync()?;
+    file.close()?;
+    output.meta.file_size = size;
+    // Check the table opens and is readable before it is installed.
+    let mut check = db.table_cache.iter(&ReadOptions::default(), number, size)?;
+    check.seek_to_first();
+    check.status()?;
+    db.info_log.log(format_args!(
+        "generated table #{number}: {entries} keys, {size} bytes"
+    ));
+    if let Some(last) = outputs.last_mut() {
+        *last = output.meta;
+    }
+    Ok(())
+}

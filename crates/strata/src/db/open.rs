@@ -1,0 +1,379 @@
+//! Opening a database: locking the directory, creating it if asked, and recovering its state.
+//!
+//! Recovery reads `CURRENT` and the manifest (the version set), checks that every table the
+//! manifest lists exists, then replays every write-ahead log at or after the manifest's log
+//! number (plus the previous log, which older LevelDBs could leave), in file-number order,
+//! into memtables that are flushed to level-0 tables as they fill. A damaged log record is
+//! skipped and logged, unless `paranoid_checks` is set, in which case open fails. Finally a new
+//! log is started (or, with `reuse_logs`, the last one is appended to) and the new state is
+//! recorded in the manifest. A failed open changes nothing that was stored: new files it wrote
+//! are not referenced by any manifest and old ones are only deleted after success.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use super::background::{apply_edit, delete_obsolete_files, write_level0_table};
+use super::filename::{
+    descriptor_file_name, lock_file_name, log_file_name, parse_file_name, FileType,
+};
+use super::write::insert_into_memtable;
+use super::{DbInner, DbState, InfoLog, SuperVersion};
+use crate::cache::table_cache::TableCache;
+use crate::cache::BlockCache;
+use crate::error::{Error, Result};
+use crate::log::{LogReader, LogWriter, Reporter};
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::table::TableOptions;
+use crate::util::internal_key::InternalKeyComparator;
+use crate::version::edit::VersionEdit;
+use crate::version::version_set::{set_current_file, VersionSet};
+use crate::write_batch::WriteBatch;
+
+/// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
+const NON_TABLE_FILES: usize = 10;
+/// Default block cache when the options bring none.
+const DEFAULT_BLOCK_CACHE_BYTES: usize = 8 << 20;
+
+/// Clamps options to workable ranges, as LevelDB does, and fills in the block cache.
+fn sanitize(mut options: Options) -> Options {
+    options.max_open_files = options.max_open_files.clamp(64 + NON_TABLE_FILES, 50_000);
+    options.write_buffer_size = options.write_buffer_size.clamp(64 << 10, 1 << 30);
+    options.max_file_size = options.max_file_size.clamp(1 << 20, 1 << 30);
+    options.block_size = options.block_size.clamp(1 << 10, 4 << 20);
+    options.block_restart_interval = options.block_restart_interval.max(1);
+    if options.block_cache.is_none() {
+        options.block_cache = Some(BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES));
+    }
+    options
+}
+
+/// Opens the database in `dir`; the caller starts the background worker.
+pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
+    let options = Arc::new(sanitize(options));
+    let env = Arc::clone(&options.env);
+    if options.create_if_missing {
+        env.create_dir(dir)?;
+    } else if !env.file_exists(&super::filename::current_file_name(dir)) {
+        return Err(Error::InvalidArgument(format!(
+            "{}: does not exist (create_if_missing is false)",
+            dir.display()
+        )));
+    }
+    let lock = env.lock_file(&lock_file_name(dir)).map_err(|e| match e {
+        Error::Io { context, source } => Error::Io {
+            context: format!("{context} (is the database open in another process?)"),
+            source,
+        },
+        other => other,
+    })?;
+    match open_locked(dir, Arc::clone(&options), lock) {
+        Ok(db) => Ok(db),
+        Err((e, lock)) => {
+            if let Some(lock) = lock {
+                let _ = env.unlock_file(lock);
+            }
+            Err(e)
+        }
+    }
+}
+
+type OpenFailure = (Error, Option<Box<dyn crate::env::FileLock>>);
+
+fn open_locked(
+    dir: &Path,
+    options: Arc<Options>,
+    lock: Box<dyn crate::env::FileLock>,
+) -> std::result::Result<Arc<DbInner>, OpenFailure> {
+    let env = Arc::clone(&options.env);
+    let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
+    let info_log = InfoLog::open(Arc::clone(&env), dir);
+    let table_entries = options.max_open_files - NON_TABLE_FILES;
+    let table_cache = Arc::new(TableCache::new(
+        dir,
+        Arc::clone(&env),
+        TableOptions::from_options(&options),
+        table_entries,
+    ));
+    let versions = VersionSet::new(dir, Arc::clone(&options), icmp.clone());
+    let mem = Arc::new(MemTable::new(icmp.clone()));
+    let super_version = Arc::new(SuperVersion {
+        mem: Arc::clone(&mem),
+        imm: None,
+        version: Arc::clone(versions.current()),
+    });
+    let db = Arc::new(DbInner {
+        dir: dir.to_path_buf(),
+        options: Arc::clone(&options),
+        icmp,
+        env,
+        table_cache,
+        state: Mutex::new(DbState {
+            mem,
+            imm: None,
+            versions,
+            log_file_number: 0,
+            snapshots: BTreeMap::new(),
+            bg_error: None,
+            manual: None,
+            pending_outputs: HashSet::new(),
+            stats: Default::default(),
+            writers: VecDeque::new(),
+            super_version,
+            bg_busy: false,
+        }),
+        bg_done: Condvar::new(),
+        bg_work: Condvar::new(),
+        wal: Mutex::new(None),
+        shutting_down: AtomicBool::new(false),
+        has_imm: AtomicBool::new(false),
+        info_log,
+        lock: Mutex::new(None),
+    });
+    let result = {
+        let mut state = db.state.lock();
+        recover(&db, &mut state)
+    };
+    match result {
+        Ok(()) => {
+            *db.lock.lock() = Some(lock);
+            Ok(db)
+        }
+        Err(e) => {
+            db.info_log.log(format_args!("open failed: {e}"));
+            Err((e, Some(lock)))
+        }
+    }
+}
+
+fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
+    let dir = &db.dir;
+    let env = &db.env;
+    let current = super::filename::current_file_name(dir);
+    if !env.file_exists(&current) {
+        if db.options.create_if_missing {
+            db.info_log
+                .log(format_args!("creating database {}", dir.display()));
+            new_db(db)?;
+        } else {
+            return Err(Error::InvalidArgument(format!(
+                "{}: does not exist (create_if_missing is false)",
+                dir.display()
+            )));
+        }
+    } else if db.options.error_if_exists {
+        return Err(Error::InvalidArgument(format!(
+            "{}: exists (error_if_exists is true)",
+            dir.display()
+        )));
+    }
+
+    let mut save_manifest = state.versions.recover()?;
+    db.info_log.log(format_args!(
+        "recovered manifest #{}: {}",
+        state.versions.manifest_file_number,
+        state.versions.level_summary()
+    ));
+
+    // Every table the manifest lists must exist; find the logs to replay.
+    let min_log = state.versions.log_number;
+    let prev_log = state.versions.prev_log_number;
+    let mut expected: HashSet<u64> = state.versions.live_files();
+    let mut logs = Vec::new();
+    for name in env.children(dir)? {
+        match parse_file_name(&name) {
+            Some((number, kind)) => {
+                state.versions.mark_file_number_used(number);
+                match kind {
+                    FileType::Table => {
+                        expected.remove(&number);
+                    }
+                    FileType::Log if number >= min_log || number == prev_log => logs.push(number),
+                    _ => {}
+                }
+            }
+            None => db
+                .info_log
+                .log(format_args!("ignoring unknown file {name}")),
+        }
+    }
+    if let Some(&missing) = expected.iter().min() {
+        return Err(Error::corruption(format!(
+            "{} table file(s) listed in the manifest are missing, e.g. {}",
+            expected.len(),
+            super::filename::table_file_name(dir, missing).display()
+        ))
+        .in_file(descriptor_file_name(dir, state.versions.manifest_file_number).display()));
+    }
+
+    logs.sort_unstable();
+    let mut edit = VersionEdit::default();
+    let mut max_sequence = 0;
+    for (i, &number) in logs.iter().enumerate() {
+        let last = i + 1 == logs.len();
+        save_manifest |= replay_log(db, state, number, last, &mut edit, &mut max_sequence)?;
+        // The log's number is used: later logs must get higher numbers.
+        state.versions.mark_file_number_used(number);
+    }
+    if state.versions.last_sequence < max_sequence {
+        state.versions.last_sequence = max_sequence;
+    }
+
+    if db.wal.lock().is_none() {
+        // Start a fresh log for new writes.
+        let number = state.versions.new_file_number();
+        let file = env.new_writable_file(&log_file_name(dir, number))?;
+        *db.wal.lock() = Some(LogWriter::new(file));
+        state.log_file_number = number;
+        save_manifest = true;
+    }
+    if save_manifest {
+        edit.prev_log_number = Some(0);
+        edit.log_number = Some(state.log_file_number);
+        apply_edit(state, &mut edit)?;
+    }
+    state.refresh_super_version();
+    delete_obsolete_files(db, state);
+    db.info_log.log(format_args!(
+        "opened: last sequence {}, log #{}, {}",
+        state.versions.last_sequence,
+        state.log_file_number,
+        state.versions.level_summary()
+    ));
+    db.bg_work.notify_all();
+    Ok(())
+}
+
+/// Writes the manifest of an empty database and points `CURRENT` at it.
+fn new_db(db: &DbInner) -> Result<()> {
+    let edit = VersionEdit {
+        comparator: Some(db.icmp.user_comparator().name().to_owned()),
+        log_number: Some(0),
+        next_file_number: Some(2),
+        last_sequence: Some(0),
+        ..VersionEdit::default()
+    };
+    let path = descriptor_file_name(&db.dir, 1);
+    let result = (|| {
+        let mut log = LogWriter::new(db.env.new_writable_file(&path)?);
+        let mut record = Vec::new();
+        edit.encode(&mut record);
+        log.add_record(&record)?;
+        log.sync()?;
+        log.close()?;
+        set_current_file(&*db.env, &db.dir, 1)
+    })();
+    if result.is_err() {
+        let _ = db.env.remove_file(&path);
+    }
+    result
+}
+
+/// Collects log corruption: logged always, fatal under `paranoid_checks`.
+struct LogReporter {
+    file: String,
+    first_error: Arc<Mutex<Option<Error>>>,
+    dropped: Arc<Mutex<Vec<String>>>,
+}
+
+impl Reporter for LogReporter {
+    fn corruption(&mut self, bytes: u64, reason: &Error) {
+        let reason = reason.clone().in_file(&self.file);
+        self.dropped
+            .lock()
+            .push(format!("dropping {bytes} bytes: {reason}"));
+        self.first_error.lock().get_or_insert(reason);
+    }
+}
+
+/// Replays log `number` into memtables. Returns whether the manifest must be rewritten (a
+/// table was flushed, or the log could not be reused).
+fn replay_log(
+    db: &Arc<DbInner>,
+    state: &mut MutexGuard<'_, DbState>,
+    number: u64,
+    last_log: bool,
+    edit: &mut VersionEdit,
+    max_sequence: &mut u64,
+) -> Result<bool> {
+    let path = log_file_name(&db.dir, number);
+    db.info_log.log(format_args!("recovering log #{number}"));
+    let file = db.env.new_sequential_file(&path)?;
+    let first_error = Arc::new(Mutex::new(None));
+    let dropped = Arc::new(Mutex::new(Vec::new()));
+    let reporter = LogReporter {
+        file: path.display().to_string(),
+        first_error: Arc::clone(&first_error),
+        dropped: Arc::clone(&dropped),
+    };
+    let mut reader = LogReader::new(file, Some(Box::new(reporter)), true, 0);
+    let mut mem: Option<Arc<MemTable>> = None;
+    let mut flushed = false;
+    let mut scratch = Vec::new();
+    while let Some(record) = reader.read_record(&mut scratch) {
+        let contents = record.to_vec();
+        let offset = reader.last_record_offset();
+        if db.options.paranoid_checks {
+            if let Some(e) = first_error.lock().take() {
+                return Err(e);
+            }
+        }
+        let batch = match WriteBatch::from_contents(contents) {
+            Ok(batch) => batch,
+            Err(e) => {
+                let e = e.offset_by(offset).in_file(path.display());
+                if db.options.paranoid_checks {
+                    return Err(e);
+                }
+                db.info_log.log(format_args!("ignoring log record: {e}"));
+                continue;
+            }
+        };
+        let memtable = mem.get_or_insert_with(|| Arc::new(MemTable::new(db.icmp.clone())));
+        if let Err(e) = insert_into_memtable(&batch, memtable) {
+            let e = e.offset_by(offset).in_file(path.display());
+            if db.options.paranoid_checks {
+                return Err(e);
+            }
+            db.info_log.log(format_args!("ignoring log record: {e}"));
+            continue;
+        }
+        let last = batch.sequence() + u64::from(batch.count()).saturating_sub(1);
+        *max_sequence = (*max_sequence).max(last);
+        if memtable.approximate_memory_usage() > db.options.write_buffer_size {
+            if let Some(full) = mem.take() {
+                write_level0_table(db, state, &full, edit, None)?;
+                flushed = true;
+            }
+        }
+    }
+    for line in dropped.lock().iter() {
+        db.info_log.log(format_args!("log #{number}: {line}"));
+    }
+    if let Some(e) = first_error.lock().take() {
+        if db.options.paranoid_checks {
+            return Err(e);
+        }
+    }
+
+    // With reuse_logs the last log keeps taking writes, if nothing of it was flushed.
+    if db.options.reuse_logs && last_log && !flushed {
+        let size = db.env.file_size(&path)?;
+        let file = db.env.new_appendable_file(&path)?;
+        *db.wal.lock() = Some(LogWriter::with_offset(file, size));
+        state.log_file_number = number;
+        if let Some(mem) = mem.take() {
+            state.mem = mem;
+        }
+        db.info_log.log(format_args!("reusing log #{number}"));
+        return Ok(false);
+    }
+    if let Some(rest) = mem.take() {
+        write_level0_table(db, state, &rest, edit, None)?;
+    }
+    Ok(true)
+}

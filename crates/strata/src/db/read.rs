@@ -1,0 +1,113 @@
+//! The read path: point lookups and iterators over memtable, immutable memtable and tables.
+//!
+//! A read takes the state mutex only to clone the current [`SuperVersion`](super::SuperVersion)
+//! and the sequence number to read at; everything after runs without locks on immutable data.
+
+use std::sync::Arc;
+
+use super::iterator::DbIterator;
+use super::DbInner;
+use crate::error::Result;
+use crate::iter::db_iter::DbIter;
+use crate::iter::merging::merging_iterator;
+use crate::iter::InternalIterator;
+use crate::memtable::MemGet;
+use crate::options::ReadOptions;
+use crate::util::internal_key::lookup_key;
+use crate::version::level_iter::LevelIter;
+use crate::version::version::{SeekCharge, TableLookup};
+
+/// The value of `key` as of the read options' snapshot (or now).
+pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    let (view, sequence) = {
+        let state = db.state.lock();
+        let sequence = options
+            .snapshot_sequence()
+            .unwrap_or(state.versions.last_sequence);
+        (Arc::clone(&state.super_version), sequence)
+    };
+    match view.mem.get(key, sequence) {
+        MemGet::Found(value) => return Ok(Some(value)),
+        MemGet::Deleted => return Ok(None),
+        MemGet::Absent => {}
+    }
+    if let Some(imm) = &view.imm {
+        match imm.get(key, sequence) {
+            MemGet::Found(value) => return Ok(Some(value)),
+            MemGet::Deleted => return Ok(None),
+            MemGet::Absent => {}
+        }
+    }
+    let lookup = lookup_key(key, sequence);
+    let mut charge = SeekCharge::default();
+    let found = view
+        .version
+        .get(options, &lookup, &db.table_cache, &mut charge)?;
+    if view.version.charge_seek(charge) {
+        let _state = db.state.lock();
+        db.bg_work.notify_all();
+    }
+    Ok(match found {
+        TableLookup::Found(value) => Some(value),
+        TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => None,
+    })
+}
+
+/// A user iterator over every source, as of the read options' snapshot (or now).
+pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterator {
+    let (view, sequence) = {
+        let state = db.state.lock();
+        let sequence = options
+            .snapshot_sequence()
+            .unwrap_or(state.versions.last_sequence);
+        (Arc::clone(&state.super_version), sequence)
+    };
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    children.push(Box::new(view.mem.iter()));
+    if let Some(imm) = &view.imm {
+        children.push(Box::new(imm.iter()));
+    }
+    let version = &view.version;
+    for file in &version.files[0] {
+        match db
+            .table_cache
+            .iter(options, file.number(), file.meta.file_size)
+        {
+            Ok(iter) => children.push(Box::new(iter)),
+            Err(e) => children.push(Box::new(crate::iter::ErrorIter::new(e))),
+        }
+    }
+    for files in version.files.iter().skip(1) {
+        if !files.is_empty() {
+            children.push(Box::new(LevelIter::new(
+                db.icmp.clone(),
+                files.clone(),
+                Arc::clone(&db.table_cache),
+                options.clone(),
+            )));
+        }
+    }
+    let merged = merging_iterator(db.icmp.clone(), children);
+    let mut iter = DbIter::new(
+        merged,
+        db.icmp.clone(),
+        sequence,
+        options.lower_bound.clone(),
+        options.upper_bound.clone(),
+    );
+    // Reads sampled while iterating charge seeks, so hot overlapping ranges get compacted.
+    let version = Arc::clone(&view.version);
+    let weak_db = Arc::downgrade(db);
+    iter.set_read_sampler(
+        Box::new(move |internal_key, _bytes| {
+            if version.record_read_sample(internal_key) {
+                if let Some(db) = weak_db.upgrade() {
+                    let _state = db.state.lock();
+                    db.bg_work.notify_all();
+                }
+            }
+        }),
+        db.env.now_micros() ^ sequence,
+    );
+    DbIterator::new(iter, view)
+}

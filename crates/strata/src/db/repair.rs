@@ -1,0 +1,397 @@
+//! Repair: rebuild a database that cannot be opened from whatever can still be read.
+//!
+//! 1. Every write-ahead log is replayed (damaged records are skipped) into a new table, and
+//!    the log is moved to `lost/`.
+//! 2. Every table is scanned. One that cannot be opened is moved to `lost/`; one that fails
+//!    part way is rewritten with the entries read before the damage, and the original moved to
+//!    `lost/`. The scan learns each table's key range and largest sequence number.
+//! 3. A new manifest lists every table at level 0 and `CURRENT` is pointed at it; old
+//!    manifests are moved to `lost/`. Tables are renumbered in order of their newest entry, so
+//!    that level 0's newest-file-first read order is also newest-data-first.
+//!
+//! Repair never deletes data: everything it does not use ends up in `lost/`. What it skipped
+//! is written to the `LOG`. Compactions at the next open move the tables down the levels.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::filename::{
+    descriptor_file_name, lock_file_name, parse_file_name, table_file_name, FileType,
+};
+use super::table_build::build_table;
+use super::write::insert_into_memtable;
+use super::InfoLog;
+use crate::cache::table_cache::TableCache;
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::log::{LogReader, LogWriter, Reporter};
+use crate::memtable::MemTable;
+use crate::options::{Options, ReadOptions};
+use crate::table::builder::TableBuilder;
+use crate::table::TableOptions;
+use crate::util::internal_key::{parse_internal_key, InternalKeyComparator};
+use crate::version::edit::{FileMetaData, VersionEdit};
+use crate::version::version_set::set_current_file;
+use crate::write_batch::WriteBatch;
+
+struct Repairer<'a> {
+    dir: &'a Path,
+    options: &'a Options,
+    icmp: InternalKeyComparator,
+    table_options: TableOptions,
+    table_cache: TableCache,
+    log: InfoLog,
+    next_file_number: u64,
+}
+
+/// A table that survived the scan.
+struct Salvaged {
+    meta: FileMetaData,
+    max_sequence: u64,
+}
+
+pub(crate) fn repair(dir: &Path, options: &Options) -> Result<()> {
+    let env = Arc::clone(&options.env);
+    let lock = env.lock_file(&lock_file_name(dir))?;
+    let result = run(dir, options);
+    let _ = env.unlock_file(lock);
+    result
+}
+
+fn run(dir: &Path, options: &Options) -> Result<()> {
+    let env = Arc::clone(&options.env);
+    let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
+    let mut table_options = TableOptions::from_options(options);
+    table_options.block_cache = None;
+    let table_cache = TableCache::new(dir, Arc::clone(&env), table_options.clone(), 16);
+    let mut repairer = Repairer {
+        dir,
+        options,
+        icmp,
+        table_options,
+        table_cache,
+        log: InfoLog::open(Arc::clone(&env), dir),
+        next_file_number: 1,
+    };
+
+    let mut manifests = Vec::new();
+    let mut logs = Vec::new();
+    let mut tables = Vec::new();
+    for name in env.children(dir)? {
+        if let Some((number, kind)) = parse_file_name(&name) {
+            repairer.next_file_number = repairer.next_file_number.max(number + 1);
+            match kind {
+                FileType::Descriptor => manifests.push(name),
+                FileType::Log => logs.push(number),
+                FileType::Table => tables.push(number),
+                _ => {}
+            }
+        }
+    }
+    if manifests.is_empty() && logs.is_empty() && tables.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "{}: repair found no database files",
+            dir.display()
+        )));
+    }
+    logs.sort_unstable();
+    for number in logs {
+        match repairer.convert_log(number) {
+            Ok(Some(table)) => tables.push(table),
+            Ok(None) => {}
+            Err(e) => repairer
+                .log
+                .log(format_args!("log #{number}: ignored: {e}")),
+        }
+        repairer.archive(&super::filename::log_file_name(dir, number));
+    }
+    tables.sort_unstable();
+    let mut salvaged = Vec::new();
+    for number in tables {
+        if let Some(s) = repairer.scan_table(number) {
+            salvaged.push(s);
+        }
+    }
+    repairer.write_manifest(salvaged)?;
+    for name in manifests {
+        repairer.archive(&dir.join(name));
+    }
+    Ok(())
+}
+
+/// Logs damage found while replaying a log during repair.
+struct RepairReporter {
+    file: String,
+    lines: Arc<parking_lot::Mutex<Vec<String>>>,
+}
+
+impl Reporter for RepairReporter {
+    fn corruption(&mut self, bytes: u64, reason: &Error) {
+        self.lines
+            .lock()
+            .push(format!("{}: dropping {bytes} bytes: {reason}", self.file));
+    }
+}
+
+impl Repairer<'_> {
+    fn new_file_number(&mut self) -> u64 {
+        let number = self.next_file_number;
+        self.next_file_number += 1;
+        number
+    }
+
+    /// Replays log `number` into a memtable and writes it as a table. `None` when empty.
+    fn convert_log(&mut self, number: u64) -> Result<Option<u64>> {
+        let env = &self.options.env;
+        let path = super::filename::log_file_name(self.dir, number);
+        let lines = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let reporter = RepairReporter {
+            file: path.display().to_string(),
+            lines: Arc::clone(&lines),
+        };
+        let mut reader = LogReader::new(
+            env.new_sequential_file(&path)?,
+            Some(Box::new(reporter)),
+            true,
+            0,
+        );
+        let mem = Arc::new(MemTable::new(self.icmp.clone()));
+        let mut scratch = Vec::new();
+        let mut records = 0usize;
+        while let Some(record) = reader.read_record(&mut scratch) {
+            let applied = WriteBatch::from_contents(record.to_vec())
+                .and_then(|batch| insert_into_memtable(&batch, &mem));
+            match applied {
+                Ok(()) => records += 1,
+                Err(e) => self
+                    .log
+                    .log(format_args!("log #{number}: skipping record: {e}")),
+            }
+        }
+        for line in lines.lock().iter() {
+            self.log.log(format_args!("{line}"));
+        }
+        if mem.is_empty() {
+            return Ok(None);
+        }
+        let table = self.new_file_number();
+        let meta = build_table(
+            self.dir,
+            &**env,
+            &self.table_options,
+            &self.table_cache,
+            &mut mem.iter(),
+            table,
+        )?;
+        self.log.log(format_args!(
+            "log #{number}: {records} records salvaged into table #{table} ({} bytes)",
+            meta.file_size
+        ));
+        Ok((meta.file_size > 0).then_some(table))
+    }
+
+    /// Scans table `number`; rewrites it if it is readable only in part.
+    fn scan_table(&mut self, number: u64) -> Option<Salvaged> {
+        let env = &self.options.env;
+        let mut path = table_file_name(self.dir, number);
+        if !env.file_exists(&path) {
+            path = super::filename::sst_table_file_name(self.dir, number);
+        }
+        let size = match env.file_size(&path) {
+            Ok(size) => size,
+            Err(e) => {
+                self.log.log(format_args!("table #{number}: ignored: {e}"));
+                self.archive(&path);
+                return None;
+            }
+        };
+        let read_options = ReadOptions {
+            verify_checksums: true,
+            fill_cache: false,
+            ..ReadOptions::default()
+        };
+        let mut iter = match self.table_cache.iter(&read_options, number, size) {
+            Ok(iter) => iter,
+            Err(e) => {
+                self.log.log(format_args!("table #{number}: ignored: {e}"));
+                self.archive(&path);
+                return None;
+            }
+        };
+        let mut meta = FileMetaData {
+            number,
+            file_size: size,
+            smallest: Vec::new(),
+            largest: Vec::new(),
+        };
+        let mut max_sequence = 0;
+        let mut entries = 0usize;
+        let mut good = true;
+        iter.seek_to_first();
+        while iter.valid() {
+            let key = iter.key();
+            match parse_internal_key(key) {
+                Some(parsed) => max_sequence = max_sequence.max(parsed.sequence),
+                None => {
+                    self.log.log(format_args!(
+                        "table #{number}: unparseable key, entry skipped"
+                    ));
+                    good = false;
+                    iter.next();
+                    continue;
+                }
+            }
+            if meta.smallest.is_empty() {
+                meta.smallest = key.to_vec();
+            }
+            meta.largest = key.to_vec();
+            entries += 1;
+            iter.next();
+        }
+        if let Err(e) = iter.status() {
+            self.log.log(format_args!(
+                "table #{number}: damaged after {entries} entries: {e}"
+            ));
+            good = false;
+        }
+        drop(iter);
+        if entries == 0 {
+            self.log.log(format_args!(
+                "table #{number}: no readable entries; archived"
+            ));
+            self.archive(&path);
+            return None;
+        }
+        if good {
+            self.log
+                .log(format_args!("table #{number}: {entries} entries"));
+            return Some(Salvaged { meta, max_sequence });
+        }
+        match self.rewrite_table(number, &read_options) {
+            Ok(meta) => {
+                self.table_cache.evict(number);
+                self.archive(&path);
+                Some(Salvaged { meta, max_sequence })
+            }
+            Err(e) => {
+                self.log.log(format_args!(
+                    "table #{number}: rewrite failed: {e}; archived"
+                ));
+                self.table_cache.evict(number);
+                self.archive(&path);
+                None
+            }
+        }
+    }
+
+    /// Copies the readable, parseable prefix of table `number` into a new table.
+    fn rewrite_table(&mut self, number: u64, read_options: &ReadOptions) -> Result<FileMetaData> {
+        let env = Arc::clone(&self.options.env);
+        let size = {
+            let path = table_file_name(self.dir, number);
+            env.file_size(&path).or_else(|_| {
+                env.file_size(&super::filename::sst_table_file_name(self.dir, number))
+            })?
+        };
+        let mut iter = self.table_cache.iter(read_options, number, size)?;
+        let new_number = self.new_file_number();
+        let new_path = table_file_name(self.dir, new_number);
+        let mut builder = TableBuilder::new(
+            self.table_options.clone(),
+            env.new_writable_file(&new_path)?,
+        );
+        let mut meta = FileMetaData {
+            number: new_number,
+            file_size: 0,
+            smallest: Vec::new(),
+            largest: Vec::new(),
+        };
+        iter.seek_to_first();
+        while iter.valid() {
+            let key = iter.key();
+            if parse_internal_key(key).is_some() {
+                if meta.smallest.is_empty() {
+                    meta.smallest = key.to_vec();
+                }
+                meta.largest = key.to_vec();
+                builder.add(key, iter.value())?;
+            }
+            iter.next();
+        }
+        meta.file_size = builder.finish()?;
+        let mut file = builder.into_file();
+        file.sync()?;
+        file.close()?;
+        self.log
+            .log(format_args!("table #{number}: salvaged into #{new_number}"));
+        Ok(meta)
+    }
+
+    /// Writes a manifest listing `tables` at level 0, renumbered newest-data-last.
+    fn write_manifest(&mut self, mut tables: Vec<Salvaged>) -> Result<()> {
+        let env = Arc::clone(&self.options.env);
+        tables.sort_by_key(|t| (t.max_sequence, t.meta.number));
+        let mut edit = VersionEdit {
+            comparator: Some(self.icmp.user_comparator().name().to_owned()),
+            log_number: Some(0),
+            ..VersionEdit::default()
+        };
+        let mut last_sequence = 0;
+        for table in tables {
+            let mut meta = table.meta;
+            let new_number = self.new_file_number();
+            let from = self.existing_table_path(meta.number);
+            env.rename(&from, &table_file_name(self.dir, new_number))?;
+            meta.number = new_number;
+            last_sequence = last_sequence.max(table.max_sequence);
+            edit.new_files.push((0, meta));
+        }
+        let manifest_number = self.new_file_number();
+        edit.next_file_number = Some(self.next_file_number);
+        edit.last_sequence = Some(last_sequence);
+        let path = descriptor_file_name(self.dir, manifest_number);
+        let result = (|| {
+            let mut log = LogWriter::new(env.new_writable_file(&path)?);
+            let mut record = Vec::new();
+            edit.encode(&mut record);
+            log.add_record(&record)?;
+            log.sync()?;
+            log.close()?;
+            set_current_file(&*env, self.dir, manifest_number)
+        })();
+        if result.is_err() {
+            let _ = env.remove_file(&path);
+        }
+        self.log.log(format_args!(
+            "repair: wrote manifest #{manifest_number} with {} tables, last sequence {last_sequence}",
+            edit.new_files.len()
+        ));
+        result
+    }
+
+    fn existing_table_path(&self, number: u64) -> PathBuf {
+        let ldb = table_file_name(self.dir, number);
+        if self.options.env.file_exists(&ldb) {
+            ldb
+        } else {
+            super::filename::sst_table_file_name(self.dir, number)
+        }
+    }
+
+    /// Moves `path` into the `lost/` subdirectory.
+    fn archive(&self, path: &Path) {
+        let env = &self.options.env;
+        let lost = self.dir.join("lost");
+        let _ = env.create_dir(&lost);
+        if let Some(name) = path.file_name() {
+            match env.rename(path, &lost.join(name)) {
+                Ok(()) => self
+                    .log
+                    .log(format_args!("archived {} to lost/", path.display())),
+                Err(e) => self
+                    .log
+                    .log(format_args!("archiving {}: {e}", path.display())),
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Writing one table from a sorted iterator: memtable flushes and repair use it.
+
+use std::path::Path;
+
+use crate::cache::table_cache::TableCache;
+use crate::db::filename::table_file_name;
+use crate::env::Env;
+use crate::error::Result;
+use crate::iter::InternalIterator;
+use crate::options::ReadOptions;
+use crate::table::builder::TableBuilder;
+use crate::table::TableOptions;
+use crate::version::edit::FileMetaData;
+
+/// Writes every entry of `iter` to table `number` in `dir`, syncs it, and checks that it opens.
+///
+/// Returns the new file's metadata; `file_size` is 0 (and no file is left behind) when the
+/// iterator is empty. On any error the partial file is removed.
+pub(crate) fn build_table(
+    dir: &Path,
+    env: &dyn Env,
+    options: &TableOptions,
+    table_cache: &TableCache,
+    iter: &mut dyn InternalIterator,
+    number: u64,
+) -> Result<FileMetaData> {
+    let path = table_file_name(dir, number);
+    let mut meta = FileMetaData {
+        number,
+        file_size: 0,
+        smallest: Vec::new(),
+        largest: Vec::new(),
+    };
+    iter.seek_to_first();
+    if !iter.valid() {
+        return iter.status().map(|()| meta);
+    }
+    let result = (|| -> Result<()> {
+        let file = env.new_writable_file(&path)?;
+        let mut builder = TableBuilder::new(options.clone(), file);
+        meta.smallest = iter.key().to_vec();
+        while iter.valid() {
+            let key = iter.key();
+            meta.largest.clear();
+            meta.largest.extend_from_slice(key);
+            builder.add(key, iter.value())?;
+            iter.next();
+        }
+        iter.status()?;
+        meta.file_size = builder.finish()?;
+        let mut file = builder.into_file();
+        file.sync()?;
+        file.close()?;
+        // Prove the table is readable before it is recorded anywhere.
+        let mut check = table_cache.iter(&ReadOptions::default(), number, meta.file_size)?;
+        check.seek_to_first();
+        check.status()
+    })();
+    if let Err(e) = result {
+        let _ = env.remove_file(&path);
+        return Err(e);
+    }
+    Ok(meta)
+}

@@ -1,0 +1,409 @@
+//! The user's view of the database: turns the merged stream of internal entries (every version
+//! of every key, tombstones included) into the user keys visible at one sequence number.
+//!
+//! Contract:
+//! - Yields, in user-key order and forward or backward, each user key whose newest entry with
+//!   `sequence <= snapshot` is a value, with that value. Deletions, older versions and entries
+//!   newer than the snapshot are hidden. Direction may change at any point.
+//! - Optional bounds: only keys `>= lower_bound` and `< upper_bound` are seen. A seek below the
+//!   lower bound starts at it, `seek_to_first` seeks to it, `seek_to_last` starts just below the
+//!   upper bound, and iteration ends at either bound.
+//! - An entry whose internal key cannot be parsed stops the iterator with a corruption status.
+//!   That status is sticky: every later positioning call leaves the iterator invalid. Errors of
+//!   the underlying iterator are reported by `status()` as they are.
+//! - Thread safety: owned by one thread at a time (`Send`, not `Sync`).
+//!
+//! State, and how it keeps copies off the forward path:
+//! - Moving forward, the inner iterator sits *on* the entry that supplies the current key and
+//!   value, so `key()`/`value()` borrow from it. `saved_key` only remembers the user key being
+//!   skipped (reused buffer: no allocation once it has grown).
+//! - Moving backward, the inner iterator sits *before* every entry of the current user key (on
+//!   the last entry of a smaller key, or unpositioned), because the newest version of a key is
+//!   met last when walking backward. The current key and value are copied into `saved_key` and
+//!   `saved_value`.
+//!
+//! - `next`/`prev` on an invalid iterator do nothing; `key`/`value` then return empty slices.
+//!
+//! Read sampling (for seek-triggered compaction): [`DbIter::set_read_sampler`] installs a
+//! callback that is handed the internal key of an entry read and that entry's size (key plus
+//! value) each time the bytes read cross a sampling point. Gaps between points are drawn
+//! uniformly from 1 byte to 2 MiB, so there is about one sample per MiB read (several for one
+//! entry larger than a gap). Every entry the iterator parses counts, hidden ones included.
+//! Without a sampler the cost is one branch per entry.
+
+use std::cmp::Ordering;
+
+use super::InternalIterator;
+use crate::error::{Error, Result};
+use crate::util::internal_key::{
+    append_internal_key, parse_internal_key, user_key, InternalKeyComparator, SequenceNumber,
+    ValueType, MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK,
+};
+
+/// Called with an internal key read and the bytes of that entry (key plus value).
+pub(crate) type ReadSampler = Box<dyn FnMut(&[u8], usize) + Send>;
+
+/// Mean number of bytes read between two samples.
+const READ_SAMPLE_PERIOD: u64 = 1 << 20;
+
+/// A saved value larger than this is freed rather than kept for reuse.
+const MAX_KEPT_VALUE_CAPACITY: usize = 1 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
+struct Sampling {
+    callback: ReadSampler,
+    /// Bytes still to read before the next sample.
+    until_next: u64,
+    /// xorshift64 state; never zero.
+    rng: u64,
+}
+
+impl Sampling {
+    fn gap(&mut self) -> u64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        1 + self.rng % (2 * READ_SAMPLE_PERIOD)
+    }
+
+    fn record(&mut self, internal_key: &[u8], bytes: usize) {
+        let read = bytes as u64;
+        while self.until_next < read {
+            self.until_next += self.gap();
+            (self.callback)(internal_key, bytes);
+        }
+        self.until_next -= read;
+    }
+}
+
+/// Iterator over the user keys visible at a sequence number; see the module docs.
+pub(crate) struct DbIter {
+    inner: Box<dyn InternalIterator>,
+    icmp: InternalKeyComparator,
+    sequence: SequenceNumber,
+    lower_bound: Option<Vec<u8>>,
+    upper_bound: Option<Vec<u8>>,
+    direction: Direction,
+    valid: bool,
+    /// Corruption met by this iterator itself (sticky).
+    status: Result<()>,
+    /// Forward: the user key being skipped. Reverse: the current user key. Also the buffer a
+    /// seek builds its lookup key in.
+    saved_key: Vec<u8>,
+    /// Reverse: the current value.
+    saved_value: Vec<u8>,
+    sampling: Option<Sampling>,
+}
+
+impl DbIter {
+    /// An iterator over `inner` (internal keys ordered by `icmp`) as of `sequence`.
+    pub(crate) fn new(
+        inner: Box<dyn InternalIterator>,
+        icmp: InternalKeyComparator,
+        sequence: SequenceNumber,
+        lower_bound: Option<Vec<u8>>,
+        upper_bound: Option<Vec<u8>>,
+    ) -> DbIter {
+        DbIter {
+            inner,
+            icmp,
+            sequence: sequence.min(MAX_SEQUENCE),
+            lower_bound,
+            upper_bound,
+            direction: Direction::Forward,
+            valid: false,
+            status: Ok(()),
+            saved_key: Vec::new(),
+            saved_value: Vec::new(),
+            sampling: None,
+        }
+    }
+
+    /// Installs the read-sampling callback; `seed` picks the (pseudo-random) sampling points.
+    pub(crate) fn set_read_sampler(&mut self, callback: ReadSampler, seed: u64) {
+        let mut sampling = Sampling {
+            callback,
+            until_next: 0,
+            rng: seed | 1,
+        };
+        sampling.until_next = sampling.gap();
+        self.sampling = Some(sampling);
+    }
+
+    pub(crate) fn valid(&self) -> bool {
+        self.valid
+    }
+
+    /// The current user key; empty when not valid.
+    pub(crate) fn key(&self) -> &[u8] {
+        match (self.valid, self.direction) {
+            (false, _) => &[],
+            (true, Direction::Forward) => user_key(self.inner.key()),
+            (true, Direction::Reverse) => &self.saved_key,
+        }
+    }
+
+    /// The current value; empty when not valid.
+    pub(crate) fn value(&self) -> &[u8] {
+        match (self.valid, self.direction) {
+            (false, _) => &[],
+            (true, Direction::Forward) => self.inner.value(),
+            (true, Direction::Reverse) => &self.saved_value,
+        }
+    }
+
+    /// This iterator's corruption if any, else the inner iterator's status.
+    pub(crate) fn status(&self) -> Result<()> {
+        self.status.clone()?;
+        self.inner.status()
+    }
+
+    pub(crate) fn seek(&mut self, target: &[u8]) {
+        if self.stopped() {
+            return;
+        }
+        self.direction = Direction::Forward;
+        self.clear_saved_value();
+        let target = match &self.lower_bound {
+            Some(lower) if self.icmp.compare_user(target, lower) == Ordering::Less => {
+                lower.as_slice()
+            }
+            _ => target,
+        };
+        self.saved_key.clear();
+        append_internal_key(
+            &mut self.saved_key,
+            target,
+            self.sequence,
+            VALUE_TYPE_FOR_SEEK,
+        );
+        self.inner.seek(&self.saved_key);
+        self.find_next_user_entry(false);
+    }
+
+    pub(crate) fn seek_to_first(&mut self) {
+        if let Some(lower) = self.lower_bound.take() {
+            self.seek(&lower);
+            self.lower_bound = Some(lower);
+            return;
+        }
+        if self.stopped() {
+            return;
+        }
+        self.direction = Direction::Forward;
+        self.clear_saved_value();
+        self.inner.seek_to_first();
+        self.find_next_user_entry(false);
+    }
+
+    pub(crate) fn seek_to_last(&mut self) {
+        if self.stopped() {
+            return;
+        }
+        self.direction = Direction::Reverse;
+        self.clear_saved_value();
+        match &self.upper_bound {
+            Some(upper) => {
+                // The first entry of the upper bound's user key, then one step back.
+                self.saved_key.clear();
+                append_internal_key(
+                    &mut self.saved_key,
+                    upper,
+                    MAX_SEQUENCE,
+                    VALUE_TYPE_FOR_SEEK,
+                );
+                self.inner.seek(&self.saved_key);
+                if self.inner.valid() {
+                    self.inner.prev();
+                } else if self.inner.status().is_ok() {
+                    self.inner.seek_to_last();
+                }
+            }
+            None => self.inner.seek_to_last(),
+        }
+        self.find_prev_user_entry();
+    }
+
+    pub(crate) fn next(&mut self) {
+        if !self.valid {
+            return;
+        }
+        match self.direction {
+            Direction::Forward => {
+                // Skip the rest of the current key's versions.
+                self.saved_key.clear();
+                self.saved_key.extend_from_slice(user_key(self.inner.key()));
+                self.inner.next();
+            }
+            Direction::Reverse => {
+                // The inner iterator is before the current key's entries and `saved_key` holds
+                // that key: step onto its entries and skip them.
+                self.direction = Direction::Forward;
+                self.clear_saved_value();
+                if self.inner.valid() {
+                    self.inner.next();
+                } else {
+                    self.inner.seek_to_first();
+                }
+            }
+        }
+        self.find_next_user_entry(true);
+    }
+
+    pub(crate) fn prev(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.direction == Direction::Forward {
+            // The inner iterator is on the current key's entry: walk back to before all of
+            // that key's entries (newer, invisible versions included).
+            self.saved_key.clear();
+            self.saved_key.extend_from_slice(user_key(self.inner.key()));
+            loop {
+                self.inner.prev();
+                if !self.inner.valid() {
+                    self.valid = false;
+                    self.saved_key.clear();
+                    return;
+                }
+                let before = self
+                    .icmp
+                    .compare_user(user_key(self.inner.key()), &self.saved_key);
+                if before == Ordering::Less {
+                    break;
+                }
+            }
+            self.direction = Direction::Reverse;
+        }
+        self.find_prev_user_entry();
+    }
+
+    /// True (and invalid) once this iterator has met corruption.
+    fn stopped(&mut self) -> bool {
+        if self.status.is_err() {
+            self.valid = false;
+            return true;
+        }
+        false
+    }
+
+    fn corrupt(&mut self) {
+        self.valid = false;
+        self.status = Err(Error::corruption(format!(
+            "unparseable internal key of {} bytes in iterator",
+            self.inner.key().len()
+        )));
+    }
+
+    fn clear_saved_value(&mut self) {
+        if self.saved_value.capacity() > MAX_KEPT_VALUE_CAPACITY {
+            self.saved_value = Vec::new();
+        } else {
+            self.saved_value.clear();
+        }
+    }
+
+    /// Moving forward from the inner position, stops on the first entry that supplies a
+    /// visible user key. With `skipping`, entries of user keys `<= saved_key` are hidden.
+    fn find_next_user_entry(&mut self, mut skipping: bool) {
+        debug_assert_eq!(self.direction, Direction::Forward);
+        while self.inner.valid() {
+            let ikey = self.inner.key();
+            if let Some(sampling) = &mut self.sampling {
+                sampling.record(ikey, ikey.len() + self.inner.value().len());
+            }
+            let Some(parsed) = parse_internal_key(ikey) else {
+                self.corrupt();
+                return;
+            };
+            if parsed.sequence <= self.sequence {
+                let hidden = skipping
+                    && self.icmp.compare_user(parsed.user_key, &self.saved_key)
+                        != Ordering::Greater;
+                if !hidden {
+                    if let Some(upper) = &self.upper_bound {
+                        if self.icmp.compare_user(parsed.user_key, upper) != Ordering::Less {
+                            break;
+                        }
+                    }
+                    match parsed.value_type {
+                        ValueType::Value => {
+                            self.valid = true;
+                            return;
+                        }
+                        ValueType::Deletion => {
+                            // Everything older of this key is deleted too.
+                            self.saved_key.clear();
+                            self.saved_key.extend_from_slice(parsed.user_key);
+                            skipping = true;
+                        }
+                    }
+                }
+            }
+            self.inner.next();
+        }
+        self.valid = false;
+        self.saved_key.clear();
+    }
+
+    /// Moving backward from the inner position, gathers the newest visible version of the
+    /// next smaller user key into `saved_key`/`saved_value`, leaving the inner iterator before
+    /// all of that key's entries.
+    fn find_prev_user_entry(&mut self) {
+        debug_assert_eq!(self.direction, Direction::Reverse);
+        // Whether `saved_key`/`saved_value` hold a live candidate.
+        let mut found = false;
+        while self.inner.valid() {
+            let ikey = self.inner.key();
+            if let Some(sampling) = &mut self.sampling {
+                sampling.record(ikey, ikey.len() + self.inner.value().len());
+            }
+            let Some(parsed) = parse_internal_key(ikey) else {
+                self.corrupt();
+                return;
+            };
+            if let Some(lower) = &self.lower_bound {
+                if self.icmp.compare_user(parsed.user_key, lower) == Ordering::Less {
+                    break;
+                }
+            }
+            if parsed.sequence <= self.sequence {
+                if found
+                    && self.icmp.compare_user(parsed.user_key, &self.saved_key) == Ordering::Less
+                {
+                    // A smaller key: the candidate's newest visible version has been seen.
+                    break;
+                }
+                match parsed.value_type {
+                    ValueType::Value => {
+                        found = true;
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(parsed.user_key);
+                        self.saved_value.clear();
+                        self.saved_value.extend_from_slice(self.inner.value());
+                    }
+                    ValueType::Deletion => {
+                        found = false;
+                        self.saved_key.clear();
+                        self.clear_saved_value();
+                    }
+                }
+            }
+            self.inner.prev();
+        }
+        self.valid = found;
+        if !found {
+            self.saved_key.clear();
+            self.clear_saved_value();
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "db_iter_tests.rs"]
+mod tests;

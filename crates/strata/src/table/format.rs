@@ -1,0 +1,421 @@
+//! The framing of a table file: block handles, block trailers and the footer.
+//!
+//! A table file is a sequence of blocks followed by a fixed-size footer:
+//!
+//! ```text
+//! table    := data_block* filter_block? metaindex_block index_block footer
+//! block    := contents trailer
+//! trailer  := type (1 byte: 0 = none, 1 = Snappy)
+//!             masked_crc32c(contents ++ type) (fixed32 LE)            -- 5 bytes
+//! handle   := offset (varint64) size (varint64)                       -- at most 20 bytes
+//! footer   := metaindex_handle index_handle zero padding up to 40 bytes
+//!             magic 0xdb4775248b80fb57 (fixed64 LE)                    -- 48 bytes
+//! ```
+//!
+//! A handle's `size` counts the block's contents as stored (compressed or not) and excludes the
+//! trailer, so the next block starts at `offset + size + 5`. The CRC is computed over the stored
+//! (possibly compressed) contents and the type byte. Snappy blocks use the raw Snappy format (no
+//! framing), whose header is the uncompressed length as a varint.
+//!
+//! Decoders here return `Error::Corruption` with the offset of the bad bytes in the file; the
+//! table layer attaches the file name. They never panic and never allocate by a length read from
+//! disk before checking it against the file size.
+
+use crate::env::RandomAccessFile;
+use crate::error::{Error, Result};
+use crate::options::CompressionType;
+use crate::util::coding::{decode_fixed32, decode_fixed64, get_varint64, put_varint64};
+use crate::util::crc;
+
+/// Length of the trailer after every block: type byte + masked CRC32C. On-disk: never change.
+pub(crate) const BLOCK_TRAILER_LEN: usize = 5;
+
+/// Length of the footer at the end of every table. On-disk: never change.
+pub(crate) const FOOTER_LEN: usize = 48;
+
+/// Magic number ending every table (fixed64 LE). On-disk: never change.
+pub(crate) const TABLE_MAGIC: u64 = 0xdb47_7524_8b80_fb57;
+
+/// Longest encoding of a [`BlockHandle`]: two varint64s.
+pub(crate) const MAX_BLOCK_HANDLE_LEN: usize = 20;
+
+/// Where a block lives in a table file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct BlockHandle {
+    /// File offset of the block's first byte.
+    pub(crate) offset: u64,
+    /// Length of the stored contents, without the trailer.
+    pub(crate) size: u64,
+}
+
+impl BlockHandle {
+    pub(crate) fn new(offset: u64, size: u64) -> BlockHandle {
+        BlockHandle { offset, size }
+    }
+
+    /// Appends the encoded handle to `dst`.
+    pub(crate) fn encode_to(&self, dst: &mut Vec<u8>) {
+        put_varint64(dst, self.offset);
+        put_varint64(dst, self.size);
+    }
+
+    /// Decodes a handle from the front of `src`, advancing it; `None` when truncated or malformed.
+    pub(crate) fn decode_from(src: &mut &[u8]) -> Option<BlockHandle> {
+        let offset = get_varint64(src)?;
+        let size = get_varint64(src)?;
+        Some(BlockHandle { offset, size })
+    }
+
+    /// Checks that the block and its trailer lie inside a file of `file_size` bytes.
+    pub(crate) fn check_within(&self, file_size: u64) -> Result<()> {
+        let end = self
+            .offset
+            .checked_add(self.size)
+            .and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
+        match end {
+            Some(end) if end <= file_size => Ok(()),
+            _ => Err(Error::corruption_at(
+                self.offset,
+                format!(
+                    "block handle (offset {}, size {}) extends past the end of the file ({} bytes)",
+                    self.offset, self.size, file_size
+                ),
+            )),
+        }
+    }
+}
+
+/// The last [`FOOTER_LEN`] bytes of a table: where its metaindex and index blocks are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Footer {
+    pub(crate) metaindex: BlockHandle,
+    pub(crate) index: BlockHandle,
+}
+
+impl Footer {
+    /// The encoded footer: both handles, zero padding to 40 bytes, then the magic number.
+    pub(crate) fn encode(&self) -> [u8; FOOTER_LEN] {
+        let mut handles = Vec::with_capacity(2 * MAX_BLOCK_HANDLE_LEN);
+        self.metaindex.encode_to(&mut handles);
+        self.index.encode_to(&mut handles);
+        let mut out = [0u8; FOOTER_LEN];
+        // Two handles take at most 40 bytes, so this always fits before the magic number.
+        let (head, magic) = out.split_at_mut(FOOTER_LEN - 8);
+        for (dst, src) in head.iter_mut().zip(&handles) {
+            *dst = *src;
+        }
+        magic.copy_from_slice(&TABLE_MAGIC.to_le_bytes());
+        out
+    }
+
+    /// Decodes a footer from exactly [`FOOTER_LEN`] bytes read at `file_offset`. The padding is
+    /// not checked (LevelDB does not check it either).
+    pub(crate) fn decode(bytes: &[u8], file_offset: u64) -> Result<Footer> {
+        if bytes.len() != FOOTER_LEN {
+            return Err(Error::corruption_at(
+                file_offset,
+                format!("footer is {} bytes, expected {FOOTER_LEN}", bytes.len()),
+            ));
+        }
+        let magic_at = FOOTER_LEN - 8;
+        let magic = bytes.get(magic_at..).and_then(decode_fixed64);
+        if magic != Some(TABLE_MAGIC) {
+            return Err(Error::corruption_at(
+                file_offset + magic_at as u64,
+                "not an sstable (bad magic number)",
+            ));
+        }
+        let mut handles = bytes.get(..magic_at).unwrap_or(&[]);
+        let metaindex = BlockHandle::decode_from(&mut handles);
+        let index = BlockHandle::decode_from(&mut handles);
+        match (metaindex, index) {
+            (Some(metaindex), Some(index)) => Ok(Footer { metaindex, index }),
+            _ => Err(Error::corruption_at(
+                file_offset,
+                "bad block handle in table footer",
+            )),
+        }
+    }
+}
+
+/// The trailer of a block with `contents` stored as `ctype`.
+pub(crate) fn block_trailer(contents: &[u8], ctype: CompressionType) -> [u8; BLOCK_TRAILER_LEN] {
+    let type_byte = ctype as u8;
+    let crc = crc::mask(crc::extend(crc::crc32c(contents), &[type_byte]));
+    let c = crc.to_le_bytes();
+    [type_byte, c[0], c[1], c[2], c[3]]
+}
+
+/// Reads the block at `handle` from `file` (of `file_size` bytes), verifies its CRC when
+/// `verify_checksum` is set, and returns its uncompressed contents.
+///
+/// The handle is checked against `file_size` before anything is allocated, and a Snappy block's
+/// claimed uncompressed length is checked against what its compressed length could possibly
+/// expand to. Errors are `Corruption` at the block's offset (or I/O errors from the file).
+pub(crate) fn read_block(
+    file: &dyn RandomAccessFile,
+    file_size: u64,
+    handle: &BlockHandle,
+    verify_checksum: bool,
+) -> Result<Vec<u8>> {
+    handle.check_within(file_size)?;
+    // Fits in memory: it lies inside the file (checked above); on a 32-bit target a file larger
+    // than the address space is reported as corruption rather than truncated.
+    let stored_len = usize::try_from(handle.size)
+        .map_err(|_| Error::corruption_at(handle.offset, "block too large for this platform"))?;
+    let total = stored_len
+        .checked_add(BLOCK_TRAILER_LEN)
+        .ok_or_else(|| Error::corruption_at(handle.offset, "block too large"))?;
+    let mut buf = vec![0u8; total];
+    let read = read_fully(file, handle.offset, &mut buf)?;
+    if read != total {
+        return Err(Error::corruption_at(
+            handle.offset,
+            format!("truncated block read: got {read} of {total} bytes"),
+        ));
+    }
+    let (contents, trailer) = buf.split_at(stored_len);
+    let type_byte = trailer.first().copied().unwrap_or(0xff);
+    if verify_checksum {
+        let stored = trailer.get(1..).and_then(decode_fixed32).unwrap_or(0);
+        let actual = crc::extend(crc::crc32c(contents), &[type_byte]);
+        if crc::unmask(stored) != actual {
+            return Err(Error::corruption_at(
+                handle.offset,
+                "block checksum mismatch",
+            ));
+        }
+    }
+    match CompressionType::from_byte(type_byte) {
+        Some(CompressionType::None) => {
+            buf.truncate(stored_len);
+            Ok(buf)
+        }
+        Some(CompressionType::Snappy) => snappy_decompress(contents, handle.offset),
+        None => Err(Error::corruption_at(
+            handle.offset,
+            format!("bad block compression type {type_byte}"),
+        )),
+    }
+}
+
+/// Snappy never expands a byte of input into more than ~21 bytes of output (a 3-byte copy
+/// element yields at most 64 bytes), so a claimed length beyond this factor is corrupt.
+const MAX_SNAPPY_EXPANSION: usize = 24;
+
+/// Decompresses a raw-Snappy block whose stored contents start at file offset `offset`.
+pub(crate) fn snappy_decompress(compressed: &[u8], offset: u64) -> Result<Vec<u8>> {
+    let claimed = snap::raw::decompress_len(compressed)
+        .map_err(|e| Error::corruption_at(offset, format!("bad Snappy block header: {e}")))?;
+    let bound = compressed.len().saturating_mul(MAX_SNAPPY_EXPANSION);
+    if claimed > bound {
+        return Err(Error::corruption_at(
+            offset,
+            format!(
+                "Snappy block claims {claimed} bytes from {} compressed bytes",
+                compressed.len()
+            ),
+        ));
+    }
+    let mut out = vec![0u8; claimed];
+    let n = snap::raw::Decoder::new()
+        .decompress(compressed, &mut out)
+        .map_err(|e| Error::corruption_at(offset, format!("corrupted Snappy block: {e}")))?;
+    out.truncate(n);
+    Ok(out)
+}
+
+/// Reads until `buf` is full or the file ends; returns the number of bytes read.
+fn read_fully(file: &dyn RandomAccessFile, offset: u64, buf: &mut [u8]) -> Result<usize> {
+    let mut done = 0;
+    while let Some(rest) = buf.get_mut(done..) {
+        if rest.is_empty() {
+            break;
+        }
+        let n = file.read_at(offset + done as u64, rest)?;
+        if n == 0 {
+            break;
+        }
+        done += n.min(rest.len());
+    }
+    Ok(done)
+}
+
+/// Reads the footer of a table of `file_size` bytes.
+pub(crate) fn read_footer(file: &dyn RandomAccessFile, file_size: u64) -> Result<Footer> {
+    let footer_offset = file_size
+        .checked_sub(FOOTER_LEN as u64)
+        .ok_or_else(|| Error::corruption("file is too short to be an sstable"))?;
+    let mut buf = [0u8; FOOTER_LEN];
+    let read = read_fully(file, footer_offset, &mut buf)?;
+    if read != FOOTER_LEN {
+        return Err(Error::corruption_at(
+            footer_offset,
+            format!("truncated footer read: got {read} of {FOOTER_LEN} bytes"),
+        ));
+    }
+    Footer::decode(&buf, footer_offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::test_files::VecFile;
+    use proptest::prelude::*;
+
+    #[test]
+    fn handle_round_trip_and_max_len() {
+        for h in [
+            BlockHandle::new(0, 0),
+            BlockHandle::new(1 << 40, 4096),
+            BlockHandle::new(u64::MAX, u64::MAX),
+        ] {
+            let mut buf = Vec::new();
+            h.encode_to(&mut buf);
+            assert!(buf.len() <= MAX_BLOCK_HANDLE_LEN);
+            let mut cursor = &buf[..];
+            assert_eq!(BlockHandle::decode_from(&mut cursor), Some(h));
+            assert!(cursor.is_empty());
+        }
+        let mut buf = Vec::new();
+        BlockHandle::new(u64::MAX, u64::MAX).encode_to(&mut buf);
+        assert_eq!(buf.len(), MAX_BLOCK_HANDLE_LEN);
+        assert_eq!(BlockHandle::decode_from(&mut &buf[..15]), None);
+    }
+
+    #[test]
+    fn footer_layout_is_leveldbs() {
+        let footer = Footer {
+            metaindex: BlockHandle::new(300, 20),
+            index: BlockHandle::new(325, 7),
+        };
+        let bytes = footer.encode();
+        // varint(300) = ac 02, varint(20) = 14, varint(325) = c5 02, varint(7) = 07.
+        assert_eq!(&bytes[..7], &[0xac, 0x02, 0x14, 0xc5, 0x02, 0x07, 0x00]);
+        assert!(bytes[6..40].iter().all(|&b| b == 0));
+        assert_eq!(
+            &bytes[40..],
+            &[0x57, 0xfb, 0x80, 0x8b, 0x24, 0x75, 0x47, 0xdb]
+        );
+        assert_eq!(Footer::decode(&bytes, 0).unwrap(), footer);
+        let max = Footer {
+            metaindex: BlockHandle::new(u64::MAX, u64::MAX),
+            index: BlockHandle::new(u64::MAX, u64::MAX),
+        };
+        assert_eq!(Footer::decode(&max.encode(), 0).unwrap(), max);
+    }
+
+    #[test]
+    fn footer_rejects_bad_magic_and_length() {
+        let mut bytes = Footer {
+            metaindex: BlockHandle::new(1, 2),
+            index: BlockHandle::new(3, 4),
+        }
+        .encode();
+        bytes[47] ^= 1;
+        let err = Footer::decode(&bytes, 1000).unwrap_err();
+        assert_eq!(err.corruption_details().unwrap().offset, Some(1040));
+        assert!(Footer::decode(&bytes[..47], 0).unwrap_err().is_corruption());
+        let file = VecFile::new(vec![0u8; 10]);
+        assert!(read_footer(&file, 10).unwrap_err().is_corruption());
+    }
+
+    fn stored_block(contents: &[u8], ctype: CompressionType) -> Vec<u8> {
+        let mut file = vec![7u8; 3]; // some leading bytes so the offset is not zero
+        file.extend_from_slice(contents);
+        file.extend_from_slice(&block_trailer(contents, ctype));
+        file
+    }
+
+    #[test]
+    fn read_block_verifies_and_decompresses() {
+        let raw = b"hello hello hello hello hello hello hello".repeat(10);
+        let file = stored_block(&raw, CompressionType::None);
+        let handle = BlockHandle::new(3, raw.len() as u64);
+        let f = VecFile::new(file.clone());
+        assert_eq!(
+            read_block(&f, file.len() as u64, &handle, true).unwrap(),
+            raw
+        );
+
+        let compressed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+        let file = stored_block(&compressed, CompressionType::Snappy);
+        let handle = BlockHandle::new(3, compressed.len() as u64);
+        let f = VecFile::new(file.clone());
+        assert_eq!(
+            read_block(&f, file.len() as u64, &handle, true).unwrap(),
+            raw
+        );
+
+        // Flip one byte of the contents: caught only when verifying.
+        let mut bad = stored_block(&raw, CompressionType::None);
+        bad[10] ^= 0x40;
+        let handle = BlockHandle::new(3, raw.len() as u64);
+        let f = VecFile::new(bad.clone());
+        let err = read_block(&f, bad.len() as u64, &handle, true).unwrap_err();
+        let details = err.corruption_details().unwrap();
+        assert_eq!(details.offset, Some(3));
+        assert!(details.reason.contains("checksum"), "{err}");
+        assert!(read_block(&f, bad.len() as u64, &handle, false).is_ok());
+    }
+
+    #[test]
+    fn read_block_rejects_out_of_file_handles_and_bad_types() {
+        let file = stored_block(b"abc", CompressionType::None);
+        let f = VecFile::new(file.clone());
+        let len = file.len() as u64;
+        for handle in [
+            BlockHandle::new(3, 4),
+            BlockHandle::new(u64::MAX, 1),
+            BlockHandle::new(0, u64::MAX),
+        ] {
+            assert!(read_block(&f, len, &handle, false)
+                .unwrap_err()
+                .is_corruption());
+        }
+        let mut bad_type = file.clone();
+        bad_type[6] = 9;
+        let f = VecFile::new(bad_type);
+        let err = read_block(&f, len, &BlockHandle::new(3, 3), false).unwrap_err();
+        assert!(err.to_string().contains("compression type"), "{err}");
+    }
+
+    #[test]
+    fn snappy_length_bomb_is_rejected_before_allocating() {
+        // Header claims 2^32 - 1 bytes from a five-byte input.
+        let bomb = [0xff, 0xff, 0xff, 0xff, 0x0f];
+        let err = snappy_decompress(&bomb, 77).unwrap_err();
+        assert_eq!(err.corruption_details().unwrap().offset, Some(77));
+        assert!(snappy_decompress(&[], 0).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn footer_decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..60)) {
+            let _ = Footer::decode(&bytes, 0);
+            let f = VecFile::new(bytes.clone());
+            let _ = read_footer(&f, bytes.len() as u64);
+        }
+
+        #[test]
+        fn footer_with_valid_magic_decodes_or_errs(mut head in proptest::collection::vec(any::<u8>(), 40)) {
+            head.extend_from_slice(&TABLE_MAGIC.to_le_bytes());
+            if let Ok(footer) = Footer::decode(&head, 0) {
+                let again = footer.encode();
+                prop_assert_eq!(Footer::decode(&again, 0).unwrap(), footer);
+            }
+        }
+
+        #[test]
+        fn read_block_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200),
+                                   offset in 0u64..220, size in 0u64..220, verify in any::<bool>()) {
+            let f = VecFile::new(bytes.clone());
+            let _ = read_block(&f, bytes.len() as u64, &BlockHandle::new(offset, size), verify);
+        }
+
+        #[test]
+        fn snappy_decompress_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..100)) {
+            let _ = snappy_decompress(&bytes, 0);
+        }
+    }
+}

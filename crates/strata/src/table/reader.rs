@@ -1,0 +1,403 @@
+//! Reads a table file: [`Table`] (opened once, shared) and [`TableIter`] (a two-level cursor).
+//!
+//! Opening reads the footer and the index block, and — when a filter policy is configured — the
+//! metaindex and the filter block named `filter.<policy name>`. A missing, unreadable or
+//! differently named filter is ignored (reads just go without it), as in LevelDB. Data blocks
+//! are read on demand through the block cache when one is configured, keyed by
+//! `(cache id of this table, block offset)`.
+//!
+//! Checksums are verified for a block read from the file when the read asks for it
+//! (`ReadOptions::verify_checksums`) or `TableOptions::paranoid_checks` is set (which also
+//! covers the index and filter blocks at open). Every error names the file and the offset.
+//!
+//! Thread safety: a `Table` is immutable after `open` and shared through `Arc` by any number of
+//! readers; each `TableIter` belongs to one thread and keeps the table alive.
+
+use std::sync::Arc;
+
+use crate::env::RandomAccessFile;
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::options::ReadOptions;
+use crate::util::internal_key::user_key;
+
+use super::block::{Block, BlockIter, KeyOrder};
+use super::builder::FILTER_META_PREFIX;
+use super::filter_block::FilterBlockReader;
+use super::format::{read_block, read_footer, BlockHandle};
+use super::TableOptions;
+
+/// An open table. See the module documentation.
+pub(crate) struct Table {
+    opts: TableOptions,
+    file: Arc<dyn RandomAccessFile>,
+    file_name: String,
+    file_size: u64,
+    /// Key space of this table's blocks in the block cache (0 without a cache).
+    cache_id: u64,
+    index_block: Arc<Block>,
+    index_handle: BlockHandle,
+    metaindex_handle: BlockHandle,
+    filter: Option<FilterBlockReader>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("file_name", &self.file_name)
+            .field("file_size", &self.file_size)
+            .field("has_filter", &self.filter.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Table {
+    /// Opens the table in `file` (`file_size` bytes long); `file_name` is used in errors.
+    pub(crate) fn open(
+        opts: TableOptions,
+        file: Arc<dyn RandomAccessFile>,
+        file_size: u64,
+        file_name: String,
+    ) -> Result<Arc<Table>> {
+        let footer = read_footer(&*file, file_size).map_err(|e| e.in_file(&file_name))?;
+        let verify = opts.paranoid_checks;
+        let index_block = read_block(&*file, file_size, &footer.index, verify)
+            .and_then(|contents| Block::new(contents, footer.index.offset))
+            .map_err(|e| e.in_file(&file_name))?;
+        let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
+        let mut table = Table {
+            opts,
+            file,
+            file_name,
+            file_size,
+            cache_id,
+            index_block: Arc::new(index_block),
+            index_handle: footer.index,
+            metaindex_handle: footer.metaindex,
+            filter: None,
+        };
+        table.filter = table.read_filter();
+        Ok(Arc::new(table))
+    }
+
+    /// The filter named after the configured policy, if the table has a readable one.
+    fn read_filter(&self) -> Option<FilterBlockReader> {
+        let policy = self.opts.filter_policy.as_ref()?;
+        let verify = self.opts.paranoid_checks;
+        let contents =
+            read_block(&*self.file, self.file_size, &self.metaindex_handle, verify).ok()?;
+        let metaindex = Arc::new(Block::new(contents, self.metaindex_handle.offset).ok()?);
+        let mut it = metaindex.iter(KeyOrder::Bytewise);
+        let name = format!("{FILTER_META_PREFIX}{}", policy.name());
+        it.seek(name.as_bytes());
+        if !it.valid() || it.key() != name.as_bytes() {
+            return None;
+        }
+        let handle = BlockHandle::decode_from(&mut it.value())?;
+        let data = read_block(&*self.file, self.file_size, &handle, verify).ok()?;
+        Some(FilterBlockReader::new(Arc::clone(policy), data))
+    }
+
+    #[cfg(any(test, feature = "testing"))]
+    #[cfg(any(test, feature = "testing"))]
+    /// True when reads consult a filter.
+    pub(crate) fn has_filter(&self) -> bool {
+        self.filter.is_some()
+    }
+
+    fn order(&self) -> KeyOrder {
+        KeyOrder::Internal(self.opts.icmp.clone())
+    }
+
+    fn index_iter(&self) -> BlockIter {
+        self.index_block.iter(self.order())
+    }
+
+    /// Decodes a data block handle stored in the index block.
+    fn decode_handle(&self, mut value: &[u8]) -> Result<BlockHandle> {
+        BlockHandle::decode_from(&mut value).ok_or_else(|| {
+            Error::corruption_at(self.index_handle.offset, "bad block handle in index block")
+                .in_file(&self.file_name)
+        })
+    }
+
+    /// The data block at `handle`, from the cache or the file.
+    fn data_block(
+        &self,
+        verify: bool,
+        fill_cache: bool,
+        handle: BlockHandle,
+    ) -> Result<Arc<Block>> {
+        let Some(cache) = &self.opts.block_cache else {
+            return self.load_block(verify, handle).map(Arc::new);
+        };
+        if let Some(block) = cache.lookup(self.cache_id, handle.offset) {
+            return Ok(block);
+        }
+        let block = Arc::new(self.load_block(verify, handle)?);
+        if fill_cache {
+            cache.insert(self.cache_id, handle.offset, Arc::clone(&block));
+        }
+        Ok(block)
+    }
+
+    fn load_block(&self, verify: bool, handle: BlockHandle) -> Result<Block> {
+        let verify = verify || self.opts.paranoid_checks;
+        read_block(&*self.file, self.file_size, &handle, verify)
+            .and_then(|contents| Block::new(contents, handle.offset))
+            .map_err(|e| e.in_file(&self.file_name))
+    }
+
+    /// Point lookup: finds the first entry with key `>= internal_key` in the one data block
+    /// that could hold `internal_key`'s user key, and returns `f(key, value)` for it, borrowing
+    /// both from the block (no copy). Returns `Ok(None)` without calling `f` when the filter rules
+    /// the user key out or the table has no entry `>= internal_key`. The caller checks whether
+    /// the entry's user key is the one it looks for.
+    pub(crate) fn get<R>(
+        &self,
+        read_opts: &ReadOptions,
+        internal_key: &[u8],
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        let mut index = self.index_iter();
+        index.seek(internal_key);
+        if !index.valid() {
+            index.status().map_err(|e| e.in_file(&self.file_name))?;
+            return Ok(None);
+        }
+        let handle = self.decode_handle(index.value())?;
+        if let Some(filter) = &self.filter {
+            if !filter.key_may_match(handle.offset, user_key(internal_key)) {
+                return Ok(None);
+            }
+        }
+        let block = self.data_block(read_opts.verify_checksums, read_opts.fill_cache, handle)?;
+        let mut it = block.iter(self.order());
+        it.seek(internal_key);
+        if it.valid() {
+            return Ok(Some(f(it.key(), it.value())));
+        }
+        it.status().map_err(|e| e.in_file(&self.file_name))?;
+        Ok(None)
+    }
+
+    #[cfg(any(test, feature = "testing"))]
+    /// False when the filter says `internal_key`'s user key is not in the table (true when the
+    /// table has no filter or the key is past the last block).
+    pub(crate) fn filter_may_match(&self, internal_key: &[u8]) -> Result<bool> {
+        let Some(filter) = &self.filter else {
+            return Ok(true);
+        };
+        let mut index = self.index_iter();
+        index.seek(internal_key);
+        if !index.valid() {
+            index.status().map_err(|e| e.in_file(&self.file_name))?;
+            return Ok(true);
+        }
+        let handle = self.decode_handle(index.value())?;
+        Ok(filter.key_may_match(handle.offset, user_key(internal_key)))
+    }
+
+    /// A cursor over every entry of the table.
+    pub(crate) fn iter(self: &Arc<Self>, read_opts: &ReadOptions) -> TableIter {
+        TableIter {
+            index: self.index_iter(),
+            table: Arc::clone(self),
+            verify_checksums: read_opts.verify_checksums,
+            fill_cache: read_opts.fill_cache,
+            data: None,
+            data_handle: None,
+            err: None,
+        }
+    }
+
+    /// Approximate file offset where entries with `internal_key` would be: the offset of the
+    /// data block that would hold it, or (past the last key) the offset of the metaindex, which
+    /// is close to the file's end.
+    pub(crate) fn approximate_offset_of(&self, internal_key: &[u8]) -> u64 {
+        let mut index = self.index_iter();
+        index.seek(internal_key);
+        if index.valid() {
+            if let Some(handle) = BlockHandle::decode_from(&mut index.value()) {
+                return handle.offset;
+            }
+        }
+        self.metaindex_handle.offset
+    }
+}
+
+/// A two-level cursor over a table: the index block's iterator picks a data block, whose
+/// iterator yields the entries. Empty or unreadable data blocks are skipped in both directions
+/// (an unreadable one leaves its error in `status()`).
+pub(crate) struct TableIter {
+    table: Arc<Table>,
+    verify_checksums: bool,
+    fill_cache: bool,
+    index: BlockIter,
+    /// Iterator over the block the index points at; `None` when there is none.
+    data: Option<BlockIter>,
+    /// Handle of the block `data` iterates.
+    data_handle: Option<BlockHandle>,
+    /// First error from a block that could not be read or that went bad.
+    err: Option<Error>,
+}
+
+impl TableIter {
+    fn save_error(&mut self, e: Error) {
+        if self.err.is_none() {
+            self.err = Some(e.in_file(&self.table.file_name));
+        }
+    }
+
+    /// Replaces the data iterator, keeping the old one's error.
+    fn set_data(&mut self, data: Option<(BlockIter, BlockHandle)>) {
+        if let Some(old) = &self.data {
+            if let Err(e) = old.status() {
+                self.save_error(e);
+            }
+        }
+        match data {
+            Some((it, handle)) => {
+                self.data = Some(it);
+                self.data_handle = Some(handle);
+            }
+            None => {
+                self.data = None;
+                self.data_handle = None;
+            }
+        }
+    }
+
+    /// Points `data` at the block the index is positioned on.
+    fn init_data_block(&mut self) {
+        if !self.index.valid() {
+            self.set_data(None);
+            return;
+        }
+        let handle = match self.table.decode_handle(self.index.value()) {
+            Ok(h) => h,
+            Err(e) => {
+                self.save_error(e);
+                self.set_data(None);
+                return;
+            }
+        };
+        if self.data.is_some() && self.data_handle == Some(handle) {
+            return; // already there
+        }
+        match self
+            .table
+            .data_block(self.verify_checksums, self.fill_cache, handle)
+        {
+            Ok(block) => {
+                let it = block.iter(self.table.order());
+                self.set_data(Some((it, handle)));
+            }
+            Err(e) => {
+                self.save_error(e);
+                self.set_data(None);
+            }
+        }
+    }
+
+    fn data_valid(&self) -> bool {
+        self.data.as_ref().is_some_and(|d| d.valid())
+    }
+
+    fn skip_empty_blocks_forward(&mut self) {
+        while !self.data_valid() {
+            if !self.index.valid() {
+                self.set_data(None);
+                return;
+            }
+            self.index.next();
+            self.init_data_block();
+            if let Some(d) = &mut self.data {
+                d.seek_to_first();
+            }
+        }
+    }
+
+    fn skip_empty_blocks_backward(&mut self) {
+        while !self.data_valid() {
+            if !self.index.valid() {
+                self.set_data(None);
+                return;
+            }
+            self.index.prev();
+            self.init_data_block();
+            if let Some(d) = &mut self.data {
+                d.seek_to_last();
+            }
+        }
+    }
+}
+
+impl InternalIterator for TableIter {
+    fn valid(&self) -> bool {
+        self.data_valid()
+    }
+
+    fn seek_to_first(&mut self) {
+        self.index.seek_to_first();
+        self.init_data_block();
+        if let Some(d) = &mut self.data {
+            d.seek_to_first();
+        }
+        self.skip_empty_blocks_forward();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.index.seek_to_last();
+        self.init_data_block();
+        if let Some(d) = &mut self.data {
+            d.seek_to_last();
+        }
+        self.skip_empty_blocks_backward();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.index.seek(target);
+        self.init_data_block();
+        if let Some(d) = &mut self.data {
+            d.seek(target);
+        }
+        self.skip_empty_blocks_forward();
+    }
+
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        if let Some(d) = &mut self.data {
+            d.next();
+        }
+        self.skip_empty_blocks_forward();
+    }
+
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        if let Some(d) = &mut self.data {
+            d.prev();
+        }
+        self.skip_empty_blocks_backward();
+    }
+
+    fn key(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.key())
+    }
+
+    fn value(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.value())
+    }
+
+    fn status(&self) -> Result<()> {
+        let in_file = |e: Error| e.in_file(&self.table.file_name);
+        self.index.status().map_err(in_file)?;
+        if let Some(d) = &self.data {
+            d.status().map_err(in_file)?;
+        }
+        match &self.err {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}

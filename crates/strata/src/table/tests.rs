@@ -1,0 +1,488 @@
+//! Table round trips: builder to reader, through in-memory files.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+
+use super::builder::TableBuilder;
+use super::format::{BlockHandle, FOOTER_LEN};
+use super::reader::Table;
+use super::test_files::{SharedVecFile, VecFile};
+use super::TableOptions;
+use crate::cache::BlockCache;
+use crate::iter::InternalIterator;
+use crate::options::{CompressionType, ReadOptions};
+use crate::util::bloom::BloomFilterPolicy;
+use crate::util::comparator::BytewiseComparator;
+use crate::util::internal_key::{internal_key, user_key, InternalKeyComparator, ValueType};
+
+fn options(compression: CompressionType, filter: bool) -> TableOptions {
+    TableOptions {
+        icmp: InternalKeyComparator::new(BytewiseComparator::shared()),
+        block_size: 1024,
+        block_restart_interval: 16,
+        compression,
+        filter_policy: filter.then(|| Arc::new(BloomFilterPolicy::new(10)) as _),
+        block_cache: None,
+        paranoid_checks: false,
+    }
+}
+
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn build(opts: &TableOptions, entries: &Entries) -> Vec<u8> {
+    let out = SharedVecFile::new();
+    let mut b = TableBuilder::new(opts.clone(), Box::new(out.clone()));
+    for (k, v) in entries {
+        b.add(k, v).unwrap();
+    }
+    assert_eq!(b.num_entries(), entries.len() as u64);
+    let size = b.finish().unwrap();
+    let bytes = out.contents();
+    assert_eq!(size, bytes.len() as u64);
+    assert_eq!(b.file_size(), size);
+    bytes
+}
+
+fn open(opts: &TableOptions, bytes: Vec<u8>) -> crate::error::Result<Arc<Table>> {
+    let len = bytes.len() as u64;
+    Table::open(
+        opts.clone(),
+        Arc::new(VecFile::new(bytes)),
+        len,
+        "000042.ldb".to_string(),
+    )
+}
+
+/// Internal keys `key00000...` with sequence numbers, a few deletions, compressible values.
+fn sample(n: usize, value_len: usize) -> Entries {
+    (0..n)
+        .map(|i| {
+            let t = if i % 10 == 3 {
+                ValueType::Deletion
+            } else {
+                ValueType::Value
+            };
+            let key = internal_key(format!("key{:06}", i * 2).as_bytes(), 1000 + i as u64, t);
+            let value = format!("value-{i}-").repeat(value_len / 8 + 1).into_bytes();
+            (key, value[..value_len.min(value.len())].to_vec())
+        })
+        .collect()
+}
+
+fn scan_forward(table: &Arc<Table>) -> Entries {
+    let mut it = table.iter(&ReadOptions::default());
+    let mut out = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    out
+}
+
+fn scan_backward(table: &Arc<Table>) -> Entries {
+    let mut it = table.iter(&ReadOptions::default());
+    let mut out = Vec::new();
+    it.seek_to_last();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    it.status().unwrap();
+    out.reverse();
+    out
+}
+
+fn get(table: &Table, user: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let lookup = internal_key(
+        user,
+        crate::util::internal_key::MAX_SEQUENCE,
+        ValueType::Value,
+    );
+    table
+        .get(&ReadOptions::default(), &lookup, |k, v| {
+            (k.to_vec(), v.to_vec())
+        })
+        .unwrap()
+}
+
+#[test]
+fn round_trip_all_configurations() {
+    for compression in [CompressionType::None, CompressionType::Snappy] {
+        for filter in [false, true] {
+            for value_len in [0, 10, 3000] {
+                let opts = options(compression, filter);
+                let entries = sample(300, value_len);
+                let table = open(&opts, build(&opts, &entries)).unwrap();
+                assert_eq!(table.has_filter(), filter);
+                assert_eq!(scan_forward(&table), entries, "{compression:?} {filter}");
+                assert_eq!(scan_backward(&table), entries);
+
+                for (k, v) in &entries {
+                    let found = get(&table, user_key(k)).unwrap();
+                    assert_eq!((&found.0, &found.1), (k, v));
+                    // Seek lands on every key too.
+                    let mut it = table.iter(&ReadOptions::default());
+                    it.seek(k);
+                    assert_eq!(it.key(), &k[..]);
+                }
+                // Missing keys between and after the present ones: the next entry or nothing
+                // (filtered out when a filter is there and rules them out).
+                for i in 0..300 {
+                    let missing = format!("key{:06}", i * 2 + 1);
+                    if let Some((k, _)) = get(&table, missing.as_bytes()) {
+                        assert_ne!(user_key(&k), missing.as_bytes());
+                    }
+                }
+                assert_eq!(get(&table, b"zzz"), None);
+            }
+        }
+    }
+}
+
+#[test]
+fn snappy_makes_compressible_tables_smaller() {
+    let entries = sample(500, 100);
+    let plain = build(&options(CompressionType::None, false), &entries);
+    let snappy = build(&options(CompressionType::Snappy, false), &entries);
+    assert!(
+        snappy.len() * 2 < plain.len(),
+        "{} vs {}",
+        snappy.len(),
+        plain.len()
+    );
+}
+
+#[test]
+fn filter_excludes_absent_keys_without_reading_blocks() {
+    let opts = options(CompressionType::Snappy, true);
+    let entries = sample(1000, 20);
+    let table = open(&opts, build(&opts, &entries)).unwrap();
+    let mut excluded = 0;
+    for i in 0..1000 {
+        let missing = internal_key(
+            format!("key{:06}", i * 2 + 1).as_bytes(),
+            5,
+            ValueType::Value,
+        );
+        if !table.filter_may_match(&missing).unwrap() {
+            excluded += 1;
+            let got = table
+                .get(&ReadOptions::default(), &missing, |_, _| ())
+                .unwrap();
+            assert_eq!(got, None);
+        }
+    }
+    assert!(
+        excluded > 950,
+        "only {excluded} of 1000 absent keys excluded"
+    );
+    for (k, _) in &entries {
+        assert!(table.filter_may_match(k).unwrap());
+    }
+    // A table read with a differently named (or no) policy ignores the filter.
+    let mut other = opts.clone();
+    other.filter_policy = None;
+    let bytes = build(&opts, &entries);
+    assert!(!open(&other, bytes).unwrap().has_filter());
+}
+
+#[test]
+fn empty_table() {
+    for filter in [false, true] {
+        let opts = options(CompressionType::Snappy, filter);
+        let table = open(&opts, build(&opts, &Vec::new())).unwrap();
+        assert!(scan_forward(&table).is_empty());
+        assert!(scan_backward(&table).is_empty());
+        assert_eq!(get(&table, b"a"), None);
+        let mut it = table.iter(&ReadOptions::default());
+        it.seek(b"anything");
+        assert!(!it.valid());
+        it.status().unwrap();
+    }
+}
+
+#[test]
+fn one_entry_larger_than_a_block() {
+    let opts = options(CompressionType::Snappy, true);
+    let entries = vec![
+        (internal_key(b"a", 1, ValueType::Value), vec![1u8; 100]),
+        (internal_key(b"b", 1, ValueType::Value), vec![7u8; 100_000]),
+        (internal_key(b"c", 1, ValueType::Value), Vec::new()),
+    ];
+    let table = open(&opts, build(&opts, &entries)).unwrap();
+    assert_eq!(scan_forward(&table), entries);
+    assert_eq!(get(&table, b"b").unwrap().1.len(), 100_000);
+}
+
+#[test]
+fn approximate_offsets_grow_with_keys() {
+    let opts = options(CompressionType::None, false);
+    let entries = sample(1000, 100);
+    let bytes = build(&opts, &entries);
+    let len = bytes.len() as u64;
+    let table = open(&opts, bytes).unwrap();
+    let first = table.approximate_offset_of(&entries[0].0);
+    let middle = table.approximate_offset_of(&entries[500].0);
+    let past = table.approximate_offset_of(&internal_key(b"zzz", 1, ValueType::Value));
+    assert_eq!(first, 0);
+    assert!(
+        middle > len / 3 && middle < 2 * len / 3,
+        "{middle} of {len}"
+    );
+    assert!(past > len * 9 / 10 && past < len);
+}
+
+#[test]
+fn block_cache_is_used_and_fill_cache_false_skips_it() {
+    let mut opts = options(CompressionType::Snappy, false);
+    let cache = BlockCache::new(1 << 20);
+    opts.block_cache = Some(Arc::clone(&cache));
+    let entries = sample(200, 50);
+    let table = open(&opts, build(&opts, &entries)).unwrap();
+    let no_fill = ReadOptions {
+        fill_cache: false,
+        ..ReadOptions::default()
+    };
+    let mut it = table.iter(&no_fill);
+    it.seek_to_first();
+    while it.valid() {
+        it.next();
+    }
+    assert_eq!(cache.total_charge(), 0);
+    assert_eq!(scan_forward(&table), entries);
+    let charged = cache.total_charge();
+    assert!(charged > 0);
+    // A second table gets its own key space.
+    let table2 = open(&opts, build(&opts, &sample(10, 5))).unwrap();
+    assert_eq!(scan_forward(&table2).len(), 10);
+    assert!(cache.total_charge() > charged);
+    assert_eq!(
+        get(&table, user_key(&entries[7].0)).unwrap().1,
+        entries[7].1
+    );
+}
+
+#[test]
+fn corrupt_block_is_caught_by_verify_checksums() {
+    let opts = options(CompressionType::None, false);
+    let entries = sample(200, 50);
+    let mut bytes = build(&opts, &entries);
+    // Flip a byte inside a value of the first data block (not a length: the block still decodes).
+    let at = bytes.windows(8).position(|w| w == b"value-0-").unwrap();
+    bytes[at + 2] ^= 0x01;
+    let table = open(&opts, bytes.clone()).unwrap();
+    // Without verification the damaged value reads back (damaged).
+    assert_ne!(scan_forward(&table), entries);
+
+    let verify = ReadOptions {
+        verify_checksums: true,
+        ..ReadOptions::default()
+    };
+    let mut it = table.iter(&verify);
+    it.seek_to_first();
+    let err = it.status().unwrap_err();
+    let c = err.corruption_details().unwrap();
+    assert_eq!(c.file.as_deref(), Some("000042.ldb"));
+    assert_eq!(c.offset, Some(0));
+    assert!(c.reason.contains("checksum"), "{err}");
+    // The iterator skipped the bad block and goes on with the next.
+    assert!(it.valid());
+
+    let lookup = internal_key(user_key(&entries[0].0), 2000, ValueType::Value);
+    let err = table.get(&verify, &lookup, |_, _| ()).unwrap_err();
+    assert!(err.is_corruption());
+
+    // Paranoid tables verify every read.
+    let mut paranoid = opts.clone();
+    paranoid.paranoid_checks = true;
+    let table = open(&paranoid, bytes).unwrap();
+    assert!(table
+        .get(&ReadOptions::default(), &lookup, |_, _| ())
+        .unwrap_err()
+        .is_corruption());
+}
+
+#[test]
+fn short_and_bad_files_are_corruption_naming_the_file() {
+    let opts = options(CompressionType::Snappy, false);
+    for bytes in [vec![], vec![0u8; 47], vec![0u8; 48], vec![0u8; 1000]] {
+        let err = open(&opts, bytes).unwrap_err();
+        let c = err.corruption_details().unwrap();
+        assert_eq!(c.file.as_deref(), Some("000042.ldb"));
+    }
+    // A footer whose index handle points past the end.
+    let good = build(&opts, &sample(10, 10));
+    let mut bad = good.clone();
+    let footer_at = bad.len() - FOOTER_LEN;
+    let mut handles = Vec::new();
+    BlockHandle::new(0, 5).encode_to(&mut handles);
+    BlockHandle::new(1 << 40, 100).encode_to(&mut handles);
+    bad[footer_at..footer_at + handles.len()].copy_from_slice(&handles);
+    let err = open(&opts, bad).unwrap_err();
+    assert!(err.to_string().contains("000042.ldb"), "{err}");
+}
+
+#[test]
+fn restart_interval_one_and_small_blocks() {
+    let mut opts = options(CompressionType::Snappy, true);
+    opts.block_restart_interval = 1;
+    opts.block_size = 64;
+    let entries = sample(400, 30);
+    let table = open(&opts, build(&opts, &entries)).unwrap();
+    assert_eq!(scan_forward(&table), entries);
+    assert_eq!(scan_backward(&table), entries);
+    // Walk back and forth across block boundaries.
+    let mut it = table.iter(&ReadOptions::default());
+    it.seek(&entries[200].0);
+    for i in (0..200).rev() {
+        it.prev();
+        assert_eq!(it.key(), &entries[i].0[..]);
+    }
+    for entry in entries.iter().skip(1).take(50) {
+        it.next();
+        assert_eq!(it.key(), &entry.0[..]);
+    }
+}
+
+fn exercise(opts: &TableOptions, bytes: Vec<u8>) {
+    let Ok(table) = open(opts, bytes) else {
+        return;
+    };
+    let verify = ReadOptions {
+        verify_checksums: false,
+        ..ReadOptions::default()
+    };
+    let mut it = table.iter(&verify);
+    let mut steps = 0;
+    it.seek_to_first();
+    while it.valid() && steps < 5000 {
+        it.next();
+        steps += 1;
+    }
+    steps = 0;
+    it.seek_to_last();
+    while it.valid() && steps < 5000 {
+        it.prev();
+        steps += 1;
+    }
+    let _ = it.status();
+    for probe in [&b"key000010"[..], b"", b"zz"] {
+        let lookup = internal_key(probe, 1 << 40, ValueType::Value);
+        it.seek(&lookup);
+        let _ = table.get(&verify, &lookup, |k, v| (k.len(), v.len()));
+        let _ = table.approximate_offset_of(&lookup);
+    }
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_files_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        exercise(&options(CompressionType::Snappy, true), bytes);
+    }
+
+    #[test]
+    fn mutated_tables_never_panic(flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..8),
+                                  truncate in proptest::option::of(any::<usize>()),
+                                  compression in prop_oneof![Just(CompressionType::None), Just(CompressionType::Snappy)]) {
+        let mut opts = options(compression, true);
+        opts.block_size = 128;
+        let mut bytes = build(&opts, &sample(40, 12));
+        let len = bytes.len();
+        for (at, x) in flips {
+            // Half the flips land in the last 200 bytes: index, metaindex, filter and footer.
+            let at = if at % 2 == 0 { at % len } else { len - 1 - at % 200.min(len) };
+            bytes[at] ^= x;
+        }
+        if let Some(t) = truncate {
+            if t % 4 == 0 {
+                bytes.truncate(t % (len + 1));
+            }
+        }
+        exercise(&opts, bytes);
+    }
+
+    #[test]
+    fn random_entries_round_trip(keys in proptest::collection::btree_map(
+                                     proptest::collection::vec(0u8..5, 0..10),
+                                     proptest::collection::vec(any::<u8>(), 0..40), 0..150),
+                                 block_size in 32usize..600,
+                                 interval in 1usize..20) {
+        let mut opts = options(CompressionType::Snappy, true);
+        opts.block_size = block_size;
+        opts.block_restart_interval = interval;
+        let entries: Entries = keys
+            .into_iter()
+            .map(|(k, v)| (internal_key(&k, 7, ValueType::Value), v))
+            .collect();
+        let table = open(&opts, build(&opts, &entries)).unwrap();
+        prop_assert_eq!(scan_forward(&table), entries.clone());
+        prop_assert_eq!(scan_backward(&table), entries.clone());
+        for (k, v) in &entries {
+            let found = get(&table, user_key(k));
+            prop_assert_eq!(found, Some((k.clone(), v.clone())));
+        }
+    }
+}
+
+/// The entries of the golden tables in `testdata/` (see its README).
+fn golden_entries() -> Entries {
+    let mut out = Vec::new();
+    for i in 0..24u64 {
+        let user = format!("k{:03}", i * 5).into_bytes();
+        if i == 2 {
+            out.push((internal_key(&user, 25, ValueType::Deletion), Vec::new()));
+        }
+        let value = vec![b'a' + (i % 3) as u8; (i * 3) as usize];
+        out.push((internal_key(&user, i + 1, ValueType::Value), value));
+    }
+    out
+}
+
+#[test]
+fn reads_leveldb_tables_and_writes_them_byte_for_byte() {
+    let plain = include_bytes!("testdata/leveldb-1.23-plain-bloom.ldb").to_vec();
+    let snappy = include_bytes!("testdata/leveldb-1.23-snappy-bloom.ldb").to_vec();
+    let mut opts = options(CompressionType::None, true);
+    opts.block_size = 1024; // LevelDB clips the requested 256 to its minimum, 1 KiB
+    let expected = golden_entries();
+    for bytes in [plain.clone(), snappy] {
+        let table = open(&opts, bytes).unwrap();
+        assert!(table.has_filter());
+        let read = ReadOptions {
+            verify_checksums: true,
+            ..ReadOptions::default()
+        };
+        let mut it = table.iter(&read);
+        let mut got = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            got.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        it.status().unwrap();
+        assert_eq!(got, expected);
+        assert_eq!(scan_backward(&table), expected);
+        // The newest entry of k010 is its deletion.
+        let (k, _) = get(&table, b"k010").unwrap();
+        assert_eq!(k, internal_key(b"k010", 25, ValueType::Deletion));
+        for (k, _) in &expected {
+            assert!(table.filter_may_match(k).unwrap());
+        }
+        // Absent keys inside the key range: the filter rules out most. (Four-byte keys that
+        // differ only in their last byte would not do: LevelDB's hash mixes that byte into the
+        // high bits only, so in a 256-bit filter they probe the same bits.)
+        let excluded = (0..115)
+            .filter(|i| {
+                let user = format!("k{i:03}-absent");
+                let absent = internal_key(user.as_bytes(), 100, ValueType::Value);
+                !table.filter_may_match(&absent).unwrap()
+            })
+            .count();
+        assert!(excluded > 100, "{excluded} of 115 excluded");
+    }
+    // Without compression the bytes are fully determined by the format: ours must match.
+    assert_eq!(build(&opts, &expected), plain);
+}

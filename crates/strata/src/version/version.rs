@@ -1,0 +1,361 @@
+//! A `Version`: the immutable set of live tables, per level, at one point in time.
+//!
+//! Invariants:
+//! - Level 0 files may overlap one another; they are kept newest first (highest file number
+//!   first), which is the order reads must consult them in.
+//! - Files of every level >= 1 are sorted by smallest key and do not overlap.
+//!
+//! Thread safety: a `Version` never changes once built and is shared as `Arc<Version>` by the
+//! version set, readers and iterators; holding the `Arc` keeps its files from being deleted.
+//! The only mutable parts are the per-file seek budgets and the seek-compaction candidate,
+//! both updated atomically by readers.
+
+use std::cmp::Ordering;
+use std::sync::atomic::{AtomicI64, Ordering as AtomicOrdering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::edit::FileMetaData;
+use super::NUM_LEVELS;
+use crate::cache::table_cache::TableCache;
+use crate::error::{Error, Result};
+use crate::options::ReadOptions;
+use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator, ValueType};
+
+/// A table file as a version sees it: its metadata plus the reads it may still absorb before a
+/// seek-triggered compaction is asked for.
+#[derive(Debug)]
+pub(crate) struct LiveFile {
+    pub(crate) meta: FileMetaData,
+    /// Decremented by reads that had to look past this file; at zero the file becomes the
+    /// seek-compaction candidate.
+    pub(crate) allowed_seeks: AtomicI64,
+}
+
+impl LiveFile {
+    pub(crate) fn new(meta: FileMetaData) -> LiveFile {
+        // One seek costs about as much as compacting 16 KiB (LevelDB's reasoning: a 1 MB
+        // compaction does ~25 MB of I/O, a seek ~10 ms ~ 40 KB of transfer); at least 100.
+        let allowed = (meta.file_size / 16384).max(100) as i64;
+        LiveFile {
+            meta,
+            allowed_seeks: AtomicI64::new(allowed),
+        }
+    }
+
+    pub(crate) fn number(&self) -> u64 {
+        self.meta.number
+    }
+
+    pub(crate) fn smallest_user_key(&self) -> &[u8] {
+        user_key(&self.meta.smallest)
+    }
+
+    pub(crate) fn largest_user_key(&self) -> &[u8] {
+        user_key(&self.meta.largest)
+    }
+}
+
+/// Shared handle to a live file.
+pub(crate) type FileRef = Arc<LiveFile>;
+
+/// The outcome of a point lookup in the tables of a version.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum TableLookup {
+    Found(Vec<u8>),
+    Deleted,
+    Absent,
+    /// The entry where the key should be does not parse as an internal key.
+    Corrupt,
+}
+
+/// What a lookup learned about file reads, for seek-triggered compaction.
+#[derive(Debug, Default)]
+pub(crate) struct SeekCharge {
+    /// The first file read when more than one file had to be read.
+    pub(crate) file: Option<(usize, FileRef)>,
+}
+
+/// One immutable generation of the LSM tree's table layout.
+#[derive(Debug)]
+pub(crate) struct Version {
+    pub(crate) files: [Vec<FileRef>; NUM_LEVELS],
+    /// Level whose compaction is most needed, and how much (>= 1 means needed).
+    pub(crate) compaction_level: usize,
+    pub(crate) compaction_score: f64,
+    /// A file whose seek budget ran out, with its level.
+    pub(crate) seek_candidate: Mutex<Option<(usize, FileRef)>>,
+    icmp: InternalKeyComparator,
+}
+
+impl Version {
+    pub(crate) fn new(icmp: InternalKeyComparator, files: [Vec<FileRef>; NUM_LEVELS]) -> Version {
+        Version {
+            files,
+            compaction_level: 0,
+            compaction_score: -1.0,
+            seek_candidate: Mutex::new(None),
+            icmp,
+        }
+    }
+
+    pub(crate) fn icmp(&self) -> &InternalKeyComparator {
+        &self.icmp
+    }
+
+    pub(crate) fn num_files(&self, level: usize) -> usize {
+        self.files.get(level).map_or(0, Vec::len)
+    }
+
+    pub(crate) fn level_bytes(&self, level: usize) -> u64 {
+        self.files
+            .get(level)
+            .map_or(0, |files| total_file_size(files))
+    }
+
+    /// Looks `lookup_key` (user key + sequence trailer) up in the tables, newest data first.
+    pub(crate) fn get(
+        &self,
+        read_options: &ReadOptions,
+        lookup_key: &[u8],
+        table_cache: &TableCache,
+        charge: &mut SeekCharge,
+    ) -> Result<TableLookup> {
+        let ukey = user_key(lookup_key);
+        let mut last_read: Option<(usize, FileRef)> = None;
+        let mut result = TableLookup::Absent;
+        let mut visit = |level: usize, file: &FileRef| -> Result<bool> {
+            if charge.file.is_none() {
+                if let Some(previous) = last_read.take() {
+                    // More than one file read for this lookup: charge the first one.
+                    charge.file = Some(previous);
+                }
+            }
+            last_read = Some((level, Arc::clone(file)));
+            let outcome = table_cache
+                .get(
+                    read_options,
+                    file.number(),
+                    file.meta.file_size,
+                    lookup_key,
+                    |key, value| match parse_internal_key(key) {
+                        Some(parsed)
+                            if self.icmp.compare_user(parsed.user_key, ukey) == Ordering::Equal =>
+                        {
+                            Some(match parsed.value_type {
+                                ValueType::Value => TableLookup::Found(value.to_vec()),
+                                ValueType::Deletion => TableLookup::Deleted,
+                            })
+                        }
+                        Some(_) => None,
+                        None => Some(TableLookup::Corrupt),
+                    },
+                )?
+                .flatten();
+            match outcome {
+                Some(TableLookup::Corrupt) => Err(Error::corruption(format!(
+                    "unparseable internal key while looking up '{}'",
+                    ukey.escape_ascii()
+                ))
+                .in_file(format!("table #{}", file.number()))),
+                Some(found) => {
+                    result = found;
+                    Ok(false)
+                }
+                None => Ok(true),
+            }
+        };
+        self.for_each_overlapping(ukey, &mut visit)?;
+        Ok(result)
+    }
+
+    /// Calls `visit(level, file)` for every file that may hold `user_key`, newest first, until
+    /// `visit` returns `false`.
+    fn for_each_overlapping(
+        &self,
+        ukey: &[u8],
+        visit: &mut dyn FnMut(usize, &FileRef) -> Result<bool>,
+    ) -> Result<()> {
+        // Level 0: every file whose range covers the key, newest first (already in that order).
+        for file in &self.files[0] {
+            if self.icmp.compare_user(ukey, file.smallest_user_key()) != Ordering::Less
+                && self.icmp.compare_user(ukey, file.largest_user_key()) != Ordering::Greater
+                && !visit(0, file)?
+            {
+                return Ok(());
+            }
+        }
+        for level in 1..NUM_LEVELS {
+            let files = &self.files[level];
+            let index = find_file_by_user_key(&self.icmp, files, ukey);
+            if let Some(file) = files.get(index) {
+                if self.icmp.compare_user(ukey, file.smallest_user_key()) != Ordering::Less
+                    && !visit(level, file)?
+                {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Accounts a read sampled by an iterator at `internal_key`: when two or more files may
+    /// hold its user key, the first pays a seek. Returns true when that made it the
+    /// seek-compaction candidate.
+    pub(crate) fn record_read_sample(&self, internal_key: &[u8]) -> bool {
+        let ukey = user_key(internal_key);
+        let mut first = None;
+        let mut overlapping = 0;
+        let _ = self.for_each_overlapping(ukey, &mut |level, file| {
+            overlapping += 1;
+            if first.is_none() {
+                first = Some((level, Arc::clone(file)));
+            }
+            Ok(overlapping < 2)
+        });
+        overlapping >= 2 && self.charge_seek(SeekCharge { file: first })
+    }
+
+    /// Records a seek charged to a file; returns true when that file just became the
+    /// seek-compaction candidate.
+    pub(crate) fn charge_seek(&self, charge: SeekCharge) -> bool {
+        let Some((level, file)) = charge.file else {
+            return false;
+        };
+        let remaining = file.allowed_seeks.fetch_sub(1, AtomicOrdering::Relaxed) - 1;
+        if remaining <= 0 {
+            let mut candidate = self.seek_candidate.lock();
+            if candidate.is_none() {
+                *candidate = Some((level, file));
+                return true;
+            }
+        }
+        false
+    }
+
+    /// True when some file of `level` overlaps the user-key range `[smallest, largest]`
+    /// (`None` = unbounded).
+    pub(crate) fn overlap_in_level(
+        &self,
+        level: usize,
+        smallest: Option<&[u8]>,
+        largest: Option<&[u8]>,
+    ) -> bool {
+        let files = &self.files[level];
+        if level == 0 {
+            return files
+                .iter()
+                .any(|f| !self.file_outside_range(f, smallest, largest));
+        }
+        let index = match smallest {
+            Some(key) => find_file_by_user_key(&self.icmp, files, key),
+            None => 0,
+        };
+        match files.get(index) {
+            Some(file) => {
+                !matches!(largest, Some(limit) if self.icmp.compare_user(limit, file.smallest_user_key()) == Ordering::Less)
+            }
+            None => false,
+        }
+    }
+
+    fn file_outside_range(
+        &self,
+        file: &LiveFile,
+        smallest: Option<&[u8]>,
+        largest: Option<&[u8]>,
+    ) -> bool {
+        let after = smallest.is_some_and(|s| {
+            self.icmp.compare_user(s, file.largest_user_key()) == Ordering::Greater
+        });
+        let before = largest
+            .is_some_and(|l| self.icmp.compare_user(l, file.smallest_user_key()) == Ordering::Less);
+        after || before
+    }
+
+    /// Files of `level` that overlap the user-key range `[begin, end]` (`None` = unbounded).
+    /// For level 0 the range grows to cover every file that overlaps it, transitively, since
+    /// level-0 files may overlap each other.
+    pub(crate) fn overlapping_inputs(
+        &self,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Vec<FileRef> {
+        let mut begin = begin.map(<[u8]>::to_vec);
+        let mut end = end.map(<[u8]>::to_vec);
+        let mut inputs = Vec::new();
+        let mut i = 0;
+        let files = &self.files[level];
+        while i < files.len() {
+            let file = &files[i];
+            i += 1;
+            if self.file_outside_range(file, begin.as_deref(), end.as_deref()) {
+                continue;
+            }
+            inputs.push(Arc::clone(file));
+            if level == 0 {
+                // Widen the range and restart if this file sticks out of it.
+                let lo = file.smallest_user_key();
+                let hi = file.largest_user_key();
+                if begin
+                    .as_deref()
+                    .is_some_and(|b| self.icmp.compare_user(lo, b) == Ordering::Less)
+                {
+                    begin = Some(lo.to_vec());
+                    inputs.clear();
+                    i = 0;
+                } else if end
+                    .as_deref()
+                    .is_some_and(|e| self.icmp.compare_user(hi, e) == Ordering::Greater)
+                {
+                    end = Some(hi.to_vec());
+                    inputs.clear();
+                    i = 0;
+                }
+            }
+        }
+        inputs
+    }
+
+    /// A readable summary, one line per level (the `leveldb.sstables` property).
+    pub(crate) fn debug_string(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        for (level, files) in self.files.iter().enumerate() {
+            let _ = writeln!(out, "--- level {level} ---");
+            for f in files {
+                let _ = writeln!(
+                    out,
+                    " {}:{}[{} .. {}]",
+                    f.number(),
+                    f.meta.file_size,
+                    crate::util::internal_key::debug_internal_key(&f.meta.smallest),
+                    crate::util::internal_key::debug_internal_key(&f.meta.largest),
+                );
+            }
+        }
+        out
+    }
+}
+
+/// Sum of the sizes of `files`.
+pub(crate) fn total_file_size(files: &[FileRef]) -> u64 {
+    files.iter().map(|f| f.meta.file_size).sum()
+}
+
+/// Index of the first file (of a sorted, non-overlapping level) whose largest user key is
+/// `>= ukey`; `files.len()` when there is none.
+pub(crate) fn find_file_by_user_key(
+    icmp: &InternalKeyComparator,
+    files: &[FileRef],
+    ukey: &[u8],
+) -> usize {
+    files.partition_point(|f| icmp.compare_user(f.largest_user_key(), ukey) == Ordering::Less)
+}
+
+/// Index of the first file whose largest internal key is `>= ikey`.
+pub(crate) fn find_file(icmp: &InternalKeyComparator, files: &[FileRef], ikey: &[u8]) -> usize {
+    files.partition_point(|f| icmp.compare(&f.meta.largest, ikey) == Ordering::Less)
+}

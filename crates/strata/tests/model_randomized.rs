@@ -1,0 +1,307 @@
+//! A long random sequence of operations checked op by op against a `BTreeMap` model, under
+//! several option sets, over the in-memory Env with small buffers so flushes and compactions
+//! happen constantly. Snapshots are checked against copies of the model taken with them;
+//! reopening checks that everything acknowledged survives.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use strata::{
+    BloomFilterPolicy, CompressionType, MemEnv, Options, ReadOptions, Snapshot, WriteBatch, DB,
+};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+struct Config {
+    name: &'static str,
+    block_size: usize,
+    restart_interval: usize,
+    compression: CompressionType,
+    bloom: bool,
+    write_buffer_size: usize,
+    reuse_logs: bool,
+}
+
+const CONFIGS: &[Config] = &[
+    Config {
+        name: "small blocks, snappy, bloom",
+        block_size: 256,
+        restart_interval: 4,
+        compression: CompressionType::Snappy,
+        bloom: true,
+        write_buffer_size: 64 << 10,
+        reuse_logs: false,
+    },
+    Config {
+        name: "defaults-like, no compression",
+        block_size: 4096,
+        restart_interval: 16,
+        compression: CompressionType::None,
+        bloom: false,
+        write_buffer_size: 64 << 10,
+        reuse_logs: true,
+    },
+    Config {
+        name: "restart interval 1, bloom, no compression",
+        block_size: 1024,
+        restart_interval: 1,
+        compression: CompressionType::None,
+        bloom: true,
+        write_buffer_size: 128 << 10,
+        reuse_logs: false,
+    },
+    Config {
+        name: "large blocks, snappy",
+        block_size: 16 << 10,
+        restart_interval: 32,
+        compression: CompressionType::Snappy,
+        bloom: false,
+        write_buffer_size: 96 << 10,
+        reuse_logs: true,
+    },
+];
+
+fn options(config: &Config, env: &Arc<MemEnv>) -> Options {
+    Options {
+        create_if_missing: true,
+        env: env.clone(),
+        block_size: config.block_size,
+        block_restart_interval: config.restart_interval,
+        compression: config.compression,
+        filter_policy: config
+            .bloom
+            .then(|| Arc::new(BloomFilterPolicy::new(10)) as Arc<dyn strata::FilterPolicy>),
+        write_buffer_size: config.write_buffer_size,
+        max_file_size: 1 << 20,
+        reuse_logs: config.reuse_logs,
+        block_cache: Some(strata::BlockCache::new(256 << 10)),
+        ..Options::default()
+    }
+}
+
+fn key(rng: &mut StdRng) -> Vec<u8> {
+    // A small key space so keys are overwritten and deleted often; some long shared prefixes.
+    let n: u32 = rng.gen_range(0..3000);
+    if n % 7 == 0 {
+        format!("prefix/with/a/long/shared/part/{n:06}").into_bytes()
+    } else {
+        format!("{n:06}").into_bytes()
+    }
+}
+
+fn value(rng: &mut StdRng) -> Vec<u8> {
+    let len = match rng.gen_range(0..20) {
+        0 => 0,
+        1 => rng.gen_range(1000..6000),
+        _ => rng.gen_range(1..200),
+    };
+    (0..len)
+        .map(|i| b'a' + ((i * 7 + len) % 26) as u8)
+        .collect()
+}
+
+/// Everything an iterator yields, walking forward from `seek` (or the start).
+fn check_iteration(db: &DB, model: &Model, snapshot: Option<&Snapshot>, rng: &mut StdRng) {
+    let lower = rng.gen_bool(0.3).then(|| key(rng));
+    let upper = rng.gen_bool(0.3).then(|| key(rng));
+    let options = ReadOptions {
+        snapshot: snapshot.cloned(),
+        lower_bound: lower.clone(),
+        upper_bound: upper.clone(),
+        ..ReadOptions::default()
+    };
+    let in_bounds =
+        |k: &Vec<u8>| lower.as_ref().is_none_or(|l| k >= l) && upper.as_ref().is_none_or(|u| k < u);
+    let expected: Vec<(&Vec<u8>, &Vec<u8>)> = model.iter().filter(|(k, _)| in_bounds(k)).collect();
+    let mut it = db.iter_opt(&options);
+
+    // A random walk: seek somewhere, then move in random directions, comparing each step.
+    let mut pos: Option<usize>;
+    match rng.gen_range(0..3) {
+        0 => {
+            it.seek_to_first();
+            pos = (!expected.is_empty()).then_some(0);
+        }
+        1 => {
+            it.seek_to_last();
+            pos = expected.len().checked_sub(1);
+        }
+        _ => {
+            let target = key(rng);
+            it.seek(&target);
+            let first = expected.partition_point(|(k, _)| {
+                k.as_slice() < target.as_slice()
+                    || lower.as_ref().is_some_and(|l| k.as_slice() < l.as_slice())
+            });
+            pos = (first < expected.len()).then_some(first);
+        }
+    }
+    for _ in 0..rng.gen_range(1..60) {
+        match pos {
+            Some(p) => {
+                assert!(
+                    it.valid(),
+                    "iterator ended early; expected {:?}",
+                    expected[p].0
+                );
+                assert_eq!(it.key(), expected[p].0.as_slice());
+                assert_eq!(it.value(), expected[p].1.as_slice());
+            }
+            None => {
+                assert!(!it.valid(), "iterator has extra key {:?}", it.key());
+                break;
+            }
+        }
+        let p = pos.unwrap_or(0);
+        if rng.gen_bool(0.6) {
+            it.next();
+            pos = (p + 1 < expected.len()).then_some(p + 1);
+        } else {
+            it.prev();
+            pos = p.checked_sub(1);
+        }
+    }
+    it.status().expect("iterator status");
+}
+
+fn run(config: &Config, seed: u64, ops: usize) -> usize {
+    let env = Arc::new(MemEnv::new());
+    let path = std::path::Path::new("/model-db");
+    let mut db = DB::open(path, options(config, &env)).expect("open");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut model = Model::new();
+    let mut snapshots: Vec<(Snapshot, Model)> = Vec::new();
+    let mut executed = 0;
+    for step in 0..ops {
+        executed += 1;
+        match rng.gen_range(0..100) {
+            0..=39 => {
+                let (k, v) = (key(&mut rng), value(&mut rng));
+                db.put(&k, &v).expect("put");
+                model.insert(k, v);
+            }
+            40..=49 => {
+                let k = key(&mut rng);
+                db.delete(&k).expect("delete");
+                model.remove(&k);
+            }
+            50..=57 => {
+                let mut batch = WriteBatch::new();
+                for _ in 0..rng.gen_range(1..20) {
+                    let k = key(&mut rng);
+                    if rng.gen_bool(0.7) {
+                        let v = value(&mut rng);
+                        batch.put(&k, &v);
+                        model.insert(k, v);
+                    } else {
+                        batch.delete(&k);
+                        model.remove(&k);
+                    }
+                }
+                db.write(batch).expect("write");
+            }
+            58..=77 => {
+                let k = key(&mut rng);
+                assert_eq!(
+                    db.get(&k).expect("get"),
+                    model.get(&k).cloned(),
+                    "step {step} get {k:?}"
+                );
+            }
+            78..=85 => check_iteration(&db, &model, None, &mut rng),
+            86..=88 => {
+                if snapshots.len() < 8 {
+                    snapshots.push((db.snapshot(), model.clone()));
+                }
+            }
+            89..=90 => {
+                if !snapshots.is_empty() {
+                    let i = rng.gen_range(0..snapshots.len());
+                    snapshots.swap_remove(i);
+                }
+            }
+            91..=95 => {
+                if let Some(i) = (!snapshots.is_empty()).then(|| rng.gen_range(0..snapshots.len()))
+                {
+                    let (snap, snap_model) = &snapshots[i];
+                    let k = key(&mut rng);
+                    let options = ReadOptions {
+                        snapshot: Some(snap.clone()),
+                        ..ReadOptions::default()
+                    };
+                    assert_eq!(
+                        db.get_opt(&options, &k).expect("get at snapshot"),
+                        snap_model.get(&k).cloned(),
+                        "step {step} snapshot get {k:?}"
+                    );
+                    check_iteration(&db, snap_model, Some(snap), &mut rng);
+                }
+            }
+            96..=97 => {
+                let (a, b) = (key(&mut rng), key(&mut rng));
+                let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+                let begin = rng.gen_bool(0.8).then_some(lo.as_slice());
+                let end = rng.gen_bool(0.8).then_some(hi.as_slice());
+                db.compact_range(begin, end).expect("compact_range");
+            }
+            _ => {
+                // Reopen: snapshots die with the handle.
+                snapshots.clear();
+                drop(db);
+                db = DB::open(path, options(config, &env)).expect("reopen");
+                let all: Vec<(Vec<u8>, Vec<u8>)> = {
+                    let mut it = db.iter();
+                    it.seek_to_first();
+                    let mut out = Vec::new();
+                    while it.valid() {
+                        out.push((it.key().to_vec(), it.value().to_vec()));
+                        it.next();
+                    }
+                    it.status().expect("scan after reopen");
+                    out
+                };
+                let expected: Vec<(Vec<u8>, Vec<u8>)> =
+                    model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                assert_eq!(all, expected, "step {step}: contents after reopen");
+            }
+        }
+    }
+    // The run must have exercised the machinery it is meant to test.
+    let levels: Vec<String> = (0..7)
+        .map(|l| {
+            db.property(&format!("leveldb.num-files-at-level{l}"))
+                .unwrap_or_default()
+        })
+        .collect();
+    let deeper: usize = levels
+        .iter()
+        .skip(1)
+        .map(|n| n.parse::<usize>().unwrap_or(0))
+        .sum();
+    assert!(
+        deeper > 0,
+        "{}: no table reached level 1+: {levels:?}",
+        config.name
+    );
+    executed
+}
+
+#[test]
+fn random_operations_match_a_btreemap_model() {
+    let ops_per_config = std::env::var("STRATA_MODEL_OPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(25_000);
+    let mut total = 0;
+    for (i, config) in CONFIGS.iter().enumerate() {
+        total += run(config, 0x5eed + i as u64, ops_per_config);
+    }
+    eprintln!(
+        "model test: {total} operations checked across {} option sets",
+        CONFIGS.len()
+    );
+}
