@@ -227,6 +227,11 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
                     ),
                 };
                 let measured = measure_kind(engine, &params)?;
+                for (test, m) in &measured {
+                    if let Some(problem) = wrong_answers(*test, m, &params) {
+                        println!("  WARNING: {}: {}: {problem}", params.label, test.id());
+                    }
+                }
                 println!(
                     "  done: {} / {} / {}: PUT {:.2} s",
                     column.header(),
@@ -260,6 +265,19 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
     };
     print!("{}", table(&results));
     Ok(results)
+}
+
+/// Says what is wrong if a GET test found keys it should not have, or missed keys it should
+/// have found: the sweep doubles as a correctness check of the engines.
+fn wrong_answers(test: Test, m: &Measured, p: &Params<'_>) -> Option<String> {
+    let found = m.found?;
+    let expected = match test {
+        Test::Put => return None,
+        Test::GetMissingBloom | Test::GetMissingNoBloom => 0,
+        Test::GetNewTable | Test::GetCache => SAMPLES.min(p.num),
+        Test::GetMemtable => MEMTABLE_READS,
+    };
+    (found != expected).then(|| format!("found {found} keys, expected {expected}"))
 }
 
 /// Keys for the memtable test: a quarter of the effective write buffer's worth (an entry
