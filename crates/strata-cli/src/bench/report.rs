@@ -25,6 +25,19 @@ pub fn size(bytes: usize) -> String {
     }
 }
 
+/// µs with about four significant digits: `0.412`, `12.35`, `842.1`, `37351`.
+pub fn micros(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.3}")
+    } else if v < 100.0 {
+        format!("{v:.2}")
+    } else if v < 10_000.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
 /// The header: engines, sizes, options (db_bench prints the same facts).
 pub fn print_header(cfg: &Config, engines: &[(EngineKind, String)]) {
     let names: Vec<&str> = engines.iter().map(|(_, v)| v.as_str()).collect();
@@ -159,7 +172,7 @@ pub fn table(results: &SuiteResults, repeat: usize) -> String {
         last_pos = Some(s.pos);
         let (lo, hi) = s.spread_micros();
         let spread = if repeat > 1 {
-            format!("({lo:.3}–{hi:.3})")
+            format!("({}–{})", micros(lo), micros(hi))
         } else {
             String::new()
         };
@@ -171,9 +184,9 @@ pub fn table(results: &SuiteResults, repeat: usize) -> String {
         };
         let _ = writeln!(
             out,
-            "{name:<16} {:<8} {:>11.3} {spread:<21} {mb:>8} {ratio:>10}",
+            "{name:<16} {:<8} {:>11} {spread:<21} {mb:>8} {ratio:>10}",
             s.engine.name(),
-            s.median_micros(),
+            micros(s.median_micros()),
         );
     }
     if has_strata {
@@ -249,6 +262,8 @@ mod tests {
         assert!(t.contains("strata") && t.contains("leveldb"));
         assert!(t.contains("2.00"));
         assert!(t.contains("(1.000–9.000)"));
+        assert_eq!(micros(37350.527), "37351");
+        assert_eq!(micros(12.3456), "12.35");
     }
 
     #[test]
