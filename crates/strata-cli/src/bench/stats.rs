@@ -1,0 +1,274 @@
+//! Timing of one run: per-thread counters while it runs, merged into a [`RunResult`] after.
+//!
+//! Figures are db_bench's: **µs/op** is the threads' summed busy time divided by the total
+//! operations (so it is per-thread latency, not wall time / ops), **MB/s** is the bytes of keys
+//! and values moved divided by the wall time from the first thread's start to the last one's
+//! finish. Workloads that move no bytes by db_bench's accounting (point reads, seeks,
+//! deletes) report no MB/s.
+//!
+//! The per-op cost of the bookkeeping is an increment and a compare; `--histogram` adds a clock
+//! read per op, and the latency trace (kept for `fillseq`) one per 1000 ops.
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use super::progress::Progress;
+
+/// Operations per point of the latency trace (the seed blog's batches of 1000 writes).
+pub const TRACE_BATCH: u64 = 1000;
+/// Operations between progress bar updates.
+const PROGRESS_EVERY: u64 = 1024;
+
+/// Counters of one worker thread.
+pub struct ThreadStats {
+    start: Instant,
+    finish: Option<Instant>,
+    last_op: Instant,
+    done: u64,
+    bytes: u64,
+    found: u64,
+    hist: Option<Histogram<u64>>,
+    trace: Option<Trace>,
+    progress: Progress,
+    unreported: u64,
+}
+
+/// Average latency per batch of [`TRACE_BATCH`] ops, in µs: one `f64` per batch, so ten
+/// million ops cost 80 KB.
+struct Trace {
+    batch_start: Instant,
+    in_batch: u64,
+    points: Vec<f64>,
+}
+
+/// A latency histogram in nanoseconds, from 1 ns to one hour, 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    match Histogram::new_with_bounds(1, 3_600_000_000_000, 3) {
+        Ok(h) => h,
+        Err(e) => panic!("constant histogram bounds rejected: {e}"),
+    }
+}
+
+impl ThreadStats {
+    /// Starts the clock. `histogram` records every op's latency; `trace` keeps the per-batch
+    /// latency trace.
+    pub fn start(histogram: bool, trace: bool, progress: Progress) -> Self {
+        let now = Instant::now();
+        ThreadStats {
+            start: now,
+            finish: None,
+            last_op: now,
+            done: 0,
+            bytes: 0,
+            found: 0,
+            hist: histogram.then(new_histogram),
+            trace: trace.then(|| Trace {
+                batch_start: now,
+                in_batch: 0,
+                points: Vec::new(),
+            }),
+            progress,
+            unreported: 0,
+        }
+    }
+
+    /// Counts one finished operation that moved `bytes` bytes.
+    #[inline]
+    pub fn op(&mut self, bytes: usize) {
+        self.done += 1;
+        self.bytes += bytes as u64;
+        if self.hist.is_some() || self.trace.is_some() {
+            self.time_op();
+        }
+        self.unreported += 1;
+        if self.unreported == PROGRESS_EVERY {
+            self.progress.inc(PROGRESS_EVERY);
+            self.unreported = 0;
+        }
+    }
+
+    /// Counts a read that found its key.
+    #[inline]
+    pub fn found(&mut self) {
+        self.found += 1;
+    }
+
+    fn time_op(&mut self) {
+        if let Some(hist) = &mut self.hist {
+            let now = Instant::now();
+            let nanos = now.duration_since(self.last_op).as_nanos();
+            hist.saturating_record(u64::try_from(nanos).unwrap_or(u64::MAX).max(1));
+            self.last_op = now;
+        }
+        if let Some(trace) = &mut self.trace {
+            trace.in_batch += 1;
+            if trace.in_batch == TRACE_BATCH {
+                let now = Instant::now();
+                let batch = now.duration_since(trace.batch_start);
+                trace
+                    .points
+                    .push(batch.as_secs_f64() * 1e6 / TRACE_BATCH as f64);
+                trace.batch_start = now;
+                trace.in_batch = 0;
+            }
+        }
+    }
+
+    /// Stops the clock.
+    pub fn finish(&mut self) {
+        self.finish = Some(Instant::now());
+        self.progress.inc(self.unreported);
+        self.unreported = 0;
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.finish
+            .unwrap_or_else(Instant::now)
+            .duration_since(self.start)
+    }
+}
+
+/// The merged outcome of one workload on one engine.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// Operations done by all threads.
+    pub ops: u64,
+    /// db_bench's µs/op (see the module doc).
+    pub micros_per_op: f64,
+    /// db_bench's MB/s, `None` when the workload moves no bytes by its accounting.
+    pub mb_per_s: Option<f64>,
+    /// Wall time of the run in seconds.
+    pub seconds: f64,
+    /// Reads that found their key, for workloads that look keys up.
+    pub found: Option<u64>,
+    /// Latency of every op (with `--histogram`).
+    pub histogram: Option<Histogram<u64>>,
+    /// Per-batch latency trace of thread 0 (µs per op), when kept.
+    pub trace: Option<Vec<f64>>,
+}
+
+impl RunResult {
+    /// Merges the threads' counters. `reports_found` says whether `found` means anything.
+    pub fn merge(threads: Vec<ThreadStats>, reports_found: bool) -> RunResult {
+        let mut ops = 0;
+        let mut bytes = 0;
+        let mut found = 0;
+        let mut busy = 0.0;
+        let mut histogram: Option<Histogram<u64>> = None;
+        let mut trace = None;
+        let mut first_start: Option<Instant> = None;
+        let mut last_finish: Option<Instant> = None;
+        for t in threads {
+            ops += t.done;
+            bytes += t.bytes;
+            found += t.found;
+            busy += t.elapsed().as_secs_f64();
+            let finish = t.finish.unwrap_or_else(Instant::now);
+            first_start = Some(first_start.map_or(t.start, |s| s.min(t.start)));
+            last_finish = Some(last_finish.map_or(finish, |f| f.max(finish)));
+            if let Some(h) = t.hist {
+                match &mut histogram {
+                    Some(all) => {
+                        // Same bounds everywhere, so adding cannot fail.
+                        let _ = all.add(&h);
+                    }
+                    None => histogram = Some(h),
+                }
+            }
+            if trace.is_none() {
+                trace = t.trace.map(|t| t.points);
+            }
+        }
+        let seconds = match (first_start, last_finish) {
+            (Some(s), Some(f)) => f.duration_since(s).as_secs_f64(),
+            _ => 0.0,
+        };
+        let micros_per_op = if ops == 0 {
+            0.0
+        } else {
+            busy * 1e6 / ops as f64
+        };
+        let mb_per_s = (bytes > 0 && seconds > 0.0).then(|| bytes as f64 / 1048576.0 / seconds);
+        RunResult {
+            ops,
+            micros_per_op,
+            mb_per_s,
+            seconds,
+            found: reports_found.then_some(found),
+            histogram,
+            trace,
+        }
+    }
+}
+
+/// Median of `values` (the mean of the middle two for an even count); 0 for none.
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted: Vec<f64> = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// Smallest and largest of `values`; `(0, 0)` for none.
+pub fn spread(values: &[f64]) -> (f64, f64) {
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if values.is_empty() {
+        (0.0, 0.0)
+    } else {
+        (min, max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(spread(&[3.0, 1.0, 2.0]), (1.0, 3.0));
+        assert_eq!(spread(&[]), (0.0, 0.0));
+    }
+
+    #[test]
+    fn merge_sums_ops_and_bytes_and_keeps_first_trace() {
+        let mut a = ThreadStats::start(true, true, Progress::hidden());
+        let mut b = ThreadStats::start(true, false, Progress::hidden());
+        for _ in 0..2500 {
+            a.op(116);
+        }
+        for _ in 0..500 {
+            b.op(0);
+            b.found();
+        }
+        a.finish();
+        b.finish();
+        let r = RunResult::merge(vec![a, b], true);
+        assert_eq!(r.ops, 3000);
+        assert_eq!(r.found, Some(500));
+        // Two full batches of 1000 in thread a's trace; the partial third is dropped.
+        assert_eq!(r.trace.as_ref().map(Vec::len), Some(2));
+        assert_eq!(r.histogram.as_ref().map(|h| h.len()), Some(3000));
+        assert!(r.mb_per_s.is_some_and(|m| m > 0.0));
+        assert!(r.micros_per_op >= 0.0);
+    }
+
+    #[test]
+    fn no_bytes_means_no_throughput() {
+        let mut a = ThreadStats::start(false, false, Progress::hidden());
+        a.op(0);
+        a.finish();
+        let r = RunResult::merge(vec![a], false);
+        assert_eq!(r.mb_per_s, None);
+        assert_eq!(r.found, None);
+        assert!(r.histogram.is_none() && r.trace.is_none());
+    }
+}

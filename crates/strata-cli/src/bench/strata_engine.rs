@@ -1,0 +1,161 @@
+//! Strata behind the [`Engine`] trait.
+//!
+//! Option mapping is one to one (Strata's options are LevelDB's): write buffer, block size,
+//! table size, Snappy or none, a bloom filter of `bloom_bits`, its own LRU block cache of
+//! `cache_size`, `max_open_files`. Like LevelDB, Strata raises a write buffer below 64 KiB to
+//! 64 KiB and a block size below 1 KiB to 1 KiB.
+//!
+//! Costs the API imposes, noted for fairness:
+//! - `DB::get` returns an owned `Vec<u8>`: one allocation and copy per hit (LevelDB's C++
+//!   `Get` also copies into a `std::string`; its C API adds a second copy, see the LevelDB
+//!   adapter; RocksDB's pinned get copies nothing).
+//! - `DB::write` takes the batch by value, so each write hands over the batch and the next
+//!   one starts a fresh (allocating) batch; LevelDB's C API lets the harness reuse one batch,
+//!   as db_bench does. The RocksDB crate's `write` also takes the batch by value.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use strata::{
+    BlockCache, BloomFilterPolicy, CompressionType, DbIterator, FilterPolicy, Options, ReadOptions,
+    WriteBatch, WriteOptions, DB,
+};
+
+use super::config::{BenchOptions, Compression};
+use super::engine::{BenchResult, Cursor, Engine};
+
+/// An open Strata database.
+pub struct StrataEngine {
+    db: DB,
+    read: ReadOptions,
+    writes: [WriteOptions; 2],
+}
+
+impl StrataEngine {
+    fn write_options(&self, sync: bool) -> &WriteOptions {
+        &self.writes[usize::from(sync)]
+    }
+}
+
+fn error(what: &str, e: strata::Error) -> String {
+    format!("strata: {what}: {e}")
+}
+
+impl Engine for StrataEngine {
+    type Batch = WriteBatch;
+    type Cursor<'a> = DbIterator;
+
+    fn open(dir: &Path, o: &BenchOptions) -> BenchResult<Self> {
+        let options = Options {
+            create_if_missing: true,
+            write_buffer_size: o.write_buffer_size,
+            block_size: o.block_size,
+            max_file_size: o.max_file_size,
+            max_open_files: o.max_open_files,
+            block_cache: Some(BlockCache::new(o.cache_size)),
+            compression: match o.compression {
+                Compression::Snappy => CompressionType::Snappy,
+                Compression::None => CompressionType::None,
+            },
+            filter_policy: o.bloom_bits.map(|bits| {
+                Arc::new(BloomFilterPolicy::new(bits as usize)) as Arc<dyn FilterPolicy>
+            }),
+            ..Options::default()
+        };
+        let db = DB::open(dir, options).map_err(|e| error("open", e))?;
+        Ok(StrataEngine {
+            db,
+            read: ReadOptions::default(),
+            writes: [WriteOptions { sync: false }, WriteOptions { sync: true }],
+        })
+    }
+
+    fn destroy(dir: &Path) -> BenchResult<()> {
+        strata::destroy(dir, &Options::default()).map_err(|e| error("destroy", e))
+    }
+
+    fn version(&self) -> String {
+        format!("Strata {}", env!("CARGO_PKG_VERSION"))
+    }
+
+    fn put(&self, key: &[u8], value: &[u8], sync: bool) -> BenchResult<()> {
+        self.db
+            .put_opt(self.write_options(sync), key, value)
+            .map_err(|e| error("put", e))
+    }
+
+    fn new_batch() -> WriteBatch {
+        WriteBatch::new()
+    }
+
+    fn batch_put(batch: &mut WriteBatch, key: &[u8], value: &[u8]) {
+        batch.put(key, value);
+    }
+
+    fn batch_delete(batch: &mut WriteBatch, key: &[u8]) {
+        batch.delete(key);
+    }
+
+    fn write(&self, batch: &mut WriteBatch, sync: bool) -> BenchResult<()> {
+        // By value: see the module doc.
+        let taken = std::mem::take(batch);
+        self.db
+            .write_opt(self.write_options(sync), taken)
+            .map_err(|e| error("write", e))
+    }
+
+    fn get(&self, key: &[u8]) -> BenchResult<Option<usize>> {
+        self.db
+            .get_opt(&self.read, key)
+            .map(|v| v.map(|v| v.len()))
+            .map_err(|e| error("get", e))
+    }
+
+    fn cursor(&self) -> DbIterator {
+        self.db.iter_opt(&self.read)
+    }
+
+    fn compact(&self) -> BenchResult<()> {
+        self.db
+            .compact_range(None, None)
+            .map_err(|e| error("compact_range", e))
+    }
+
+    fn property(&self, name: &str) -> Option<String> {
+        self.db.property(name)
+    }
+
+    fn stats(&self) -> Option<String> {
+        self.db.property("leveldb.stats")
+    }
+}
+
+impl Cursor for DbIterator {
+    fn valid(&self) -> bool {
+        DbIterator::valid(self)
+    }
+    fn seek_to_first(&mut self) {
+        DbIterator::seek_to_first(self)
+    }
+    fn seek_to_last(&mut self) {
+        DbIterator::seek_to_last(self)
+    }
+    fn seek(&mut self, target: &[u8]) {
+        DbIterator::seek(self, target)
+    }
+    fn next(&mut self) {
+        DbIterator::next(self)
+    }
+    fn prev(&mut self) {
+        DbIterator::prev(self)
+    }
+    fn key(&self) -> &[u8] {
+        DbIterator::key(self)
+    }
+    fn value(&self) -> &[u8] {
+        DbIterator::value(self)
+    }
+    fn status(&self) -> BenchResult<()> {
+        DbIterator::status(self).map_err(|e| error("iterator", e))
+    }
+}

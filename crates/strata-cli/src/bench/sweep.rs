@@ -1,0 +1,635 @@
+//! `--sweep paper`: the configuration study of the paper in `shared/seeds/003_*` ("Client
+//! Implementation and Performance Analysis of LevelDB", Table I), run on each engine side by
+//! side, with latency percentiles instead of the paper's single timings.
+//!
+//! Columns are (write buffer, block size) pairs: the paper's three, 4 MB/4 KB, 2 MB/1 KB and
+//! 512 B/512 B (`paper`), or all nine combinations (`paper-full`); each with Snappy and with no
+//! compression. LevelDB and Strata raise a write buffer below 64 KiB to 64 KiB and a block
+//! below 1 KiB to 1 KiB, so the 512 B settings really run as 64 KiB and 1 KiB; the headers
+//! say so (RocksDB, if asked for, keeps 512 B blocks but also raises the write buffer).
+//!
+//! For each column, compression and engine, on a new database with a bloom filter
+//! (`--bloom_bits`, default 10, as the paper's client sets one):
+//! 1. **PUT**: `num` keys in a shuffled order, then `num / 10` random keys again (the paper's
+//!    second file of duplicate keys), each a timed `put`. Reports the total time, puts per
+//!    second and per-put percentiles. The engine then settles and is closed.
+//! 2. **GET from new SSTable**: reopened (block and table caches cold, memtable empty), one
+//!    `get` each of 1000 keys spread evenly over the key space (so, at 1M entries, each in a
+//!    different block): every read loads its block, and the first read of a table opens it.
+//! 3. **GET from cache**: the same 1000 keys again; their blocks are now in the block cache.
+//! 4. **GET missing, bloom**: 1000 absent keys, each between two sampled keys (in blocks not
+//!    cached): the filters answer most of them.
+//! 5. **GET missing, no bloom**: reopened without a filter policy (the filters on disk are
+//!    ignored), the sampled keys read once untimed to warm the same blocks as before, then the
+//!    same absent keys: each overlapping table's block must be searched.
+//! 6. **GET from memtable**: a few keys (a quarter of the write buffer's worth, at most
+//!    1000) written after the reopen, so they sit in the otherwise empty memtable, read
+//!    10000 times round-robin.
+//!
+//! The OS page cache is not dropped (that would disturb the whole machine), so "cold" means
+//! cold in the engine's caches: reads of files come from memory through the kernel.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+use super::config::{BenchOptions, Compression, Config, EngineKind, Sweep};
+use super::engine::{not_compiled_in, BenchResult, Engine};
+use super::keys::{KeyBuf, ValuePool, KEY_SIZE};
+use super::progress::{Progress, ProgressRun};
+use super::report::size;
+use super::settle::wait_idle;
+use super::stats::new_histogram;
+use super::suite::VALUE_SEED;
+
+/// Keys sampled for the table, cache and missing-key reads.
+const SAMPLES: u64 = 1000;
+/// Reads of the memtable test.
+const MEMTABLE_READS: u64 = 10_000;
+/// Longest wait for an engine to settle.
+const SETTLE_LIMIT: Duration = Duration::from_secs(600);
+
+/// One column of the table: a (write buffer, block size) pair as requested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    pub write_buffer: usize,
+    pub block_size: usize,
+}
+
+impl Column {
+    /// The write buffer LevelDB and Strata actually use (raised to 64 KiB, at most 1 GiB).
+    pub fn effective_write_buffer(self) -> usize {
+        self.write_buffer.clamp(64 << 10, 1 << 30)
+    }
+
+    /// The block size LevelDB and Strata actually use (raised to 1 KiB, at most 4 MiB).
+    pub fn effective_block_size(self) -> usize {
+        self.block_size.clamp(1 << 10, 4 << 20)
+    }
+
+    fn header(self) -> String {
+        let part = |asked: usize, used: usize| {
+            if asked == used {
+                size(asked)
+            } else {
+                format!("{}→{}", size(asked), size(used))
+            }
+        };
+        format!(
+            "WB {} / BS {}",
+            part(self.write_buffer, self.effective_write_buffer()),
+            part(self.block_size, self.effective_block_size())
+        )
+    }
+}
+
+/// The columns of `sweep`.
+pub fn columns(sweep: Sweep) -> Vec<Column> {
+    let buffers = [4 << 20, 2 << 20, 512];
+    let blocks = [4 << 10, 1 << 10, 512];
+    match sweep {
+        Sweep::Paper => buffers
+            .iter()
+            .zip(blocks.iter())
+            .map(|(&write_buffer, &block_size)| Column {
+                write_buffer,
+                block_size,
+            })
+            .collect(),
+        Sweep::PaperFull => buffers
+            .iter()
+            .flat_map(|&write_buffer| {
+                blocks.iter().map(move |&block_size| Column {
+                    write_buffer,
+                    block_size,
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The rows of Table I.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Test {
+    Put,
+    GetMemtable,
+    GetNewTable,
+    GetCache,
+    GetMissingBloom,
+    GetMissingNoBloom,
+}
+
+impl Test {
+    const ALL: [Test; 6] = [
+        Test::Put,
+        Test::GetMemtable,
+        Test::GetNewTable,
+        Test::GetCache,
+        Test::GetMissingBloom,
+        Test::GetMissingNoBloom,
+    ];
+
+    fn id(self) -> &'static str {
+        match self {
+            Test::Put => "put",
+            Test::GetMemtable => "get_memtable",
+            Test::GetNewTable => "get_new_table",
+            Test::GetCache => "get_cache",
+            Test::GetMissingBloom => "get_missing_bloom",
+            Test::GetMissingNoBloom => "get_missing_no_bloom",
+        }
+    }
+}
+
+/// One measured cell.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub column: usize,
+    pub compression: Compression,
+    pub engine: EngineKind,
+    pub test: Test,
+    /// Per-op latency in ns.
+    pub hist: Histogram<u64>,
+    /// Wall time of the whole test.
+    pub seconds: f64,
+    /// Reads that found their key (for GETs).
+    pub found: Option<u64>,
+}
+
+impl Cell {
+    fn us(&self, q: f64) -> f64 {
+        self.hist.value_at_quantile(q) as f64 / 1000.0
+    }
+}
+
+/// The outcome of a sweep.
+#[derive(Debug, Clone)]
+pub struct SweepResults {
+    pub columns: Vec<Column>,
+    pub engines: Vec<EngineKind>,
+    pub num: u64,
+    pub value_size: usize,
+    pub cells: Vec<Cell>,
+}
+
+/// Runs the sweep over `engines` and prints Table I.
+pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<SweepResults> {
+    let cols = columns(sweep);
+    let values = ValuePool::new(VALUE_SEED, cfg.value_size);
+    let bloom_bits = cfg.options.bloom_bits.unwrap_or(10);
+    println!(
+        "strata bench --sweep: the paper's Table I on {} ({} entries + {} duplicates, \
+         {}-byte values, bloom {} bits/key, block cache {})",
+        engines
+            .iter()
+            .map(|e| e.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        cfg.num,
+        cfg.num / 10,
+        cfg.value_size,
+        bloom_bits,
+        size(cfg.options.cache_size)
+    );
+    if cfg!(debug_assertions) {
+        println!("WARNING: built without optimizations; timings are not meaningful");
+    }
+    let mut cells = Vec::new();
+    for (ci, &column) in cols.iter().enumerate() {
+        for compression in [Compression::Snappy, Compression::None] {
+            for &engine in engines {
+                let options = BenchOptions {
+                    write_buffer_size: column.write_buffer,
+                    block_size: column.block_size,
+                    bloom_bits: Some(bloom_bits),
+                    compression,
+                    ..cfg.options.clone()
+                };
+                let dir = cfg.db.join(format!("sweep-{}", engine.name()));
+                let params = Params {
+                    dir: &dir,
+                    options,
+                    num: cfg.num,
+                    value_size: cfg.value_size,
+                    memtable_keys: memtable_keys(column, cfg.value_size),
+                    values: &values,
+                    progress: cfg.progress,
+                    label: format!(
+                        "{} {} {}",
+                        column.header(),
+                        compression.name(),
+                        engine.name()
+                    ),
+                };
+                let measured = measure_kind(engine, &params)?;
+                for (test, m) in &measured {
+                    if let Some(problem) = wrong_answers(*test, m, &params) {
+                        println!("  WARNING: {}: {}: {problem}", params.label, test.id());
+                    }
+                }
+                println!(
+                    "  done: {} / {} / {}: PUT {:.2} s",
+                    column.header(),
+                    compression.name(),
+                    engine.name(),
+                    measured
+                        .iter()
+                        .find(|(t, _)| *t == Test::Put)
+                        .map_or(0.0, |(_, m)| m.seconds)
+                );
+                for (test, m) in measured {
+                    cells.push(Cell {
+                        column: ci,
+                        compression,
+                        engine,
+                        test,
+                        hist: m.hist,
+                        seconds: m.seconds,
+                        found: m.found,
+                    });
+                }
+            }
+        }
+    }
+    let results = SweepResults {
+        columns: cols,
+        engines: engines.to_vec(),
+        num: cfg.num,
+        value_size: cfg.value_size,
+        cells,
+    };
+    print!("{}", table(&results));
+    Ok(results)
+}
+
+/// Says what is wrong if a GET test found keys it should not have, or missed keys it should
+/// have found: the sweep doubles as a correctness check of the engines.
+fn wrong_answers(test: Test, m: &Measured, p: &Params<'_>) -> Option<String> {
+    let found = m.found?;
+    let expected = match test {
+        Test::Put => return None,
+        Test::GetMissingBloom | Test::GetMissingNoBloom => 0,
+        Test::GetNewTable | Test::GetCache => SAMPLES.min(p.num),
+        Test::GetMemtable => MEMTABLE_READS,
+    };
+    (found != expected).then(|| format!("found {found} keys, expected {expected}"))
+}
+
+/// Keys for the memtable test: a quarter of the effective write buffer's worth (an entry
+/// costs its key, value and about 30 bytes of memtable overhead), 1 to 1000.
+fn memtable_keys(column: Column, value_size: usize) -> u64 {
+    let entry = (KEY_SIZE + value_size + 30) as u64;
+    (column.effective_write_buffer() as u64 / 4 / entry).clamp(1, 1000)
+}
+
+struct Params<'a> {
+    dir: &'a Path,
+    options: BenchOptions,
+    num: u64,
+    value_size: usize,
+    memtable_keys: u64,
+    values: &'a ValuePool,
+    progress: bool,
+    label: String,
+}
+
+struct Measured {
+    hist: Histogram<u64>,
+    seconds: f64,
+    found: Option<u64>,
+}
+
+fn measure_kind(kind: EngineKind, p: &Params<'_>) -> BenchResult<Vec<(Test, Measured)>> {
+    match kind {
+        EngineKind::Strata => measure::<super::strata_engine::StrataEngine>(p),
+        #[cfg(feature = "leveldb")]
+        EngineKind::Leveldb => measure::<super::leveldb_engine::LevelDbEngine>(p),
+        #[cfg(feature = "rocksdb")]
+        EngineKind::Rocksdb => measure::<super::rocksdb_engine::RocksDbEngine>(p),
+        #[allow(unreachable_patterns)]
+        other => Err(not_compiled_in(other)),
+    }
+}
+
+fn settle(dir: &Path, progress: bool, what: &str) {
+    let bar = ProgressRun::start(progress, None, format!("{what}: settling"));
+    let (_, gave_up) = wait_idle(dir, SETTLE_LIMIT);
+    bar.finish();
+    if gave_up {
+        println!("  note: {what} still busy after {SETTLE_LIMIT:?}; going on");
+    }
+}
+
+/// Times `op` once per item, into a histogram.
+fn timed<T>(
+    items: impl Iterator<Item = T>,
+    progress: &Progress,
+    mut op: impl FnMut(T) -> BenchResult<bool>,
+) -> BenchResult<Measured> {
+    let mut hist = new_histogram();
+    let mut found = 0;
+    let start = Instant::now();
+    let mut last = start;
+    let mut done = 0u64;
+    for item in items {
+        if op(item)? {
+            found += 1;
+        }
+        let now = Instant::now();
+        let nanos = u64::try_from(now.duration_since(last).as_nanos()).unwrap_or(u64::MAX);
+        hist.saturating_record(nanos.max(1));
+        last = now;
+        done += 1;
+        if done % 1024 == 0 {
+            progress.inc(1024);
+        }
+    }
+    Ok(Measured {
+        hist,
+        seconds: start.elapsed().as_secs_f64(),
+        found: Some(found),
+    })
+}
+
+fn measure<E: Engine>(p: &Params<'_>) -> BenchResult<Vec<(Test, Measured)>> {
+    let dir = p.dir.to_path_buf();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    E::destroy(&dir)?;
+    let mut key = KeyBuf::new();
+    let mut out = Vec::new();
+
+    // 1. PUT: shuffled keys, then duplicates.
+    let mut rng = SmallRng::seed_from_u64(3);
+    let mut order: Vec<u64> = (0..p.num).collect();
+    order.shuffle(&mut rng);
+    let dups: Vec<u64> = (0..p.num / 10).map(|_| rng.gen_range(0..p.num)).collect();
+    {
+        let db = E::open(&dir, &p.options)?;
+        let bar = ProgressRun::start(
+            p.progress,
+            Some(p.num + p.num / 10),
+            format!("{}: PUT", p.label),
+        );
+        let mut values = p.values.cursor();
+        let mut put = timed(order.iter().chain(dups.iter()), &bar.handle(), |&k| {
+            db.put(key.key(k), values.next_value(p.value_size), false)?;
+            Ok(true)
+        });
+        bar.finish();
+        if let Ok(m) = &mut put {
+            m.found = None;
+        }
+        out.push((Test::Put, put?));
+        settle(&dir, p.progress, &p.label);
+    }
+    drop(order);
+
+    let stride = (p.num / SAMPLES).max(1);
+    let samples: Vec<u64> = (0..SAMPLES.min(p.num)).map(|i| i * stride).collect();
+    let hidden = Progress::hidden();
+
+    // 2-4: reopened with the bloom filter, caches cold.
+    {
+        let db = E::open(&dir, &p.options)?;
+        settle(&dir, p.progress, &p.label);
+        let table = timed(samples.iter(), &hidden, |&k| {
+            Ok(db.get(key.key(k))?.is_some())
+        })?;
+        let cache = timed(samples.iter(), &hidden, |&k| {
+            Ok(db.get(key.key(k))?.is_some())
+        })?;
+        let missing = timed(samples.iter(), &hidden, |&k| {
+            Ok(db.get(key.missing(k + stride / 2))?.is_some())
+        })?;
+        out.push((Test::GetNewTable, table));
+        out.push((Test::GetCache, cache));
+        out.push((Test::GetMissingBloom, missing));
+    }
+
+    // 5-6: reopened without a filter policy.
+    {
+        let no_bloom = BenchOptions {
+            bloom_bits: None,
+            ..p.options.clone()
+        };
+        let db = E::open(&dir, &no_bloom)?;
+        settle(&dir, p.progress, &p.label);
+        for &k in &samples {
+            db.get(key.key(k))?;
+        }
+        let missing = timed(samples.iter(), &hidden, |&k| {
+            Ok(db.get(key.missing(k + stride / 2))?.is_some())
+        })?;
+        out.push((Test::GetMissingNoBloom, missing));
+
+        let mut values = p.values.cursor();
+        for j in 0..p.memtable_keys {
+            db.put(key.key(p.num + j), values.next_value(p.value_size), false)?;
+        }
+        let fresh = p.memtable_keys;
+        let memtable = timed(0..MEMTABLE_READS, &hidden, |i| {
+            Ok(db.get(key.key(p.num + i % fresh))?.is_some())
+        })?;
+        out.push((Test::GetMemtable, memtable));
+    }
+    out.sort_by_key(|(t, _)| Test::ALL.iter().position(|a| a == t));
+    Ok(out)
+}
+
+/// Narrowest column of the table.
+const CELL: usize = 20;
+
+/// How a row of Table I shows its cells.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    /// Total seconds and operations per second.
+    Throughput,
+    /// p50 / p99 in µs.
+    Percentiles,
+}
+
+/// The rows of Table I in order: (title, test, how shown).
+const ROWS: [(&str, Test, Shown); 7] = [
+    ("PUT total (s, ops/s)", Test::Put, Shown::Throughput),
+    ("PUT latency", Test::Put, Shown::Percentiles),
+    ("GET from MemTable", Test::GetMemtable, Shown::Percentiles),
+    (
+        "GET from new SSTable",
+        Test::GetNewTable,
+        Shown::Percentiles,
+    ),
+    ("GET from cache", Test::GetCache, Shown::Percentiles),
+    (
+        "GET missing (bloom)",
+        Test::GetMissingBloom,
+        Shown::Percentiles,
+    ),
+    (
+        "GET missing (no bloom)",
+        Test::GetMissingNoBloom,
+        Shown::Percentiles,
+    ),
+];
+
+fn cell_text(cell: Option<&Cell>, shown: Shown) -> String {
+    match (cell, shown) {
+        (None, _) => "-".to_owned(),
+        (Some(x), Shown::Throughput) => {
+            let per_second = x.hist.len() as f64 / x.seconds.max(1e-9);
+            format!("{:.2} s, {:.0}k/s", x.seconds, per_second / 1000.0)
+        }
+        (Some(x), Shown::Percentiles) => format!("{:.2} / {:.2}", x.us(0.5), x.us(0.99)),
+    }
+}
+
+/// Table I: a row per test, compression and engine; a column per configuration, three
+/// columns to a block. Latencies are p50 / p99 in µs.
+pub fn table(r: &SweepResults) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for chunk_start in (0..r.columns.len()).step_by(3) {
+        let chunk: Vec<(usize, usize)> = (chunk_start..(chunk_start + 3).min(r.columns.len()))
+            .map(|c| (c, r.columns[c].header().chars().count().max(CELL)))
+            .collect();
+        let _ = writeln!(out);
+        let mut head = format!("{:<24} {:<7} {:<8}", "Test", "Compr.", "Engine");
+        for &(c, width) in &chunk {
+            let _ = write!(head, " | {:<width$}", r.columns[c].header());
+        }
+        let _ = writeln!(out, "{}", head.trim_end());
+        let _ = writeln!(out, "{}", "-".repeat(head.chars().count()));
+        for (title, test, shown) in ROWS {
+            let mut first = true;
+            for compression in [Compression::Snappy, Compression::None] {
+                let mut first_engine = true;
+                for &engine in &r.engines {
+                    let name = if first { title } else { "" };
+                    let comp = if first_engine { compression.name() } else { "" };
+                    first = false;
+                    first_engine = false;
+                    let mut line = format!("{name:<24} {comp:<7} {:<8}", engine.name());
+                    for &(c, width) in &chunk {
+                        let cell = r.cells.iter().find(|x| {
+                            x.column == c
+                                && x.compression == compression
+                                && x.engine == engine
+                                && x.test == test
+                        });
+                        let _ = write!(line, " | {:<width$}", cell_text(cell, shown));
+                    }
+                    let _ = writeln!(out, "{}", line.trim_end());
+                }
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "Latencies: p50 / p99 in µs. PUT: {} keys in shuffled order then {} duplicates, \
+         {}-byte values. WB = write buffer, BS = block size (asked→used).",
+        r.num,
+        r.num / 10,
+        r.value_size
+    );
+    out
+}
+
+/// One JSON object per cell (the sweep's own shape; see `--json`).
+#[derive(Serialize)]
+struct JsonCell<'a> {
+    engine: &'a str,
+    benchmark: String,
+    write_buffer_size: usize,
+    effective_write_buffer_size: usize,
+    block_size: usize,
+    effective_block_size: usize,
+    compression: &'a str,
+    ops: u64,
+    micros_per_op: f64,
+    p50_us: f64,
+    p99_us: f64,
+    seconds: f64,
+    found: Option<u64>,
+}
+
+/// The sweep's cells as a JSON array.
+pub fn to_json(r: &SweepResults) -> BenchResult<String> {
+    let cells: Vec<JsonCell<'_>> = r
+        .cells
+        .iter()
+        .map(|c| {
+            let column = r.columns.get(c.column).copied().unwrap_or(Column {
+                write_buffer: 0,
+                block_size: 0,
+            });
+            JsonCell {
+                engine: c.engine.name(),
+                benchmark: format!("sweep/{}", c.test.id()),
+                write_buffer_size: column.write_buffer,
+                effective_write_buffer_size: column.effective_write_buffer(),
+                block_size: column.block_size,
+                effective_block_size: column.effective_block_size(),
+                compression: c.compression.name(),
+                ops: c.hist.len(),
+                micros_per_op: c.hist.mean() / 1000.0,
+                p50_us: c.us(0.5),
+                p99_us: c.us(0.99),
+                seconds: c.seconds,
+                found: c.found,
+            }
+        })
+        .collect();
+    serde_json::to_string_pretty(&cells).map_err(|e| format!("json: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_columns_pair_buffer_and_block_like_table_one() {
+        let cols = columns(Sweep::Paper);
+        assert_eq!(cols.len(), 3);
+        assert_eq!(
+            (cols[0].write_buffer, cols[0].block_size),
+            (4 << 20, 4 << 10)
+        );
+        assert_eq!((cols[2].write_buffer, cols[2].block_size), (512, 512));
+        assert_eq!(columns(Sweep::PaperFull).len(), 9);
+    }
+
+    #[test]
+    fn tiny_settings_report_what_the_engines_use() {
+        let tiny = Column {
+            write_buffer: 512,
+            block_size: 512,
+        };
+        assert_eq!(tiny.effective_write_buffer(), 64 << 10);
+        assert_eq!(tiny.effective_block_size(), 1 << 10);
+        assert_eq!(tiny.header(), "WB 512 B→64 KiB / BS 512 B→1 KiB");
+        let default = Column {
+            write_buffer: 4 << 20,
+            block_size: 4 << 10,
+        };
+        assert_eq!(default.header(), "WB 4 MiB / BS 4 KiB");
+    }
+
+    #[test]
+    fn memtable_keys_fit_a_quarter_of_the_buffer() {
+        let tiny = Column {
+            write_buffer: 512,
+            block_size: 512,
+        };
+        let k = memtable_keys(tiny, 100);
+        assert!(k * 146 <= (64 << 10) / 4 && k > 50, "{k}");
+        let big = Column {
+            write_buffer: 4 << 20,
+            block_size: 4 << 10,
+        };
+        assert_eq!(memtable_keys(big, 100), 1000);
+    }
+}
