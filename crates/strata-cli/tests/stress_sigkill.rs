@@ -88,8 +88,14 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
             "--keys",
             "500",
         ];
+        // Small memtables so flushes and compactions are often under way at the kill.
+        let buffer = ["65536", "262144", "1048576"][rng.below(3) as usize];
+        args.extend(["--write-buffer-size", buffer]);
         if rng.below(3) == 0 {
             args.push("--reuse-logs");
+        }
+        if rng.below(3) == 0 {
+            args.push("--paranoid-checks");
         }
         // One kill in six lands early: in the open, recovery or verification.
         let delay = if rng.below(6) == 0 {

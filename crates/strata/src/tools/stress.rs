@@ -135,7 +135,8 @@ impl std::fmt::Debug for StressSession {
 impl StressSession {
     /// Opens (creating if needed) the stress database at `path` and verifies it against its
     /// journal. A directory that holds a database but no journal is refused: only databases
-    /// that `stress` created can be verified. The journal is not changed until [`run`].
+    /// that `stress` created can be verified. An existing journal is not changed until
+    /// [`run`]; a new one is written before the database is created.
     ///
     /// [`run`]: StressSession::run
     pub fn open(path: &Path, options: &StressOptions) -> Result<StressSession> {

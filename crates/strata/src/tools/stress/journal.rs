@@ -56,11 +56,23 @@ pub(crate) struct JournalContents {
     pub(crate) torn_bytes: u64,
 }
 
-/// The journal path of a database directory: its path with `.stress-journal` appended.
+/// The journal path of a database directory: beside it, its name with `.stress-journal`
+/// appended (`/data/db/` -> `/data/db.stress-journal`).
 pub fn journal_path(db: &Path) -> PathBuf {
-    let mut name = db.as_os_str().to_owned();
+    // `.` and `..` have no name of their own: name the journal after the real directory.
+    let resolved;
+    let db = if db.file_name().is_none() {
+        resolved = std::fs::canonicalize(db).unwrap_or_else(|_| db.to_owned());
+        resolved.as_path()
+    } else {
+        db
+    };
+    let mut name = db.file_name().unwrap_or(db.as_os_str()).to_owned();
     name.push(".stress-journal");
-    PathBuf::from(name)
+    match db.parent() {
+        Some(parent) => parent.join(name),
+        None => PathBuf::from(name),
+    }
 }
 
 /// Reads the journal at `path`; `None` if there is none.

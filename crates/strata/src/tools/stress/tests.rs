@@ -219,6 +219,27 @@ fn journal_text(lines: &[(u32, u64, u64)]) -> Vec<u8> {
 }
 
 #[test]
+fn the_journal_lives_beside_the_database() {
+    for (db, journal) in [
+        ("/data/db", "/data/db.stress-journal"),
+        ("/data/db/", "/data/db.stress-journal"),
+        ("db", "db.stress-journal"),
+    ] {
+        assert_eq!(journal_path(Path::new(db)), PathBuf::from(journal));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let inside = dir.path().join("db").join("..");
+    std::fs::create_dir(dir.path().join("db")).unwrap();
+    let expected = {
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        let mut name = real.file_name().unwrap().to_owned();
+        name.push(".stress-journal");
+        real.parent().unwrap().join(name)
+    };
+    assert_eq!(journal_path(&inside), expected);
+}
+
+#[test]
 fn journal_keeps_each_threads_last_line_and_ignores_a_torn_tail() {
     let text = journal_text(&[(0, 5, 2), (1, 9, 0), (0, 6, 2)]);
     let contents = parse_journal(text.as_slice()).unwrap();
@@ -568,4 +589,57 @@ fn a_torn_journal_tail_is_reported_and_verification_still_holds() {
     assert!(report.is_ok(), "{report}");
     assert_eq!(report.torn_journal_bytes, 18);
     assert!(report.to_string().contains("torn tail of 18 bytes"));
+}
+
+#[test]
+fn a_batch_applied_in_part_is_caught() {
+    // The first op of thread 0 from 50 on that is a batch putting two different slots, each
+    // as that slot's last write in the batch.
+    let mut writes = Vec::new();
+    let (index, first, _second) = (50..)
+        .find_map(|i| {
+            if WORKLOAD.op(0, i, &mut writes) != OpKind::Batch {
+                return None;
+            }
+            let last_puts: Vec<(usize, u32)> = writes
+                .iter()
+                .enumerate()
+                .filter(|&(p, w)| w.put && !writes[p + 1..].iter().any(|x| x.slot == w.slot))
+                .map(|(p, w)| (p, w.slot))
+                .collect();
+            match last_puts.as_slice() {
+                [a, b, ..] if a.1 != b.1 => Some((i, *a, *b)),
+                _ => None,
+            }
+        })
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = stressed(dir.path(), 1, index, 0);
+    // The op in flight at the crash reached the database by half.
+    let (pos, slot) = first;
+    let touch = Touch {
+        op: index,
+        pos: pos as u8,
+        put: true,
+    };
+    let db = open_db(&path);
+    set_slot(&db, 0, slot, Some(touch));
+    drop(db);
+    for model in [CrashModel::ProcessCrash, CrashModel::PowerLoss] {
+        let report = verify(&path, model);
+        let v = only_violation(&report);
+        assert_eq!(v.kind, ViolationKind::Hole, "{report}");
+        // The missing part: another slot the op changed (the second put, or a delete).
+        let missing: Vec<Vec<u8>> = writes
+            .iter()
+            .filter(|w| w.slot != slot)
+            .map(|w| WORKLOAD.key(0, w.slot))
+            .collect();
+        assert!(missing.contains(&v.key), "{report}");
+        assert_eq!(v.op, Some(index), "{report}");
+        assert!(
+            v.note.contains(&format!("ops 0..{}", index + 1)),
+            "{report}"
+        );
+    }
 }

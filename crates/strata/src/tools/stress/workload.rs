@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! key   = tttt "/" ssssss filler      tttt: thread, 4 decimal digits; ssssss: slot, 6 digits;
-//!                                     filler: (slot * 7) % 13 bytes of '.', so key lengths vary
+//!                                     filler: (slot * 7) % 13 bytes of '_', so key lengths vary
 //! ```
 //!
 //! Values (integers little-endian); a value names the one write that produced it:
@@ -111,7 +111,7 @@ impl Workload {
         use std::io::Write as _;
         // Writing to a Vec cannot fail.
         let _ = write!(out, "{thread:04}/{slot:06}");
-        out.resize(out.len() + filler_len(slot), b'.');
+        out.resize(out.len() + filler_len(slot), b'_');
     }
 
     /// The key of `slot` of `thread`.
@@ -132,7 +132,7 @@ impl Workload {
             return None;
         }
         let filler = key.get(11..)?;
-        (filler.len() == filler_len(slot) && filler.iter().all(|&b| b == b'.'))
+        (filler.len() == filler_len(slot) && filler.iter().all(|&b| b == b'_'))
             .then_some((thread, slot))
     }
 
