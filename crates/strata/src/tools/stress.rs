@@ -35,6 +35,7 @@
 //! ```
 
 mod journal;
+mod report;
 mod run;
 #[cfg(test)]
 mod tests;
@@ -51,8 +52,8 @@ use crate::error::{Error, Result};
 use crate::options::Options;
 
 pub use journal::journal_path;
+pub use report::{CrashModel, KeyState, ThreadVerdict, VerifyReport, Violation, ViolationKind};
 pub use run::RunSummary;
-pub use verify::{CrashModel, KeyState, ThreadVerdict, VerifyReport, Violation, ViolationKind};
 
 use journal::{read_journal, Journal, JournalContents, Progress};
 use verify::{verify_db, Touch};

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::journal::{Journal, Progress};
-use super::verify::{apply, KeyState, Touch, Violation, ViolationKind};
+use super::report::{KeyState, Violation, ViolationKind};
+use super::verify::{apply, Touch};
 use super::workload::{OpKind, Rng, Scratch, Workload};
 use crate::db::DB;
 use crate::error::Result;
