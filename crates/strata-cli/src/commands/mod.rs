@@ -1,5 +1,5 @@
 //! The inspection and maintenance commands: `dump`, `check`, `load`, `export`, `get`, `put`,
-//! `delete`, `scan`, `stats`, `compact`, `repair`, `destroy`. Each parses its flags, calls
+//! `delete`, `scan`, `stats`, `compact`, `repair`, `destroy`, `stress`. Each parses its flags, calls
 //! `strata::tools` (or the `DB` API) and prints; no storage logic lives here.
 //!
 //! Exit codes: 0 success; 1 a negative answer (a key not found, problems found by `check` or
@@ -9,6 +9,7 @@ mod admin;
 mod check;
 mod dump;
 mod kv;
+mod stress;
 mod transfer;
 
 use std::io::IsTerminal;
@@ -52,6 +53,9 @@ pub enum ToolCommand {
     Repair(admin::RepairArgs),
     /// Delete a database and all its files (asks first unless --yes).
     Destroy(admin::DestroyArgs),
+    /// Crash test: run a workload recording what was acknowledged, verifying the database
+    /// against that record first; exit 1 on any lost write, hole or value never written.
+    Stress(stress::StressArgs),
 }
 
 /// Runs one tool command and reports its outcome as an exit code (errors on stderr).
@@ -69,6 +73,7 @@ pub fn run(command: ToolCommand) -> ExitCode {
         ToolCommand::Compact(args) => admin::compact(args),
         ToolCommand::Repair(args) => admin::repair(args),
         ToolCommand::Destroy(args) => admin::destroy(args),
+        ToolCommand::Stress(args) => stress::run(args),
     };
     match result {
         Ok(code) => code,
