@@ -109,3 +109,76 @@ pub fn to_json(cfg: &Config, results: &SuiteResults) -> BenchResult<String> {
 pub fn write(path: &Path, text: &str) -> BenchResult<()> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::{BenchOptions, Benchmark, EngineKind};
+    use super::super::suite::Series;
+    use super::*;
+
+    fn run(micros: f64) -> RunResult {
+        RunResult {
+            ops: 10,
+            micros_per_op: micros,
+            mb_per_s: None,
+            seconds: 0.5,
+            found: Some(7),
+            histogram: None,
+            trace: None,
+        }
+    }
+
+    #[test]
+    fn records_carry_engine_benchmark_medians_and_every_repeat() {
+        let cfg = Config {
+            benchmarks: vec![Benchmark::Readrandom],
+            engines: vec![EngineKind::Strata, EngineKind::Leveldb],
+            num: 10,
+            reads: None,
+            value_size: 100,
+            threads: 1,
+            options: BenchOptions::default(),
+            db: "/tmp/x".into(),
+            use_existing_db: false,
+            histogram: false,
+            repeat: 3,
+            settle: true,
+            json: None,
+            plot: None,
+            sweep: None,
+            progress: false,
+        };
+        let series = |engine, runs: &[f64]| Series {
+            pos: 0,
+            bench: Benchmark::Readrandom,
+            occurrence: 1,
+            engine,
+            runs: runs.iter().map(|&m| run(m)).collect(),
+        };
+        let results = SuiteResults {
+            engines: vec![
+                (EngineKind::Strata, "Strata 0.1.0".into()),
+                (EngineKind::Leveldb, "LevelDB 1.23".into()),
+            ],
+            series: vec![
+                series(EngineKind::Strata, &[1.0, 3.0, 2.0]),
+                series(EngineKind::Leveldb, &[4.0, 5.0, 6.0]),
+            ],
+        };
+        let text = to_json(&cfg, &results).unwrap_or_else(|e| panic!("{e}"));
+        let value: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let records = value.as_array().unwrap_or_else(|| panic!("not an array"));
+        assert_eq!(records.len(), 2);
+        let leveldb = &records[1];
+        assert_eq!(leveldb["engine"], "leveldb");
+        assert_eq!(leveldb["benchmark"], "readrandom");
+        assert_eq!(leveldb["micros_per_op"], 5.0);
+        assert_eq!(leveldb["ratio_to_strata"], 2.5);
+        assert_eq!(leveldb["ops"], 10);
+        assert!(leveldb["mb_per_s"].is_null());
+        assert_eq!(leveldb["repeats"].as_array().map(Vec::len), Some(3));
+        assert_eq!(records[0]["micros_per_op_min"], 1.0);
+        assert!(records[0]["ratio_to_strata"].is_null());
+    }
+}

@@ -47,6 +47,7 @@ pub fn default_engines(sweep: bool) -> Vec<EngineKind> {
 /// Checks `cfg` and runs it: the suite, or the sweep if one is asked for.
 pub fn run(cfg: &Config) -> BenchResult<()> {
     validate(cfg)?;
+    prepare_outputs(cfg)?;
     if let Some(sweep) = cfg.sweep {
         let results = sweep::run(cfg, sweep, &cfg.engines)?;
         if let Some(path) = &cfg.json {
@@ -66,6 +67,20 @@ pub fn run(cfg: &Config) -> BenchResult<()> {
         for file in plot::write_all(dir, &results)? {
             println!("wrote {}", file.display());
         }
+    }
+    Ok(())
+}
+
+/// Creates the output directories up front, so a bad path fails before a long run, not after.
+fn prepare_outputs(cfg: &Config) -> BenchResult<()> {
+    let json_dir = cfg
+        .json
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .filter(|p| !p.as_os_str().is_empty());
+    for dir in json_dir.into_iter().chain(cfg.plot.as_deref()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     Ok(())
 }
