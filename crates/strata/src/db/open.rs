@@ -172,7 +172,13 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
         )));
     }
 
-    let mut save_manifest = state.versions.recover()?;
+    let recovered = state.versions.recover()?;
+    let mut save_manifest = recovered.save_manifest;
+    if let Some(e) = recovered.damaged_tail {
+        db.info_log.log(format_args!(
+            "skipped a torn edit at the manifest's end: {e}"
+        ));
+    }
     db.info_log.log(format_args!(
         "recovered manifest #{}: {}",
         state.versions.manifest_file_number,
@@ -351,18 +357,22 @@ fn replay_log(
             }
         }
     }
+    let clean_end = reader.end_of_last_record();
+    drop(reader);
     for line in dropped.lock().iter() {
         db.info_log.log(format_args!("log #{number}: {line}"));
     }
-    if let Some(e) = first_error.lock().take() {
-        if db.options.paranoid_checks {
-            return Err(e);
-        }
-    }
+    let damaged = match first_error.lock().take() {
+        Some(e) if db.options.paranoid_checks => return Err(e),
+        Some(_) => true,
+        None => false,
+    };
 
-    // With reuse_logs the last log keeps taking writes, if nothing of it was flushed.
-    if db.options.reuse_logs && last_log && !flushed {
-        let size = db.env.file_size(&path)?;
+    // With reuse_logs the last log keeps taking writes, if nothing of it was flushed and it
+    // ends with a whole record: records appended behind a torn or damaged tail would be
+    // dropped with it by the next recovery.
+    let size = db.env.file_size(&path)?;
+    if db.options.reuse_logs && last_log && !flushed && !damaged && clean_end == size {
         let file = db.env.new_appendable_file(&path)?;
         *db.wal.lock() = Some(LogWriter::with_offset(file, size));
         state.log_file_number = number;

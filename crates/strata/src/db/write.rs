@@ -246,12 +246,6 @@ fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Re
         }
     };
     let old = db.wal.lock().replace(LogWriter::new(file));
-    if let Some(mut old) = old {
-        // Everything in it was flushed on each write; a close error loses nothing acknowledged.
-        if let Err(e) = old.close() {
-            db.info_log.log(format_args!("closing log: {e}"));
-        }
-    }
     state.log_file_number = number;
     let new_mem = Arc::new(MemTable::new(db.icmp.clone()));
     let old_mem = std::mem::replace(&mut state.mem, new_mem);
@@ -259,5 +253,21 @@ fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Re
     db.has_imm.store(true, Ordering::Release);
     state.refresh_super_version();
     db.bg_work.notify_all();
-    Ok(())
+    // Before the new log takes a write: the old log must be durable, or a power loss could
+    // keep later writes (in the new log) and lose earlier ones (in the old log's unsynced
+    // tail); and the new log's directory entry must be durable, or a synced write to it could
+    // vanish with the file. Only this leader writes to the log, so the mutex can be released.
+    let result = MutexGuard::unlocked(state, || {
+        if let Some(mut old) = old {
+            old.sync()?;
+            old.close()?;
+        }
+        db.env.sync_dir(&db.dir)
+    });
+    if let Err(e) = &result {
+        // Writes to the new log could land after a hole: refuse them all.
+        state.bg_error.get_or_insert_with(|| e.clone());
+        db.bg_done.notify_all();
+    }
+    result
 }

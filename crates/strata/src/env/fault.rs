@@ -88,8 +88,8 @@ use std::sync::{Arc, Weak};
 use parking_lot::Mutex;
 
 use self::namespace::{normalize, Entry, Namespace, NodeId, SplitMix64};
-use self::rules::{Faults, Verdict};
 pub use self::rules::{CrashPoint, InjectedFault};
+use self::rules::{Faults, Verdict};
 use super::{Env, FileLock, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
@@ -205,7 +205,21 @@ impl FaultEnv {
     /// next one): that operation happens (or fails, if a failure rule says so), every later
     /// operation fails. See the module documentation. Replaces any crash rule.
     pub fn crash_after(&self, kind: OpKind, n: u64) {
-        self.shared.faults.lock().set_crash(kind, n);
+        self.crash_after_matching(kind, n, |_| true);
+    }
+
+    /// Like [`FaultEnv::crash_after`], counting only the operations on paths `filter` accepts
+    /// (for a rename, the target), so a crash can be aimed at one kind of file.
+    pub fn crash_after_matching(
+        &self,
+        kind: OpKind,
+        n: u64,
+        filter: impl Fn(&Path) -> bool + Send + 'static,
+    ) {
+        self.shared
+            .faults
+            .lock()
+            .set_crash(kind, n, Box::new(filter));
     }
 
     /// Kills the process now: every later operation fails.

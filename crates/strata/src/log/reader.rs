@@ -59,6 +59,8 @@ pub(crate) struct LogReader {
     end_of_buffer_offset: u64,
     /// File offset of the header of the last record returned.
     last_record_offset: u64,
+    /// File offset just past the last fragment of the last record returned.
+    last_record_end: u64,
     /// Records starting before this file offset are not returned.
     initial_offset: u64,
     /// The initial skip to `initial_offset`'s block has been done.
@@ -87,6 +89,7 @@ impl LogReader {
             eof: false,
             end_of_buffer_offset: 0,
             last_record_offset: 0,
+            last_record_end: 0,
             initial_offset,
             positioned: false,
             resyncing: initial_offset > 0,
@@ -145,6 +148,7 @@ impl LogReader {
                 Some(RecordType::Full) => {
                     self.drop_unfinished(&mut open_record, scratch);
                     self.last_record_offset = offset;
+                    self.last_record_end = self.position();
                     return Some(&self.block[fragment]);
                 }
                 Some(RecordType::First) => {
@@ -160,6 +164,7 @@ impl LogReader {
                     Some(record_offset) => {
                         scratch.extend_from_slice(&self.block[fragment]);
                         self.last_record_offset = record_offset;
+                        self.last_record_end = self.position();
                         return Some(scratch.as_slice());
                     }
                     None => self.report(len, offset, "missing start of fragmented record"),
@@ -181,6 +186,19 @@ impl LogReader {
     /// File offset of the header where the last record returned by `read_record` starts.
     pub(crate) fn last_record_offset(&self) -> u64 {
         self.last_record_offset
+    }
+
+    /// File offset just past the last fragment of the last record returned by `read_record`
+    /// (0 before the first). When it equals the file's length and nothing was reported, the
+    /// log ends cleanly: a writer may append to it (log reuse) without its new records landing
+    /// behind a torn or damaged tail, which would make readers drop them.
+    pub(crate) fn end_of_last_record(&self) -> u64 {
+        self.last_record_end
+    }
+
+    /// File offset of the next unread byte of the buffer.
+    fn position(&self) -> u64 {
+        self.end_of_buffer_offset - (self.end - self.pos) as u64
     }
 
     /// A new record began while another was still open: the open one is lost.

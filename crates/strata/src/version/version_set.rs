@@ -71,6 +71,15 @@ pub(crate) struct VersionSet {
     pub(crate) compact_pointers: [Vec<u8>; NUM_LEVELS],
 }
 
+/// What [`VersionSet::recover`] found besides the state it installed.
+pub(crate) struct Recovered {
+    /// A new manifest must be written: the old one is not appended to (`reuse_logs` is off,
+    /// or the manifest is too large or does not end cleanly).
+    pub(crate) save_manifest: bool,
+    /// Damage skipped at the manifest's end (a torn last edit), for the info log.
+    pub(crate) damaged_tail: Option<Error>,
+}
+
 /// A version edit on its way to the manifest, prepared under the mutex.
 pub(crate) struct ManifestWrite {
     version: Version,
@@ -78,6 +87,9 @@ pub(crate) struct ManifestWrite {
     /// Set when a new manifest must be started: its number and the snapshot record it opens with.
     new_manifest: Option<(u64, Vec<u8>)>,
     writer: Option<LogWriter>,
+    /// The edit names files (new tables, a new log) whose directory entries may not be durable
+    /// yet: sync the directory before the edit can become durable.
+    sync_dir: bool,
     dir: PathBuf,
     env: Arc<dyn Env>,
 }
@@ -158,9 +170,11 @@ impl VersionSet {
 
     /// Reads `CURRENT` and the manifest it names, and makes their state current.
     ///
-    /// Returns whether a new manifest must be written (false when `reuse_logs` lets the
-    /// existing one be appended to).
-    pub(crate) fn recover(&mut self) -> Result<bool> {
+    /// Damage at the manifest's end, with no whole record after it, is what a crash in the
+    /// middle of appending an edit leaves (the edit was never synced, so never installed, and
+    /// nothing depends on it): it is skipped unless `paranoid_checks` is set, and reported in
+    /// the result. Damage followed by whole records is corruption and fails.
+    pub(crate) fn recover(&mut self) -> Result<Recovered> {
         let current_path = current_file_name(&self.dir);
         let current = crate::env::read_file_to_vec(&*self.env, &current_path)?;
         let name = match current.strip_suffix(b"\n") {
@@ -202,6 +216,10 @@ impl VersionSet {
         let mut compact_pointers: [Vec<u8>; NUM_LEVELS] = Default::default();
         let mut scratch = Vec::new();
         while let Some(record) = reader.read_record(&mut scratch) {
+            if let Some(error) = first_error.lock().take() {
+                // A whole record after damage: the damage is not a torn last edit.
+                return Err(error.in_file(manifest_path.display()));
+            }
             let decoded = VersionEdit::decode(record);
             let offset = reader.last_record_offset();
             let edit = decoded.map_err(|e| e.offset_by(offset).in_file(manifest_path.display()))?;
@@ -226,9 +244,18 @@ impl VersionSet {
             }
             builder_edits.push(edit);
         }
-        if let Some(error) = first_error.lock().take() {
-            return Err(error.in_file(manifest_path.display()));
+        let damaged_tail = first_error
+            .lock()
+            .take()
+            .map(|error| error.in_file(manifest_path.display()));
+        if let Some(error) = damaged_tail
+            .as_ref()
+            .filter(|_| self.options.paranoid_checks)
+        {
+            return Err(error.clone());
         }
+        let clean_end = reader.end_of_last_record();
+        drop(reader);
         let missing = |what: &str| {
             Error::corruption(format!("no {what} entry in manifest"))
                 .in_file(manifest_path.display())
@@ -276,16 +303,22 @@ impl VersionSet {
         self.manifest_file_number = manifest_number;
         self.mark_file_number_used(manifest_number);
 
-        if self.options.reuse_logs {
+        let mut save_manifest = true;
+        if self.options.reuse_logs && damaged_tail.is_none() {
             let size = self.env.file_size(&manifest_path)?;
-            if size < MAX_MANIFEST_SIZE.min(self.options.max_file_size as u64) {
+            // Appending behind a torn last record would hide every later edit from readers.
+            if size == clean_end && size < MAX_MANIFEST_SIZE.min(self.options.max_file_size as u64)
+            {
                 let file = self.env.new_appendable_file(&manifest_path)?;
                 self.manifest = Some(LogWriter::with_offset(file, size));
                 self.manifest_size = size;
-                return Ok(false);
+                save_manifest = false;
             }
         }
-        Ok(true)
+        Ok(Recovered {
+            save_manifest,
+            damaged_tail,
+        })
     }
 
     /// Step 1 of applying `edit`: fills in the counters, builds the new version and encodes the
@@ -301,6 +334,8 @@ impl VersionSet {
         }
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence = Some(self.last_sequence);
+        let names_new_files =
+            !edit.new_files.is_empty() || edit.log_number != Some(self.log_number);
 
         let mut builder = VersionBuilder::new(&self.current);
         builder.apply(edit);
@@ -326,6 +361,7 @@ impl VersionSet {
                 self.manifest.take()
             },
             new_manifest,
+            sync_dir: names_new_files,
             dir: self.dir.clone(),
             env: Arc::clone(&self.env),
         })
@@ -434,6 +470,12 @@ impl ManifestWrite {
             if let Err(e) = result {
                 return Err(self.fail_new_manifest(created, e));
             }
+        }
+        if created.is_none() && self.sync_dir {
+            // Files are created without syncing the directory: make the entries of the files
+            // this edit names durable before the edit is. (A new manifest gets this from the
+            // directory sync that makes `CURRENT` point at it.)
+            self.env.sync_dir(&self.dir)?;
         }
         let Some(writer) = self.writer.as_mut() else {
             return Err(Error::InvalidArgument("manifest writer is missing".into()));

@@ -42,6 +42,17 @@ pub(super) enum Verdict {
     Dead,
 }
 
+/// Which paths a crash rule counts.
+pub(super) type PathFilter = Box<dyn Fn(&Path) -> bool + Send>;
+
+/// An armed crash: the operations of `kind` on paths `filter` accepts, `left` to go until the
+/// last one.
+struct CrashRule {
+    kind: OpKind,
+    filter: PathFilter,
+    left: u64,
+}
+
 /// A failure rule for one kind.
 #[derive(Clone, Copy)]
 struct Rule {
@@ -55,8 +66,7 @@ struct Rule {
 pub(super) struct Faults {
     counts: [u64; KINDS],
     rules: [Option<Rule>; KINDS],
-    /// The armed crash rule: its kind and the operations of that kind left until the last one.
-    crash: Option<(OpKind, u64)>,
+    crash: Option<CrashRule>,
     /// Set once the process is dead; holds the operation that fired the crash rule, if one did.
     dead: Option<Option<CrashPoint>>,
     injected: Vec<InjectedFault>,
@@ -70,18 +80,19 @@ impl Faults {
         if self.dead.is_some() {
             return Verdict::Dead;
         }
-        if let Some((crash_kind, left)) = self.crash {
-            if crash_kind == kind {
-                if left <= 1 {
-                    // This operation is the process's last.
-                    self.crash = None;
-                    self.dead = Some(Some(CrashPoint {
-                        kind,
-                        path: path.to_path_buf(),
-                    }));
-                } else {
-                    self.crash = Some((crash_kind, left - 1));
-                }
+        if let Some(rule) = self
+            .crash
+            .as_mut()
+            .filter(|r| r.kind == kind && (r.filter)(path))
+        {
+            rule.left -= 1;
+            if rule.left == 0 {
+                // This operation is the process's last.
+                self.crash = None;
+                self.dead = Some(Some(CrashPoint {
+                    kind,
+                    path: path.to_path_buf(),
+                }));
             }
         }
         let Some(rule) = self.rules[i] else {
@@ -116,8 +127,12 @@ impl Faults {
         self.rules[kind as usize] = Some(Rule { countdown, error });
     }
 
-    pub(super) fn set_crash(&mut self, kind: OpKind, n: u64) {
-        self.crash = Some((kind, n.max(1)));
+    pub(super) fn set_crash(&mut self, kind: OpKind, n: u64, filter: PathFilter) {
+        self.crash = Some(CrashRule {
+            kind,
+            filter,
+            left: n.max(1),
+        });
     }
 
     pub(super) fn crash_now(&mut self) {

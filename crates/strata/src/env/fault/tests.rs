@@ -475,7 +475,10 @@ fn crash_after_lets_the_nth_operation_happen_and_refuses_the_rest() {
     assert_eq!(env.crash_point(), None);
     file.append(b"c").unwrap();
     let point = env.crash_point().unwrap().unwrap();
-    assert_eq!((point.kind, point.path.as_path()), (OpKind::Append, Path::new("/db/f")));
+    assert_eq!(
+        (point.kind, point.path.as_path()),
+        (OpKind::Append, Path::new("/db/f"))
+    );
     // Every kind of operation now fails and changes nothing.
     assert!(file.append(b"d").is_err());
     assert!(file.sync().is_err());
@@ -541,4 +544,24 @@ fn injected_faults_are_recorded_with_kind_and_path() {
             },
         ]
     );
+}
+
+#[test]
+fn crash_after_matching_counts_only_the_chosen_paths() {
+    let (env, _) = setup();
+    let mut a = env.new_writable_file(Path::new("/db/a.log")).unwrap();
+    let mut b = env.new_writable_file(Path::new("/db/b.ldb")).unwrap();
+    env.crash_after_matching(OpKind::Append, 2, |p| {
+        p.extension().is_some_and(|e| e == "ldb")
+    });
+    a.append(b"1").unwrap();
+    b.append(b"1").unwrap();
+    a.append(b"2").unwrap();
+    a.append(b"3").unwrap();
+    assert_eq!(env.crash_point(), None);
+    b.append(b"2").unwrap();
+    let point = env.crash_point().unwrap().unwrap();
+    assert_eq!(point.path, Path::new("/db/b.ldb"));
+    assert!(a.append(b"4").is_err());
+    assert_eq!(read(&**env.inner(), "/db/a.log"), b"123");
 }
