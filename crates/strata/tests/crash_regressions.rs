@@ -8,8 +8,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use strata::testing::{FaultEnv, PowerLossMode};
+use strata::testing::{FaultEnv, InjectedError, OpKind, PowerLossMode};
 use strata::{Env, MemEnv, Options, WriteOptions, DB};
+
+mod support;
+
+use support::{read_state, Model};
 
 const DIR: &str = "/db";
 
@@ -206,5 +210,127 @@ fn manifest_with_a_damaged_tail_opens() {
         };
         let err = DB::open(DIR, paranoid).unwrap_err();
         assert!(err.is_corruption(), "{err}");
+    }
+}
+
+/// Opens the database in a fresh env after `build` wrote it, with the `n`th operation of
+/// `kind` failing; the open must fail or hold everything, and once the fault clears a reopen
+/// must hold everything. Runs `n` from 1 until the fault no longer fires.
+fn open_survives_every_fault_of(
+    kind: OpKind,
+    options: impl Fn(&FaultEnv) -> Options,
+    build: impl Fn(&DB) -> Model,
+) {
+    for n in 1.. {
+        let env = new_env();
+        let db = DB::open(DIR, options(&env)).unwrap();
+        let model = build(&db);
+        drop(db);
+        env.fail_after(kind, n, InjectedError::Io);
+        let opened = DB::open(DIR, options(&env));
+        let fired = !env.injected_faults().is_empty();
+        env.clear_faults();
+        if let Ok(db) = opened {
+            assert!(
+                read_state(&db, &[]).unwrap() == model,
+                "{kind:?} #{n}: open succeeded and lost data"
+            );
+        }
+        env.clear_faults();
+        let db = DB::open(DIR, options(&env))
+            .unwrap_or_else(|e| panic!("{kind:?} #{n}: reopen after the fault failed: {e}"));
+        assert!(
+            read_state(&db, &[]).unwrap() == model,
+            "{kind:?} #{n}: reopen lost data"
+        );
+        if !fired {
+            assert!(n > 1, "the fault never fired");
+            return;
+        }
+    }
+}
+
+/// A read error while replaying a log was reported like damage and skipped (unless
+/// `paranoid_checks`): the rest of the log was never read, recovery flushed what it had read
+/// and deleted the log, and the acknowledged writes after the failed read were gone.
+#[test]
+fn log_read_error_during_recovery_fails_open() {
+    let options = |env: &FaultEnv| Options {
+        write_buffer_size: 4 << 20,
+        ..options(env, false)
+    };
+    open_survives_every_fault_of(OpKind::Read, options, |db| {
+        // About three log blocks.
+        fill(db, 0..450, 1);
+        (0..450).map(|i| (key(i), value(i, 1))).collect()
+    });
+}
+
+/// A read error in the middle of the manifest must fail open, not pass for a torn last edit:
+/// taking it for one would drop later edits, and with them live tables.
+#[test]
+fn manifest_read_error_fails_open() {
+    open_survives_every_fault_of(
+        OpKind::Read,
+        |env| options(env, true),
+        |db| {
+            // Long keys make long edits: the manifest spans several blocks.
+            let mut model = Model::new();
+            for round in 0..8u32 {
+                for i in 0..8u32 {
+                    let mut k = format!("{i:02}-{round:02}-").into_bytes();
+                    k.resize(4_000, b'k');
+                    db.put(&k, b"v").unwrap();
+                    model.insert(k, b"v".to_vec());
+                }
+                db.compact_range(None, None).unwrap();
+            }
+            model
+        },
+    );
+}
+
+/// When `CURRENT` had been renamed to name a new manifest but the directory sync after it
+/// failed, the new manifest was removed as if nothing had happened: `CURRENT` named a missing
+/// file and the database could never be opened again.
+#[test]
+fn failed_directory_sync_after_replacing_current_keeps_the_new_manifest() {
+    open_survives_every_fault_of(
+        OpKind::SyncDir,
+        |env| options(env, false),
+        |db| {
+            fill(db, 0..300, 1);
+            (0..300).map(|i| (key(i), value(i, 1))).collect()
+        },
+    );
+}
+
+/// When a flush's or compaction's manifest edit failed after its record was appended (the
+/// sync failed), the new tables were removed (or deleted as obsolete before the background
+/// error was recorded), though the edit naming them could be in the manifest: the next open
+/// failed with "table files missing".
+#[test]
+fn tables_named_by_a_failed_manifest_edit_are_kept() {
+    for n in 1..40 {
+        let env = new_env();
+        let db = DB::open(DIR, options(&env, n % 2 == 0)).unwrap();
+        env.fail_after(OpKind::Sync, n, InjectedError::Io);
+        let mut acked = Model::new();
+        for round in 0..6 {
+            for i in 0..300 {
+                if db.put(&key(i), &value(i, round)).is_ok() {
+                    acked.insert(key(i), value(i, round));
+                }
+            }
+            let _ = db.compact_range(None, None);
+        }
+        drop(db);
+        env.clear_faults();
+        let db = DB::open(DIR, options(&env, n % 2 == 0))
+            .unwrap_or_else(|e| panic!("sync #{n}: reopen failed: {e}"));
+        assert!(
+            read_state(&db, &[]).unwrap() == acked,
+            "sync #{n}: lost writes"
+        );
     }
 }

@@ -156,6 +156,9 @@ pub(crate) fn apply_edit(
         Err(e) => {
             // The record may be partially written: later edits go to a fresh manifest.
             state.versions.abandon(write, false);
+            // Whether the edit is durable is unknown: the manifest on disk may name files the
+            // current version does not, so no file may be deleted as obsolete from now on.
+            state.bg_error.get_or_insert_with(|| e.clone());
             Err(e)
         }
     }

@@ -57,22 +57,30 @@ pub(crate) fn run(
     state.stats[c.level + 1].add(&stats);
 
     let numbers: Vec<u64> = outputs.iter().map(|m| m.number).collect();
-    let result = result.and_then(|()| {
-        c.add_input_deletions();
-        let output_level = c.level + 1;
-        for meta in outputs {
-            c.edit.new_files.push((output_level, meta));
-        }
-        apply_edit(state, &mut c.edit)
-    });
-    for number in &numbers {
-        state.pending_outputs.remove(number);
-    }
     if let Err(e) = result {
+        // No edit names the outputs: they can go.
+        for number in &numbers {
+            state.pending_outputs.remove(number);
+        }
         db.info_log.log(format_args!("compaction failed: {e}"));
         for number in numbers {
             let _ = db.env.remove_file(&table_file_name(&db.dir, number));
         }
+        return Err(e);
+    }
+    c.add_input_deletions();
+    let output_level = c.level + 1;
+    for meta in outputs {
+        c.edit.new_files.push((output_level, meta));
+    }
+    let result = apply_edit(state, &mut c.edit);
+    for number in &numbers {
+        state.pending_outputs.remove(number);
+    }
+    if let Err(e) = result {
+        // The edit may have reached the manifest: the outputs stay (the background error now
+        // set keeps them from being deleted as obsolete; the next open sorts them out).
+        db.info_log.log(format_args!("compaction failed: {e}"));
         return Err(e);
     }
     db.info_log.log(format_args!(

@@ -31,7 +31,7 @@ use crate::options::Options;
 use crate::table::TableOptions;
 use crate::util::internal_key::InternalKeyComparator;
 use crate::version::edit::VersionEdit;
-use crate::version::version_set::{set_current_file, VersionSet};
+use crate::version::version_set::{point_current_at, VersionSet};
 use crate::write_batch::WriteBatch;
 
 /// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
@@ -270,25 +270,37 @@ fn new_db(db: &DbInner) -> Result<()> {
         edit.encode(&mut record);
         log.add_record(&record)?;
         log.sync()?;
-        log.close()?;
-        set_current_file(&*db.env, &db.dir, 1)
+        log.close()
     })();
-    if result.is_err() {
+    if let Err(e) = result {
         let _ = db.env.remove_file(&path);
+        return Err(e);
     }
-    result
+    // Once `CURRENT` names the manifest it must stay, even if the directory sync failed.
+    point_current_at(&*db.env, &db.dir, 1).map_err(|failure| {
+        if !failure.renamed {
+            let _ = db.env.remove_file(&path);
+        }
+        failure.error
+    })
 }
 
-/// Collects log corruption: logged always, fatal under `paranoid_checks`.
+/// Collects log corruption (logged always, fatal under `paranoid_checks`) and read errors
+/// (always fatal: the rest of the log was not read, and may hold acknowledged writes).
 struct LogReporter {
     file: String,
     first_error: Arc<Mutex<Option<Error>>>,
+    read_error: Arc<Mutex<Option<Error>>>,
     dropped: Arc<Mutex<Vec<String>>>,
 }
 
 impl Reporter for LogReporter {
     fn corruption(&mut self, bytes: u64, reason: &Error) {
         let reason = reason.clone().in_file(&self.file);
+        if !reason.is_corruption() {
+            self.read_error.lock().get_or_insert(reason);
+            return;
+        }
         self.dropped
             .lock()
             .push(format!("dropping {bytes} bytes: {reason}"));
@@ -310,10 +322,12 @@ fn replay_log(
     db.info_log.log(format_args!("recovering log #{number}"));
     let file = db.env.new_sequential_file(&path)?;
     let first_error = Arc::new(Mutex::new(None));
+    let read_error = Arc::new(Mutex::new(None));
     let dropped = Arc::new(Mutex::new(Vec::new()));
     let reporter = LogReporter {
         file: path.display().to_string(),
         first_error: Arc::clone(&first_error),
+        read_error: Arc::clone(&read_error),
         dropped: Arc::clone(&dropped),
     };
     let mut reader = LogReader::new(file, Some(Box::new(reporter)), true, 0);
@@ -359,6 +373,9 @@ fn replay_log(
     }
     let clean_end = reader.end_of_last_record();
     drop(reader);
+    if let Some(e) = read_error.lock().take() {
+        return Err(e);
+    }
     for line in dropped.lock().iter() {
         db.info_log.log(format_args!("log #{number}: {line}"));
     }

@@ -94,16 +94,22 @@ pub(crate) struct ManifestWrite {
     env: Arc<dyn Env>,
 }
 
+/// Keeps the first damage and the first read error the manifest reader reports.
 struct ManifestReporter {
     first_error: Arc<parking_lot::Mutex<Option<Error>>>,
+    read_error: Arc<parking_lot::Mutex<Option<Error>>>,
 }
 
 impl Reporter for ManifestReporter {
     fn corruption(&mut self, _bytes: u64, reason: &Error) {
-        let mut first = self.first_error.lock();
-        if first.is_none() {
-            *first = Some(reason.clone());
-        }
+        // A read error is no damage on disk: the reader stops there, so what follows is
+        // unknown and must never be taken for a torn tail.
+        let slot = if reason.is_corruption() {
+            &self.first_error
+        } else {
+            &self.read_error
+        };
+        slot.lock().get_or_insert_with(|| reason.clone());
     }
 }
 
@@ -203,8 +209,10 @@ impl VersionSet {
                 other => other,
             })?;
         let first_error = Arc::new(parking_lot::Mutex::new(None));
+        let read_error = Arc::new(parking_lot::Mutex::new(None));
         let reporter = ManifestReporter {
             first_error: Arc::clone(&first_error),
+            read_error: Arc::clone(&read_error),
         };
         let mut reader = LogReader::new(file, Some(Box::new(reporter)), true, 0);
 
@@ -243,6 +251,9 @@ impl VersionSet {
                 }
             }
             builder_edits.push(edit);
+        }
+        if let Some(error) = read_error.lock().take() {
+            return Err(error.in_file(manifest_path.display()));
         }
         let damaged_tail = first_error
             .lock()
@@ -485,8 +496,11 @@ impl ManifestWrite {
             return Err(self.fail_new_manifest(created, e));
         }
         if let Some((number, _)) = &self.new_manifest {
-            if let Err(e) = set_current_file(&*self.env, &self.dir, *number) {
-                return Err(self.fail_new_manifest(created, e));
+            if let Err(failure) = point_current_at(&*self.env, &self.dir, *number) {
+                // Once the rename happened `CURRENT` names the new manifest (durably or not):
+                // removing it would leave `CURRENT` naming nothing.
+                let created = created.filter(|_| !failure.renamed);
+                return Err(self.fail_new_manifest(created, failure.error));
             }
         }
         Ok(())
@@ -504,6 +518,22 @@ impl ManifestWrite {
 /// Points `CURRENT` at `MANIFEST-<number>`: writes a temporary file, syncs it, renames it over
 /// `CURRENT` and syncs the directory.
 pub(crate) fn set_current_file(env: &dyn Env, dir: &Path, manifest_number: u64) -> Result<()> {
+    point_current_at(env, dir, manifest_number).map_err(|failure| failure.error)
+}
+
+/// A failure of [`point_current_at`].
+pub(crate) struct CurrentFailure {
+    pub(crate) error: Error,
+    /// The rename happened: `CURRENT` names the new manifest now, though maybe not durably.
+    pub(crate) renamed: bool,
+}
+
+/// [`set_current_file`], telling on failure whether `CURRENT` was already replaced.
+pub(crate) fn point_current_at(
+    env: &dyn Env,
+    dir: &Path,
+    manifest_number: u64,
+) -> std::result::Result<(), CurrentFailure> {
     let manifest = descriptor_file_name(dir, manifest_number);
     let name = manifest
         .file_name()
@@ -511,13 +541,23 @@ pub(crate) fn set_current_file(env: &dyn Env, dir: &Path, manifest_number: u64) 
         .unwrap_or_default();
     let temp = temp_file_name(dir, manifest_number);
     let contents = format!("{name}\n");
+    let current = current_file_name(dir);
+    let failed = |error| CurrentFailure {
+        error,
+        renamed: false,
+    };
     let result = crate::env::write_file(env, &temp, contents.as_bytes(), true)
-        .and_then(|()| env.rename(&temp, &current_file_name(dir)))
-        .and_then(|()| env.sync_dir(&parent_dir(&current_file_name(dir))));
+        .and_then(|()| env.rename(&temp, &current))
+        .map_err(failed);
     if result.is_err() {
         let _ = env.remove_file(&temp);
     }
-    result
+    result?;
+    env.sync_dir(&parent_dir(&current))
+        .map_err(|error| CurrentFailure {
+            error,
+            renamed: true,
+        })
 }
 
 /// Computes which level most needs compaction, and how much.

@@ -7,6 +7,7 @@
 //! traced back to its write.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+#![allow(dead_code)] // each test crate uses a part
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
