@@ -5,11 +5,11 @@
 //! fault — EIO, ENOSPC or a short write, on the `n`th operation of a kind or on all of them
 //! (a full disk) — either while the database runs a workload of writes, reads, scans and
 //! `compact_range`s, or while it is being reopened. Then it checks:
-//! - **surfaces**: when a fault was injected into a database file, some call returned an
-//!   error: the call that met it, or, for background work, a later write (`compact_range` and
-//!   a probe write are run last so background faults have a call to show up in). Faults the
-//!   engine may absorb are exempt: a failed removal of an obsolete file (retried at the next
-//!   open) and anything on the info `LOG`;
+//! - **surfaces**: a call that met a fault itself (on the caller's thread: the open, a write,
+//!   a get, a scan) fails; a fault met by background work (a flush, a compaction) shows up in
+//!   a later call (`compact_range` and a probe write are run last so it has one to show up in).
+//!   Faults the engine may absorb are exempt: a failed removal of an obsolete file (retried at
+//!   the next open) and anything on the info `LOG`;
 //! - **sticks**: once a write fails with an error other than a failure to create a new log
 //!   (which leaves nothing behind), every later write fails too;
 //! - **reads stay right**: every read that succeeds returns what the acknowledged writes say;
@@ -18,7 +18,8 @@
 //!   holds exactly the acknowledged writes, plus at most one write that failed after the last
 //!   acknowledged one (its record may have reached the log before its sync failed).
 //!
-//! `STRATA_IO_TRIALS` sets the trials per fault (default 12); `STRATA_IO_SEED` reruns one seed.
+//! `STRATA_IO_TRIALS` sets the trials per fault and phase (default 30); `STRATA_IO_SEED` reruns
+//! one seed (as a failure reports it) in both phases.
 
 #![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
@@ -37,7 +38,7 @@ use support::{read_state, History, Model, Op};
 
 const DIR: &str = "/db";
 const KEYS: u32 = 500;
-const DEFAULT_TRIALS: u64 = 12;
+const DEFAULT_TRIALS: u64 = 30;
 
 const KINDS: [OpKind; 8] = [
     OpKind::Open,
@@ -96,6 +97,12 @@ fn is_database_file(path: &Path) -> bool {
         .is_some_and(|n| n.to_string_lossy().starts_with("LOG"))
 }
 
+/// Whether a fault must surface: all but failed removals (of obsolete files, retried at the
+/// next open) and faults on the info log.
+fn must_surface(fault: &InjectedFault) -> bool {
+    fault.kind != OpKind::Remove && is_database_file(&fault.path)
+}
+
 /// Table numbers the current version lists (from `leveldb.sstables`).
 fn live_tables(db: &DB) -> BTreeSet<u64> {
     let text = db.property("leveldb.sstables").unwrap();
@@ -120,9 +127,15 @@ struct Tally {
     trials: u64,
     /// Faults injected, by kind and error.
     injected: BTreeMap<String, u64>,
+    /// Faults that had to surface, by where the trial stood.
     surfaced_in_open: u64,
     surfaced_in_workload: u64,
+    /// Faults exempt from surfacing (obsolete-file removal, info log).
     absorbed: u64,
+    /// Faults met only by the final `compact_range` and probe write (or background work after).
+    late: u64,
+    /// Faults met by the caller's own thread, each failing the call that met it.
+    met_by_caller: u64,
     failed_writes: u64,
     acked_writes: u64,
     maybe_write_present: u64,
@@ -186,10 +199,35 @@ impl Trial<'_> {
         self.errors.push(format!("{call}: {e}"));
     }
 
+    /// Runs one call; a fault this thread met during it must make it fail.
+    fn call<T>(&mut self, name: &str, f: impl FnOnce() -> strata::Result<T>) -> strata::Result<T> {
+        let mark = self.env.injected_faults().len();
+        let result = f();
+        let here = std::thread::current().name().map(str::to_owned);
+        let met: Vec<InjectedFault> = self.env.injected_faults()[mark..]
+            .iter()
+            .filter(|f| must_surface(f) && Some(&f.thread) == here.as_ref())
+            .cloned()
+            .collect();
+        if let Err(e) = &result {
+            self.record_error(name, e);
+            self.tally.met_by_caller += met.len() as u64;
+        } else {
+            assert!(
+                met.is_empty(),
+                "{}: {name} met {met:?} and succeeded",
+                self.context()
+            );
+        }
+        result
+    }
+
     /// One write: recorded in the history, checked for stickiness.
     fn write(&mut self, db: &DB, tag: &str) -> bool {
         let mut op = self.random_op(tag);
-        let result = db.write_opt(&WriteOptions { sync: op.sync }, op.batch());
+        let result = self.call("write", || {
+            db.write_opt(&WriteOptions { sync: op.sync }, op.batch())
+        });
         op.acked = result.is_ok();
         if let Some(first) = &self.sticky {
             assert!(
@@ -205,7 +243,6 @@ impl Trial<'_> {
             }
             Err(e) => {
                 self.tally.failed_writes += 1;
-                self.record_error("write", e);
                 let text = e.to_string();
                 // Failing to create a new log changes nothing: the next write may try again.
                 let transient = text.contains("create") && text.contains(".log");
@@ -227,55 +264,53 @@ impl Trial<'_> {
                 }
                 70..=94 => {
                     let key = self.random_key();
-                    match db.get(&key) {
-                        Ok(got) => assert_eq!(
+                    if let Ok(got) = self.call("get", || db.get(&key)) {
+                        assert_eq!(
                             got.as_ref(),
                             self.model.get(&key),
                             "seed {}: get {} disagrees with the acknowledged writes",
                             self.seed,
                             String::from_utf8_lossy(&key)
-                        ),
-                        Err(e) => self.record_error("get", &e),
+                        );
                     }
                 }
                 95..=98 => self.scan(db),
                 _ => {
-                    if let Err(e) = db.compact_range(None, None) {
-                        self.record_error("compact_range", &e);
-                    }
+                    let _ = self.call("compact_range", || db.compact_range(None, None));
                 }
             }
         }
     }
 
     fn scan(&mut self, db: &DB) {
-        let mut it = db.iter();
-        it.seek_to_first();
-        let mut seen = Model::new();
-        while it.valid() {
-            seen.insert(it.key().to_vec(), it.value().to_vec());
-            it.next();
-        }
-        match it.status() {
-            Ok(()) => {
-                let first_diff = self
-                    .model
-                    .keys()
-                    .chain(seen.keys())
-                    .find(|k| self.model.get(*k) != seen.get(*k));
-                assert!(
-                    first_diff.is_none(),
-                    "{}: a scan saw {} entries, not the {} acknowledged; first difference at \
-                     {:?}; errors: {:?}",
-                    self.context(),
-                    seen.len(),
-                    self.model.len(),
-                    first_diff.map(|k| String::from_utf8_lossy(k).into_owned()),
-                    self.errors
-                );
+        let scanned = self.call("scan", || {
+            let mut it = db.iter();
+            it.seek_to_first();
+            let mut seen = Model::new();
+            while it.valid() {
+                seen.insert(it.key().to_vec(), it.value().to_vec());
+                it.next();
             }
-            Err(e) => self.record_error("scan", &e),
-        }
+            it.status().map(|()| seen)
+        });
+        let Ok(seen) = scanned else {
+            return;
+        };
+        let first_diff = self
+            .model
+            .keys()
+            .chain(seen.keys())
+            .find(|k| self.model.get(*k) != seen.get(*k));
+        assert!(
+            first_diff.is_none(),
+            "{}: a scan saw {} entries, not the {} acknowledged; first difference at {:?}; \
+             errors: {:?}",
+            self.context(),
+            seen.len(),
+            self.model.len(),
+            first_diff.map(|k| String::from_utf8_lossy(k).into_owned()),
+            self.errors
+        );
     }
 
     fn arm(&self) {
@@ -290,7 +325,7 @@ impl Trial<'_> {
         self.env
             .injected_faults()
             .into_iter()
-            .filter(|f| f.kind != OpKind::Remove && is_database_file(&f.path))
+            .filter(must_surface)
             .collect()
     }
 
@@ -330,15 +365,10 @@ impl Trial<'_> {
                 drop(db);
                 before = counts(&self.env);
                 self.arm();
-                let opened = DB::open(DIR, options(&self.env, self.reuse_logs));
+                let (env, reuse_logs) = (self.env.clone(), self.reuse_logs);
+                let opened = self.call("open", || DB::open(DIR, options(&env, reuse_logs)));
                 phase_counts = Some(counts(&self.env));
-                match opened {
-                    Ok(db) => Some(db),
-                    Err(e) => {
-                        self.record_error("open", &e);
-                        None
-                    }
-                }
+                opened.ok()
             }
         };
         let opened = db.is_some();
@@ -350,9 +380,7 @@ impl Trial<'_> {
         let surfacing = self.must_surface();
         if let Some(db) = &db {
             // Give background faults a call to show up in.
-            if let Err(e) = db.compact_range(None, None) {
-                self.record_error("final compact_range", &e);
-            }
+            let _ = self.call("final compact_range", || db.compact_range(None, None));
             self.write(db, "probe");
             let live = live_tables(db);
             let missing: Vec<u64> = live
@@ -452,19 +480,22 @@ impl Trial<'_> {
     }
 
     fn tally_faults(&mut self, surfacing: &[InjectedFault], opened: bool) {
-        for f in self.env.injected_faults() {
+        let all = self.env.injected_faults();
+        for f in &all {
             *self
                 .tally
                 .injected
                 .entry(format!("{:?} {}", f.kind, error_name(f.error)))
                 .or_default() += 1;
         }
-        if surfacing.is_empty() {
-            self.tally.absorbed += u64::from(!self.env.injected_faults().is_empty());
-        } else if !opened {
-            self.tally.surfaced_in_open += 1;
+        let exempt = all.iter().filter(|f| !must_surface(f)).count() as u64;
+        let surfaced = surfacing.len() as u64;
+        self.tally.absorbed += exempt;
+        self.tally.late += all.len() as u64 - exempt - surfaced;
+        if opened {
+            self.tally.surfaced_in_workload += surfaced;
         } else {
-            self.tally.surfaced_in_workload += 1;
+            self.tally.surfaced_in_open += surfaced;
         }
     }
 }
@@ -477,7 +508,8 @@ fn error_name(error: InjectedError) -> &'static str {
     }
 }
 
-fn trials() -> Vec<u64> {
+/// The trial seeds for one fault and phase: `STRATA_IO_SEED` alone if set, else one per trial.
+fn seeds(salt: u64) -> Vec<u64> {
     if let Ok(seed) = std::env::var("STRATA_IO_SEED") {
         return vec![seed.parse().expect("STRATA_IO_SEED is a number")];
     }
@@ -485,7 +517,9 @@ fn trials() -> Vec<u64> {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(DEFAULT_TRIALS);
-    (0..n).collect()
+    (0..n)
+        .map(|trial: u64| trial.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt)
+        .collect()
 }
 
 /// Runs the trials for one fault kind and error, in both phases, once and persistent.
@@ -497,9 +531,8 @@ fn run_fault(kind: OpKind, error: InjectedError) {
         [10, 60, 60, 4, 2, 6, 1, 2],
     ];
     let salt = (index(kind) as u64) << 8 | error as u64;
-    for trial in trials() {
-        for phase in [Phase::Running, Phase::Open] {
-            let seed = trial.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt ^ (phase as u64) << 16;
+    for phase in [Phase::Running, Phase::Open] {
+        for seed in seeds(salt ^ (phase as u64) << 16) {
             let mut rng = StdRng::seed_from_u64(seed);
             let bound = typical[phase as usize][index(kind)];
             let n = if rng.gen_bool(0.2) {
@@ -528,15 +561,18 @@ fn run_fault(kind: OpKind, error: InjectedError) {
         }
     }
     eprintln!(
-        "I/O errors ({kind:?}, {}): {} trials passed; injected {:?}; surfaced at open {}, in \
-         the workload {}, absorbed (obsolete-file removal, info log) {}; {} writes \
-         acknowledged, {} failed, {} failed writes found after reopen",
+        "I/O errors ({kind:?}, {}): {} trials passed; injected {:?}: surfaced {} at open and \
+         {} while running, exempt {} (obsolete-file removal, info log), {} met by the final \
+         calls, {} failing the very call that met them; {} writes acknowledged, {} failed, \
+         {} failed writes found after reopen",
         error_name(error),
         tally.trials,
         tally.injected,
         tally.surfaced_in_open,
         tally.surfaced_in_workload,
         tally.absorbed,
+        tally.late,
+        tally.met_by_caller,
         tally.acked_writes,
         tally.failed_writes,
         tally.maybe_write_present,

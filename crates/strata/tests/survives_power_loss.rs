@@ -13,7 +13,7 @@
 //! against the recorded history. Every configuration runs with `reuse_logs` off and on.
 //!
 //! `STRATA_POWER_ROUNDS` sets the rounds per configuration (default 150); `STRATA_POWER_SEED`
-//! runs one round with that seed in each configuration.
+//! runs one round with that seed (as a failure reports it) in each configuration.
 
 #![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
@@ -402,7 +402,8 @@ impl Round<'_> {
     }
 }
 
-fn rounds() -> Vec<u64> {
+/// The round seeds of a configuration: `STRATA_POWER_SEED` alone if set, else one per round.
+fn seeds(salt: u64) -> Vec<u64> {
     if let Ok(seed) = std::env::var("STRATA_POWER_SEED") {
         return vec![seed.parse().expect("STRATA_POWER_SEED is a number")];
     }
@@ -410,14 +411,15 @@ fn rounds() -> Vec<u64> {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(DEFAULT_ROUNDS);
-    (0..n).collect()
+    (0..n)
+        .map(|round: u64| round.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt)
+        .collect()
 }
 
 fn run_config(reuse_logs: bool, mode: PowerLossMode) {
     let mut tally = Tally::default();
     let salt = u64::from(reuse_logs) * 1_000_003 + mode as u64 * 7_919;
-    for round in rounds() {
-        let seed = round.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt;
+    for seed in seeds(salt) {
         let env = FaultEnv::new(Arc::new(MemEnv::new()));
         let mut r = Round {
             env,

@@ -6,7 +6,9 @@
 //! an immutable memtable (always first: writers may be waiting on it), a manual compaction, or
 //! a version that wants compaction. After a job it wakes everyone waiting on `bg_done`.
 //! A failed job records the background error and stops further work; writes then fail with
-//! that error instead of piling up in memory.
+//! that error instead of piling up in memory. A failed manifest write records it at once:
+//! the edit may be durable or not, so from then on no file is deleted as obsolete (the next
+//! open, reading the manifest, knows which files are live).
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;

@@ -4,8 +4,10 @@
 //! manifest lists exists, then replays every write-ahead log at or after the manifest's log
 //! number (plus the previous log, which older LevelDBs could leave), in file-number order,
 //! into memtables that are flushed to level-0 tables as they fill. A damaged log record is
-//! skipped and logged, unless `paranoid_checks` is set, in which case open fails. Finally a new
-//! log is started (or, with `reuse_logs`, the last one is appended to) and the new state is
+//! skipped and logged, unless `paranoid_checks` is set, in which case open fails; a read error
+//! always fails open (the unread rest of the log may hold acknowledged writes). Finally a new
+//! log is started (or, with `reuse_logs`, the last one is appended to, if it ends with a whole
+//! record: records appended behind a torn tail would be lost with it) and the new state is
 //! recorded in the manifest. A failed open changes nothing that was stored: new files it wrote
 //! are not referenced by any manifest and old ones are only deleted after success.
 

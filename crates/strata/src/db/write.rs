@@ -9,6 +9,10 @@
 //! A write is acknowledged only after its record reached the operating system (and the disk,
 //! for `sync`). If a log write or sync fails the error is kept as the background error: the log
 //! may hold a partial record, so no later write can be trusted to land after it.
+//!
+//! Switching to a new log syncs the old one and the directory before the new log takes a
+//! write, so after a power loss the logs hold a prefix of the acknowledged writes (never later
+//! writes without earlier ones) and a synced write never vanishes with its log's file name.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -17,7 +17,7 @@
 //! effect, except that an append failed with [`InjectedError::ShortWrite`] first writes the first
 //! half of its data (rounded down), then fails with EIO; on other kinds `ShortWrite` is plain EIO.
 //! A failed `sync` makes nothing durable. [`FaultEnv::injected_faults`] lists every failure
-//! injected so far, with its kind and path.
+//! injected so far, with its kind, path and the thread that met it.
 //!
 //! # Crashes
 //!

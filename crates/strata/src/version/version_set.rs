@@ -11,7 +11,11 @@
 //!   flight at a time: the caller (the background worker, or open before it starts) guarantees
 //!   it.
 //! - A new version is installed only after its edit is durable, so a crash at any point leaves
-//!   `CURRENT` naming a manifest that describes files which all exist.
+//!   `CURRENT` naming a manifest that describes files which all exist. Files are created
+//!   without syncing the directory: before an edit naming new files (tables, a new log) is
+//!   appended, the directory is synced, so the edit is never durable before their names are.
+//! - If replacing `CURRENT` fails after the rename, the new manifest stays: `CURRENT` may name
+//!   it.
 //!
 //! Thread safety: lives inside the DB mutex; `Version`s it hands out are immutable `Arc`s.
 

@@ -20,6 +20,9 @@ pub struct InjectedFault {
     pub error: InjectedError,
     /// The file (or directory, or rename target) it was about.
     pub path: PathBuf,
+    /// The name of the thread that met it (its id when unnamed): tells a caller's own calls
+    /// from background work.
+    pub thread: String,
 }
 
 /// The operation after which a crash rule killed the process.
@@ -109,10 +112,14 @@ impl Faults {
             Some(_) => self.rules[i] = None,
             None => {}
         }
+        let thread = std::thread::current();
         self.injected.push(InjectedFault {
             kind,
             error: rule.error,
             path: path.to_path_buf(),
+            thread: thread
+                .name()
+                .map_or_else(|| format!("{:?}", thread.id()), str::to_owned),
         });
         Verdict::Fail(rule.error)
     }

@@ -529,6 +529,7 @@ fn injected_faults_are_recorded_with_kind_and_path() {
     assert!(write_file(&env, Path::new("/db/b"), b"", false).is_err());
     env.fail_always(OpKind::SyncDir, InjectedError::Io);
     assert!(env.sync_dir(Path::new("/db")).is_err());
+    let here = std::thread::current().name().unwrap().to_owned();
     assert_eq!(
         env.injected_faults(),
         [
@@ -536,14 +537,24 @@ fn injected_faults_are_recorded_with_kind_and_path() {
                 kind: OpKind::Open,
                 error: InjectedError::NoSpace,
                 path: "/db/b".into(),
+                thread: here.clone(),
             },
             InjectedFault {
                 kind: OpKind::SyncDir,
                 error: InjectedError::Io,
                 path: "/db".into(),
+                thread: here,
             },
         ]
     );
+    let env2 = env.clone();
+    std::thread::Builder::new()
+        .name("elsewhere".into())
+        .spawn(move || env2.sync_dir(Path::new("/db")).unwrap_err())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(env.injected_faults()[2].thread, "elsewhere");
 }
 
 #[test]
