@@ -12,7 +12,8 @@
 //!   the next open) and anything on the info `LOG`;
 //! - **sticks**: once a write fails with an error other than a failure to create a new log
 //!   (which leaves nothing behind), every later write fails too;
-//! - **reads stay right**: every read that succeeds returns what the acknowledged writes say;
+//! - **reads stay right**: every read that succeeds returns what the acknowledged writes say,
+//!   and once the fault clears every read succeeds again;
 //! - **no live file is deleted**: every table the current version lists exists;
 //! - **nothing acknowledged is lost**: after the fault clears, the database reopens cleanly and
 //!   holds exactly the acknowledged writes, plus at most one write that failed after the last
@@ -393,6 +394,20 @@ impl Trial<'_> {
                 self.context(),
                 self.errors
             );
+            // A read fault leaves no trace: once faults clear, every read works (a background
+            // error stops writes, not reads).
+            self.env.clear_faults();
+            match read_state(db, &all_keys()) {
+                Ok(state) => assert!(
+                    state == self.model,
+                    "{}: reads after the fault cleared disagree with the acknowledged writes",
+                    self.context()
+                ),
+                Err(e) => panic!(
+                    "{}: reads fail after the fault cleared: {e}",
+                    self.context()
+                ),
+            }
         }
         drop(db);
         if self.env.injected_faults().is_empty() {
