@@ -83,7 +83,9 @@ fn encodable(value: &[u8]) -> bool {
 /// True when `key` fits too once the engine appends its 8-byte sequence trailer (the
 /// internal key must still fit a varint32 length in memtables and tables).
 fn key_encodable(key: &[u8]) -> bool {
-    key.len().checked_add(8).is_some_and(|n| u32::try_from(n).is_ok())
+    key.len()
+        .checked_add(8)
+        .is_some_and(|n| u32::try_from(n).is_ok())
 }
 
 impl WriteBatch {
