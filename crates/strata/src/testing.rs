@@ -206,7 +206,9 @@ pub fn write_batch_set_sequence(batch: &mut WriteBatch, sequence: u64) {
     batch.set_sequence(sequence);
 }
 
-pub use crate::env::fault::{FaultEnv, InjectedError, OpKind, PowerLossMode};
+pub use crate::env::fault::{
+    CrashPoint, FaultEnv, InjectedError, InjectedFault, OpKind, PowerLossMode,
+};
 
 #[cfg(test)]
 mod tests {

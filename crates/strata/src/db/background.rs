@@ -6,7 +6,9 @@
 //! an immutable memtable (always first: writers may be waiting on it), a manual compaction, or
 //! a version that wants compaction. After a job it wakes everyone waiting on `bg_done`.
 //! A failed job records the background error and stops further work; writes then fail with
-//! that error instead of piling up in memory.
+//! that error instead of piling up in memory. A failed manifest write records it at once:
+//! the edit may be durable or not, so from then on no file is deleted as obsolete (the next
+//! open, reading the manifest, knows which files are live).
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -137,11 +139,9 @@ fn run_compaction(
     let result = super::compaction_job::run(db, state, &mut c);
     // Release the input version first: while it lives, its files (the inputs) count as live.
     drop(c);
-    if result.is_ok() {
-        // Not after a failure: the background error is not recorded yet, and files the failed
-        // edit may have named in the manifest must stay.
-        delete_obsolete_files(db, state);
-    }
+    // After a failed manifest write this deletes nothing: `apply_edit` recorded the background
+    // error, so files the edit may have named stay.
+    delete_obsolete_files(db, state);
     result
 }
 
@@ -162,6 +162,9 @@ pub(crate) fn apply_edit(
         Err(e) => {
             // The record may be partially written: later edits go to a fresh manifest.
             state.versions.abandon(write, false);
+            // Whether the edit is durable is unknown: the manifest on disk may name files the
+            // current version does not, so no file may be deleted as obsolete from now on.
+            state.bg_error.get_or_insert_with(|| e.clone());
             Err(e)
         }
     }

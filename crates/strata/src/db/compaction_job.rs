@@ -58,7 +58,7 @@ pub(crate) fn run(
 
     let numbers: Vec<u64> = outputs.iter().map(|m| m.number).collect();
     if let Err(e) = result {
-        // No manifest names the outputs: they can go.
+        // The merge failed, so no edit names the outputs: they can go.
         db.info_log.log(format_args!("compaction failed: {e}"));
         for number in numbers {
             state.pending_outputs.remove(&number);
@@ -76,8 +76,8 @@ pub(crate) fn run(
         state.pending_outputs.remove(number);
     }
     if let Err(e) = result {
-        // The edit may have reached the manifest even though writing it failed, so the
-        // outputs stay: the next open keeps them if the manifest names them, else removes them.
+        // The edit may have reached the manifest: the outputs stay (the background error now
+        // set keeps them from being deleted as obsolete; the next open sorts them out).
         db.info_log.log(format_args!("compaction failed: {e}"));
         return Err(e);
     }

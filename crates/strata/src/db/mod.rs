@@ -141,9 +141,6 @@ pub(crate) struct DbInner {
     pub(crate) bg_work: Condvar,
     /// The write-ahead log; used only by the leader of the current write group.
     pub(crate) wal: Mutex<Option<LogWriter>>,
-    /// Set when a new log was started and the directory has not been synced since: a `sync`
-    /// write must make the log's directory entry durable before it is acknowledged.
-    pub(crate) wal_dir_unsynced: AtomicBool,
     pub(crate) shutting_down: AtomicBool,
     /// Mirrors `state.imm.is_some()` so compactions can check it without the mutex.
     pub(crate) has_imm: AtomicBool,

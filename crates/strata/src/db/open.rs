@@ -4,8 +4,10 @@
 //! manifest lists exists, then replays every write-ahead log at or after the manifest's log
 //! number (plus the previous log, which older LevelDBs could leave), in file-number order,
 //! into memtables that are flushed to level-0 tables as they fill. A damaged log record is
-//! skipped and logged, unless `paranoid_checks` is set, in which case open fails. Finally a new
-//! log is started (or, with `reuse_logs`, the last one is appended to) and the new state is
+//! skipped and logged, unless `paranoid_checks` is set, in which case open fails; a read error
+//! always fails open (the unread rest of the log may hold acknowledged writes). Finally a new
+//! log is started (or, with `reuse_logs`, the last one is appended to, if it ends with a whole
+//! record: records appended behind a torn tail would be lost with it) and the new state is
 //! recorded in the manifest. A failed open changes nothing that was stored: new files it wrote
 //! are not referenced by any manifest and old ones are only deleted after success.
 
@@ -31,7 +33,7 @@ use crate::options::Options;
 use crate::table::TableOptions;
 use crate::util::internal_key::InternalKeyComparator;
 use crate::version::edit::VersionEdit;
-use crate::version::version_set::{set_current_file, SetCurrentError, VersionSet};
+use crate::version::version_set::{set_current_file, VersionSet};
 use crate::write_batch::WriteBatch;
 
 /// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
@@ -129,7 +131,6 @@ fn open_locked(
         bg_done: Condvar::new(),
         bg_work: Condvar::new(),
         wal: Mutex::new(None),
-        wal_dir_unsynced: AtomicBool::new(false),
         shutting_down: AtomicBool::new(false),
         has_imm: AtomicBool::new(false),
         info_log,
@@ -173,7 +174,13 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
         )));
     }
 
-    let mut save_manifest = state.versions.recover()?;
+    let recovered = state.versions.recover()?;
+    let mut save_manifest = recovered.save_manifest;
+    if let Some(e) = recovered.damaged_tail {
+        db.info_log.log(format_args!(
+            "skipped a torn edit at the manifest's end: {e}"
+        ));
+    }
     db.info_log.log(format_args!(
         "recovered manifest #{}: {}",
         state.versions.manifest_file_number,
@@ -267,32 +274,35 @@ fn new_db(db: &DbInner) -> Result<()> {
         log.sync()?;
         log.close()
     })();
-    let result = written.map_err(|error| SetCurrentError {
-        error,
-        renamed: false,
-    });
-    match result.and_then(|()| set_current_file(&*db.env, &db.dir, 1)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            // Once `CURRENT` may name the manifest, the manifest must stay.
-            if !e.renamed {
-                let _ = db.env.remove_file(&path);
-            }
-            Err(e.error)
-        }
+    if let Err(e) = written {
+        let _ = db.env.remove_file(&path);
+        return Err(e);
     }
+    // Once `CURRENT` names the manifest it must stay, even if the directory sync failed.
+    set_current_file(&*db.env, &db.dir, 1).map_err(|failure| {
+        if !failure.renamed {
+            let _ = db.env.remove_file(&path);
+        }
+        failure.error
+    })
 }
 
-/// Collects log corruption: logged always, fatal under `paranoid_checks`.
+/// Collects log corruption (logged always, fatal under `paranoid_checks`) and read errors
+/// (always fatal: the rest of the log was not read, and may hold acknowledged writes).
 struct LogReporter {
     file: String,
     first_error: Arc<Mutex<Option<Error>>>,
+    read_error: Arc<Mutex<Option<Error>>>,
     dropped: Arc<Mutex<Vec<String>>>,
 }
 
 impl Reporter for LogReporter {
     fn corruption(&mut self, bytes: u64, reason: &Error) {
         let reason = reason.clone().in_file(&self.file);
+        if !reason.is_corruption() {
+            self.read_error.lock().get_or_insert(reason);
+            return;
+        }
         self.dropped
             .lock()
             .push(format!("dropping {bytes} bytes: {reason}"));
@@ -314,10 +324,12 @@ fn replay_log(
     db.info_log.log(format_args!("recovering log #{number}"));
     let file = db.env.new_sequential_file(&path)?;
     let first_error = Arc::new(Mutex::new(None));
+    let read_error = Arc::new(Mutex::new(None));
     let dropped = Arc::new(Mutex::new(Vec::new()));
     let reporter = LogReporter {
         file: path.display().to_string(),
         first_error: Arc::clone(&first_error),
+        read_error: Arc::clone(&read_error),
         dropped: Arc::clone(&dropped),
     };
     let mut reader = LogReader::new(file, Some(Box::new(reporter)), true, 0);
@@ -365,25 +377,25 @@ fn replay_log(
             }
         }
     }
+    let clean_end = reader.end_of_last_record();
+    drop(reader);
+    if let Some(e) = read_error.lock().take() {
+        return Err(e);
+    }
     for line in dropped.lock().iter() {
         db.info_log.log(format_args!("log #{number}: {line}"));
     }
-    let damaged = first_error.lock().take();
-    if let Some(e) = damaged.clone() {
-        if db.options.paranoid_checks {
-            return Err(e);
-        }
-    }
+    let damaged = match first_error.lock().take() {
+        Some(e) if db.options.paranoid_checks => return Err(e),
+        Some(_) => true,
+        None => false,
+    };
 
     // With reuse_logs the last log keeps taking writes, if nothing of it was flushed and it
-    // ends right after its last record: appended records must not land behind a torn one.
+    // ends with a whole record: records appended behind a torn or damaged tail would be
+    // dropped with it by the next recovery.
     let size = db.env.file_size(&path)?;
-    if db.options.reuse_logs
-        && last_log
-        && !flushed
-        && damaged.is_none()
-        && reader.end_of_last_record() == size
-    {
+    if db.options.reuse_logs && last_log && !flushed && !damaged && clean_end == size {
         let file = db.env.new_appendable_file(&path)?;
         *db.wal.lock() = Some(LogWriter::with_offset(file, size));
         state.log_file_number = number;

@@ -9,6 +9,10 @@
 //! A write is acknowledged only after its record reached the operating system (and the disk,
 //! for `sync`). If a log write or sync fails the error is kept as the background error: the log
 //! may hold a partial record, so no later write can be trusted to land after it.
+//!
+//! Switching to a new log syncs the old one and the directory before the new log takes a
+//! write, so after a power loss the logs hold a prefix of the acknowledged writes (never later
+//! writes without earlier ones) and a synced write never vanishes with its log's file name.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -17,8 +21,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::{DbInner, DbState};
-use crate::db::filename::{current_file_name, log_file_name};
-use crate::env::parent_dir;
+use crate::db::filename::log_file_name;
 use crate::error::{Error, Result};
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
@@ -138,11 +141,6 @@ fn commit_group(db: &DbInner, group: &WriteBatch, mem: &MemTable, sync: bool) ->
         let log = wal
             .as_mut()
             .ok_or_else(|| Error::InvalidArgument("database is closed".into()))?;
-        if sync && db.wal_dir_unsynced.load(Ordering::Acquire) {
-            // A synced record is no use in a log whose directory entry could vanish.
-            db.env.sync_dir(&parent_dir(&current_file_name(&db.dir)))?;
-            db.wal_dir_unsynced.store(false, Ordering::Release);
-        }
         log.add_record(group.contents())?;
         if sync {
             log.sync()?;
@@ -286,17 +284,7 @@ fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Re
             return Err(e);
         }
     };
-    let old = {
-        let mut wal = db.wal.lock();
-        db.wal_dir_unsynced.store(true, Ordering::Release);
-        wal.replace(LogWriter::new(file))
-    };
-    if let Some(mut old) = old {
-        // Everything in it was flushed on each write; a close error loses nothing acknowledged.
-        if let Err(e) = old.close() {
-            db.info_log.log(format_args!("closing log: {e}"));
-        }
-    }
+    let old = db.wal.lock().replace(LogWriter::new(file));
     state.log_file_number = number;
     let new_mem = Arc::new(MemTable::new(db.icmp.clone()));
     let old_mem = std::mem::replace(&mut state.mem, new_mem);
@@ -304,5 +292,21 @@ fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Re
     db.has_imm.store(true, Ordering::Release);
     state.refresh_super_version();
     db.bg_work.notify_all();
-    Ok(())
+    // Before the new log takes a write: the old log must be durable, or a power loss could
+    // keep later writes (in the new log) and lose earlier ones (in the old log's unsynced
+    // tail); and the new log's directory entry must be durable, or a synced write to it could
+    // vanish with the file. Only this leader writes to the log, so the mutex can be released.
+    let result = MutexGuard::unlocked(state, || {
+        if let Some(mut old) = old {
+            old.sync()?;
+            old.close()?;
+        }
+        db.env.sync_dir(&db.dir)
+    });
+    if let Err(e) = &result {
+        // Writes to the new log could land after a hole: refuse them all.
+        state.bg_error.get_or_insert_with(|| e.clone());
+        db.bg_done.notify_all();
+    }
+    result
 }

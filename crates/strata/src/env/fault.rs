@@ -16,7 +16,21 @@
 //! ([`InjectedError::NoSpace`]: raw os error 28, kind `StorageFull`). A failed operation has no
 //! effect, except that an append failed with [`InjectedError::ShortWrite`] first writes the first
 //! half of its data (rounded down), then fails with EIO; on other kinds `ShortWrite` is plain EIO.
-//! A failed `sync` makes nothing durable.
+//! A failed `sync` makes nothing durable. [`FaultEnv::injected_faults`] lists every failure
+//! injected so far, with its kind, path and the thread that met it.
+//!
+//! # Crashes
+//!
+//! [`FaultEnv::crash_after`] kills the process after the `n`th operation of a kind: that
+//! operation happens, and from then on every operation through this env (counted ones, plus
+//! `create_dir`, `skip`, `flush` and `close`) fails with EIO and a context ending in
+//! `(process crashed)`, changing nothing, until power loss or [`FaultEnv::clear_faults`]
+//! revives the process. [`FaultEnv::crash_now`] kills it at once. Metadata queries
+//! (`file_exists`, `children`, `file_size`) still answer. A test crashes the process, drops
+//! the database (nothing it does on the way out reaches the files), simulates power loss and
+//! reopens: the crash point can be any operation, also inside a flush, a compaction or a
+//! manifest write. With concurrent threads, the operation that fires the rule may complete
+//! after another thread's operation was refused: as if it had run first.
 //!
 //! # Power-loss model
 //!
@@ -62,6 +76,7 @@
 //! mutex (this is a test tool, not a fast path).
 
 mod namespace;
+mod rules;
 #[cfg(test)]
 mod tests;
 
@@ -73,6 +88,8 @@ use std::sync::{Arc, Weak};
 use parking_lot::Mutex;
 
 use self::namespace::{normalize, Entry, Namespace, NodeId, SplitMix64};
+pub use self::rules::{CrashPoint, InjectedFault};
+use self::rules::{Faults, Verdict};
 use super::{Env, FileLock, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
@@ -98,8 +115,22 @@ pub enum OpKind {
     SyncDir,
 }
 
+impl OpKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [OpKind; 8] = [
+        OpKind::Open,
+        OpKind::Read,
+        OpKind::Append,
+        OpKind::Sync,
+        OpKind::Rename,
+        OpKind::Remove,
+        OpKind::Lock,
+        OpKind::SyncDir,
+    ];
+}
+
 /// Number of [`OpKind`]s.
-const KINDS: usize = 8;
+const KINDS: usize = OpKind::ALL.len();
 
 /// The error an injected failure reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -141,43 +172,6 @@ struct Shared {
     state: Mutex<State>,
 }
 
-/// Operation counts and armed rules, indexed by `OpKind as usize`.
-#[derive(Default)]
-struct Faults {
-    counts: [u64; KINDS],
-    rules: [Option<Rule>; KINDS],
-}
-
-#[derive(Clone, Copy)]
-struct Rule {
-    /// Operations left until the failing one (1: the next), or `None` to fail all.
-    countdown: Option<u64>,
-    error: InjectedError,
-}
-
-impl Faults {
-    /// Counts one operation of `kind`; the failure to inject into it, if any.
-    fn on_op(&mut self, kind: OpKind) -> Option<InjectedError> {
-        let i = kind as usize;
-        self.counts[i] += 1;
-        let rule = self.rules[i]?;
-        match rule.countdown {
-            None => Some(rule.error),
-            Some(left) if left <= 1 => {
-                self.rules[i] = None;
-                Some(rule.error)
-            }
-            Some(left) => {
-                self.rules[i] = Some(Rule {
-                    countdown: Some(left - 1),
-                    ..rule
-                });
-                None
-            }
-        }
-    }
-}
-
 /// The durability records and the locks held through this env.
 #[derive(Default)]
 struct State {
@@ -209,39 +203,76 @@ impl FaultEnv {
     /// Fails the `n`th operation of `kind` from now (`n = 1`, or 0: the next one) with `error`,
     /// once. Replaces any rule for `kind`.
     pub fn fail_after(&self, kind: OpKind, n: u64, error: InjectedError) {
-        self.shared.faults.lock().rules[kind as usize] = Some(Rule {
-            countdown: Some(n.max(1)),
-            error,
-        });
+        self.shared
+            .faults
+            .lock()
+            .set_rule(kind, Some(n.max(1)), error);
     }
 
     /// Fails every operation of `kind` with `error` until [`FaultEnv::clear_faults`]. Replaces
     /// any rule for `kind`.
     pub fn fail_always(&self, kind: OpKind, error: InjectedError) {
-        self.shared.faults.lock().rules[kind as usize] = Some(Rule {
-            countdown: None,
-            error,
-        });
+        self.shared.faults.lock().set_rule(kind, None, error);
     }
 
-    /// Disarms every rule.
+    /// Kills the process after the `n`th operation of `kind` from now (`n = 1`, or 0: the
+    /// next one): that operation happens (or fails, if a failure rule says so), every later
+    /// operation fails. See the module documentation. Replaces any crash rule.
+    pub fn crash_after(&self, kind: OpKind, n: u64) {
+        self.crash_after_matching(kind, n, |_| true);
+    }
+
+    /// Like [`FaultEnv::crash_after`], counting only the operations on paths `filter` accepts
+    /// (for a rename, the target), so a crash can be aimed at one kind of file.
+    pub fn crash_after_matching(
+        &self,
+        kind: OpKind,
+        n: u64,
+        filter: impl Fn(&Path) -> bool + Send + 'static,
+    ) {
+        self.shared
+            .faults
+            .lock()
+            .set_crash(kind, n, Box::new(filter));
+    }
+
+    /// Kills the process now: every later operation fails.
+    pub fn crash_now(&self) {
+        self.shared.faults.lock().crash_now();
+    }
+
+    /// `Some` once the process is dead, holding the operation after which a crash rule killed
+    /// it (`None` inside when [`FaultEnv::crash_now`] did).
+    pub fn crash_point(&self) -> Option<Option<CrashPoint>> {
+        self.shared.faults.lock().crash_point()
+    }
+
+    /// Disarms every rule, the crash rule included, and brings a crashed process back to life.
     pub fn clear_faults(&self) {
-        self.shared.faults.lock().rules = [None; KINDS];
+        self.shared.faults.lock().clear();
     }
 
     /// Operations of `kind` attempted through this env (and its clones) since it was created,
     /// including the failed ones.
     pub fn op_count(&self, kind: OpKind) -> u64 {
-        self.shared.faults.lock().counts[kind as usize]
+        self.shared.faults.lock().count(kind)
+    }
+
+    /// Every failure injected by a rule since this env was created, in order (not the
+    /// failures of a dead process).
+    pub fn injected_faults(&self) -> Vec<InjectedFault> {
+        self.shared.faults.lock().injected().to_vec()
     }
 
     /// Loses power: rewrites the inner env to the durable state, cutting unsynced data by
     /// `mode` with cut points drawn from `rng_seed`; kills every open handle and releases every
-    /// lock. See the module documentation for the model. Fails only if the inner env fails.
+    /// lock. A crashed process is revived (the machine reboots); failure rules stay armed.
+    /// See the module documentation for the model. Fails only if the inner env fails.
     pub fn simulate_power_loss(&self, mode: PowerLossMode, rng_seed: u64) -> Result<()> {
         let inner = &*self.shared.inner;
         let mut state = self.shared.state.lock();
         self.shared.epoch.fetch_add(1, Ordering::SeqCst);
+        self.shared.faults.lock().revive();
         for slot in std::mem::take(&mut state.locks) {
             let held = slot.upgrade().and_then(|slot| slot.lock().take());
             if let Some(lock) = held {
@@ -257,7 +288,7 @@ impl FaultEnv {
 
 impl std::fmt::Debug for FaultEnv {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let counts = self.shared.faults.lock().counts;
+        let counts = self.shared.faults.lock().counts();
         f.debug_struct("FaultEnv")
             .field("epoch", &self.shared.epoch.load(Ordering::SeqCst))
             .field("op_counts", &counts)
@@ -274,13 +305,30 @@ fn injected(error: InjectedError, op: &str, path: &Path) -> Error {
     Error::io(format!("{op} {} (injected fault)", path.display()), source)
 }
 
+/// The error every operation of a crashed process reports.
+fn dead(op: &str, path: &Path) -> Error {
+    Error::io(
+        format!("{op} {} (process crashed)", path.display()),
+        io::Error::from_raw_os_error(libc::EIO),
+    )
+}
+
 impl Shared {
-    /// Counts an operation of `kind` and fails it if a rule says so.
+    /// Counts an operation of `kind` and fails it if a rule says so or the process is dead.
     fn check(&self, kind: OpKind, op: &str, path: &Path) -> Result<()> {
-        match self.faults.lock().on_op(kind) {
-            Some(error) => Err(injected(error, op, path)),
-            None => Ok(()),
+        match self.faults.lock().on_op(kind, path) {
+            Verdict::Proceed => Ok(()),
+            Verdict::Fail(error) => Err(injected(error, op, path)),
+            Verdict::Dead => Err(dead(op, path)),
         }
+    }
+
+    /// Fails an operation that is not counted if the process is dead.
+    fn refuse_if_dead(&self, op: &str, path: &Path) -> Result<()> {
+        if self.faults.lock().is_dead() {
+            return Err(dead(op, path));
+        }
+        Ok(())
     }
 
     /// Fails if a power loss happened since `epoch`.
@@ -393,6 +441,7 @@ impl Env for FaultEnv {
     }
 
     fn create_dir(&self, dir: &Path) -> Result<()> {
+        self.shared.refuse_if_dead("create directory", dir)?;
         self.shared.inner.create_dir(dir)
     }
 
@@ -514,6 +563,7 @@ impl SequentialFile for FaultSequentialFile {
     }
 
     fn skip(&mut self, n: u64) -> Result<()> {
+        self.shared.refuse_if_dead("skip in", &self.path)?;
         self.shared.alive(self.epoch, "skip in", &self.path)?;
         self.inner.skip(n)
     }
@@ -547,16 +597,17 @@ struct FaultWritableFile {
 impl WritableFile for FaultWritableFile {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         const OP: &str = "append to";
-        let fault = self.shared.faults.lock().on_op(OpKind::Append);
+        let verdict = self.shared.faults.lock().on_op(OpKind::Append, &self.path);
         let mut state = self.shared.state.lock();
         self.shared.alive(self.epoch, OP, &self.path)?;
-        let (written, outcome) = match fault {
-            None => (data, Ok(())),
-            Some(InjectedError::ShortWrite) => (
+        let (written, outcome) = match verdict {
+            Verdict::Proceed => (data, Ok(())),
+            Verdict::Fail(InjectedError::ShortWrite) => (
                 data.split_at(data.len() / 2).0,
                 Err(injected(InjectedError::ShortWrite, OP, &self.path)),
             ),
-            Some(error) => return Err(injected(error, OP, &self.path)),
+            Verdict::Fail(error) => return Err(injected(error, OP, &self.path)),
+            Verdict::Dead => return Err(dead(OP, &self.path)),
         };
         self.inner.append(written)?;
         self.inner.flush()?;
@@ -567,6 +618,7 @@ impl WritableFile for FaultWritableFile {
     }
 
     fn flush(&mut self) -> Result<()> {
+        self.shared.refuse_if_dead("flush", &self.path)?;
         self.shared.alive(self.epoch, "flush", &self.path)?;
         self.inner.flush()
     }
@@ -583,6 +635,7 @@ impl WritableFile for FaultWritableFile {
     }
 
     fn close(&mut self) -> Result<()> {
+        self.shared.refuse_if_dead("close", &self.path)?;
         self.shared.alive(self.epoch, "close", &self.path)?;
         self.inner.close()
     }

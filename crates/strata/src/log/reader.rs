@@ -59,7 +59,7 @@ pub(crate) struct LogReader {
     end_of_buffer_offset: u64,
     /// File offset of the header of the last record returned.
     last_record_offset: u64,
-    /// File offset just past the last record returned.
+    /// File offset just past the last fragment of the last record returned.
     last_record_end: u64,
     /// Records starting before this file offset are not returned.
     initial_offset: u64,
@@ -148,7 +148,7 @@ impl LogReader {
                 Some(RecordType::Full) => {
                     self.drop_unfinished(&mut open_record, scratch);
                     self.last_record_offset = offset;
-                    self.last_record_end = self.current_offset();
+                    self.last_record_end = self.position();
                     return Some(&self.block[fragment]);
                 }
                 Some(RecordType::First) => {
@@ -164,7 +164,7 @@ impl LogReader {
                     Some(record_offset) => {
                         scratch.extend_from_slice(&self.block[fragment]);
                         self.last_record_offset = record_offset;
-                        self.last_record_end = self.current_offset();
+                        self.last_record_end = self.position();
                         return Some(scratch.as_slice());
                     }
                     None => self.report(len, offset, "missing start of fragmented record"),
@@ -188,15 +188,16 @@ impl LogReader {
         self.last_record_offset
     }
 
-    /// File offset just past the last record returned by `read_record` (0 before any). A log
-    /// read to its end is safe to append to only when this equals its size: anything after
-    /// the last record (a torn write, damage, zeros) would swallow appended records.
+    /// File offset just past the last fragment of the last record returned by `read_record`
+    /// (0 before the first). When it equals the file's length and nothing was reported, the
+    /// log ends cleanly: a writer may append to it (log reuse) without its new records landing
+    /// behind a torn or damaged tail, which would make readers drop them.
     pub(crate) fn end_of_last_record(&self) -> u64 {
         self.last_record_end
     }
 
     /// File offset of the next unread byte of the buffer.
-    fn current_offset(&self) -> u64 {
+    fn position(&self) -> u64 {
         self.end_of_buffer_offset - (self.end - self.pos) as u64
     }
 

@@ -521,3 +521,31 @@ proptest! {
         prop_assert!(loose.records.len() <= bytes.len() / HEADER_SIZE + 1);
     }
 }
+
+/// `end_of_last_record` is the file's length exactly when the log ends with a whole record,
+/// so a log cut inside a record (or ending in damage) is never taken as clean.
+#[test]
+fn end_of_last_record_marks_a_clean_end() {
+    let records = vec![vec![1u8; 100], vec![2u8; 40_000], vec![3u8; 10]];
+    let (bytes, _) = write_log(&records);
+    let end_after = |bytes: &[u8]| {
+        let mut reader = LogReader::new(Box::new(VecSource::new(bytes.to_vec())), None, true, 0);
+        let mut scratch = Vec::new();
+        assert_eq!(reader.end_of_last_record(), 0);
+        while reader.read_record(&mut scratch).is_some() {}
+        reader.end_of_last_record()
+    };
+    assert_eq!(end_after(&bytes), bytes.len() as u64);
+    assert_eq!(end_after(&[]), 0);
+    // Cut anywhere inside the last record: the end stays at the previous record's end.
+    let second_end = bytes.len() as u64 - 10 - HEADER_SIZE as u64;
+    for cut in [1, 5, HEADER_SIZE, HEADER_SIZE + 9] {
+        assert_eq!(end_after(&bytes[..bytes.len() - cut]), second_end);
+    }
+    // Cut inside the fragmented second record.
+    assert_eq!(end_after(&bytes[..40_000]), 100 + HEADER_SIZE as u64);
+    // Garbage after the end.
+    let mut damaged = bytes.clone();
+    damaged.extend_from_slice(&[0x5a; 30]);
+    assert_eq!(end_after(&damaged), bytes.len() as u64);
+}

@@ -11,8 +11,12 @@
 //!   flight at a time: the caller (the background worker, or open before it starts) guarantees
 //!   it.
 //! - A new version is installed only after its edit is durable, so a crash at any point leaves
-//!   `CURRENT` naming a manifest that describes files which all exist. The directory is synced
-//!   before an edit is appended, so the entries of the files it names are durable first.
+//!   `CURRENT` naming a manifest that describes files which all exist. Files are created
+//!   without syncing the directory: before an edit is appended to a manifest, the directory
+//!   is synced, so the edit is never durable before the names of the files it names (tables,
+//!   a new log) are.
+//! - If replacing `CURRENT` fails after the rename, the new manifest stays: `CURRENT` may name
+//!   it.
 //!
 //! Thread safety: lives inside the DB mutex; `Version`s it hands out are immutable `Arc`s.
 
@@ -72,6 +76,15 @@ pub(crate) struct VersionSet {
     pub(crate) compact_pointers: [Vec<u8>; NUM_LEVELS],
 }
 
+/// What [`VersionSet::recover`] found besides the state it installed.
+pub(crate) struct Recovered {
+    /// A new manifest must be written: the old one is not appended to (`reuse_logs` is off,
+    /// or the manifest is too large or does not end cleanly).
+    pub(crate) save_manifest: bool,
+    /// Damage skipped at the manifest's end (a torn last edit), for the info log.
+    pub(crate) damaged_tail: Option<Error>,
+}
+
 /// A version edit on its way to the manifest, prepared under the mutex.
 pub(crate) struct ManifestWrite {
     version: Version,
@@ -83,16 +96,22 @@ pub(crate) struct ManifestWrite {
     env: Arc<dyn Env>,
 }
 
+/// Keeps the first damage and the first read error the manifest reader reports.
 struct ManifestReporter {
     first_error: Arc<parking_lot::Mutex<Option<Error>>>,
+    read_error: Arc<parking_lot::Mutex<Option<Error>>>,
 }
 
 impl Reporter for ManifestReporter {
     fn corruption(&mut self, _bytes: u64, reason: &Error) {
-        let mut first = self.first_error.lock();
-        if first.is_none() {
-            *first = Some(reason.clone());
-        }
+        // A read error is no damage on disk: the reader stops there, so what follows is
+        // unknown and must never be taken for a torn tail.
+        let slot = if reason.is_corruption() {
+            &self.first_error
+        } else {
+            &self.read_error
+        };
+        slot.lock().get_or_insert_with(|| reason.clone());
     }
 }
 
@@ -159,9 +178,11 @@ impl VersionSet {
 
     /// Reads `CURRENT` and the manifest it names, and makes their state current.
     ///
-    /// Returns whether a new manifest must be written (false when `reuse_logs` lets the
-    /// existing one be appended to).
-    pub(crate) fn recover(&mut self) -> Result<bool> {
+    /// Damage at the manifest's end, with no whole record after it, is what a crash in the
+    /// middle of appending an edit leaves (the edit was never synced, so never installed, and
+    /// nothing depends on it): it is skipped unless `paranoid_checks` is set, and reported in
+    /// the result. Damage followed by whole records is corruption and fails.
+    pub(crate) fn recover(&mut self) -> Result<Recovered> {
         let current_path = current_file_name(&self.dir);
         let current = crate::env::read_file_to_vec(&*self.env, &current_path)?;
         let name = match current.strip_suffix(b"\n") {
@@ -190,8 +211,10 @@ impl VersionSet {
                 other => other,
             })?;
         let first_error = Arc::new(parking_lot::Mutex::new(None));
+        let read_error = Arc::new(parking_lot::Mutex::new(None));
         let reporter = ManifestReporter {
             first_error: Arc::clone(&first_error),
+            read_error: Arc::clone(&read_error),
         };
         let mut reader = LogReader::new(file, Some(Box::new(reporter)), true, 0);
 
@@ -203,6 +226,10 @@ impl VersionSet {
         let mut compact_pointers: [Vec<u8>; NUM_LEVELS] = Default::default();
         let mut scratch = Vec::new();
         while let Some(record) = reader.read_record(&mut scratch) {
+            if let Some(error) = first_error.lock().take() {
+                // A whole record after damage: the damage is not a torn last edit.
+                return Err(error.in_file(manifest_path.display()));
+            }
             let decoded = VersionEdit::decode(record);
             let offset = reader.last_record_offset();
             let edit = decoded.map_err(|e| e.offset_by(offset).in_file(manifest_path.display()))?;
@@ -227,9 +254,21 @@ impl VersionSet {
             }
             builder_edits.push(edit);
         }
-        if let Some(error) = first_error.lock().take() {
+        if let Some(error) = read_error.lock().take() {
             return Err(error.in_file(manifest_path.display()));
         }
+        let damaged_tail = first_error
+            .lock()
+            .take()
+            .map(|error| error.in_file(manifest_path.display()));
+        if let Some(error) = damaged_tail
+            .as_ref()
+            .filter(|_| self.options.paranoid_checks)
+        {
+            return Err(error.clone());
+        }
+        let clean_end = reader.end_of_last_record();
+        drop(reader);
         let missing = |what: &str| {
             Error::corruption(format!("no {what} entry in manifest"))
                 .in_file(manifest_path.display())
@@ -283,19 +322,22 @@ impl VersionSet {
         self.manifest_file_number = manifest_number;
         self.mark_file_number_used(manifest_number);
 
-        if self.options.reuse_logs {
+        let mut save_manifest = true;
+        if self.options.reuse_logs && damaged_tail.is_none() {
             let size = self.env.file_size(&manifest_path)?;
-            // Appended edits must not land behind a torn record (see `end_of_last_record`).
-            if size < MAX_MANIFEST_SIZE.min(self.options.max_file_size as u64)
-                && reader.end_of_last_record() == size
+            // Appending behind a torn last record would hide every later edit from readers.
+            if size == clean_end && size < MAX_MANIFEST_SIZE.min(self.options.max_file_size as u64)
             {
                 let file = self.env.new_appendable_file(&manifest_path)?;
                 self.manifest = Some(LogWriter::with_offset(file, size));
                 self.manifest_size = size;
-                return Ok(false);
+                save_manifest = false;
             }
         }
-        Ok(true)
+        Ok(Recovered {
+            save_manifest,
+            damaged_tail,
+        })
     }
 
     /// Step 1 of applying `edit`: fills in the counters, builds the new version and encodes the
@@ -449,23 +491,21 @@ impl ManifestWrite {
             return Err(Error::InvalidArgument("manifest writer is missing".into()));
         };
         if created.is_none() {
-            // The tables and log the edit names must be durable in the directory before the
-            // edit can be (a new manifest gets there through `set_current_file` instead).
-            self.env
-                .sync_dir(&parent_dir(&current_file_name(&self.dir)))?;
+            // Files are created without syncing the directory: the entries of the tables and
+            // log this edit names must be durable before the edit can be. (A new manifest gets
+            // this from the directory sync in `set_current_file`, which comes after its edit.)
+            self.env.sync_dir(&self.dir)?;
         }
         let result = writer.add_record(&self.record).and_then(|()| writer.sync());
         if let Err(e) = result {
             return Err(self.fail_new_manifest(created, e));
         }
         if let Some((number, _)) = &self.new_manifest {
-            if let Err(e) = set_current_file(&*self.env, &self.dir, *number) {
-                if e.renamed {
-                    // `CURRENT` may name the new manifest: it stays (complete and synced).
-                    self.writer = None;
-                    return Err(e.error);
-                }
-                return Err(self.fail_new_manifest(created, e.error));
+            if let Err(failure) = set_current_file(&*self.env, &self.dir, *number) {
+                // Once the rename happened `CURRENT` names the new manifest (durably or not):
+                // removing it would leave `CURRENT` naming nothing.
+                let created = created.filter(|_| !failure.renamed);
+                return Err(self.fail_new_manifest(created, failure.error));
             }
         }
         Ok(())

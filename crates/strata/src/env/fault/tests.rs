@@ -464,3 +464,115 @@ fn concurrent_writers_keep_their_synced_prefix() {
             .all(|(i, chunk)| chunk == [i as u8; 10]));
     }
 }
+
+#[test]
+fn crash_after_lets_the_nth_operation_happen_and_refuses_the_rest() {
+    let (env, _) = setup();
+    let mut file = env.new_writable_file(Path::new("/db/f")).unwrap();
+    file.append(b"a").unwrap();
+    env.crash_after(OpKind::Append, 2);
+    file.append(b"b").unwrap();
+    assert_eq!(env.crash_point(), None);
+    file.append(b"c").unwrap();
+    let point = env.crash_point().unwrap().unwrap();
+    assert_eq!(
+        (point.kind, point.path.as_path()),
+        (OpKind::Append, Path::new("/db/f"))
+    );
+    // Every kind of operation now fails and changes nothing.
+    assert!(file.append(b"d").is_err());
+    assert!(file.sync().is_err());
+    assert!(file.flush().is_err());
+    assert!(env.new_writable_file(Path::new("/db/g")).is_err());
+    assert!(env.rename(Path::new("/db/f"), Path::new("/db/h")).is_err());
+    assert!(env.remove_file(Path::new("/db/f")).is_err());
+    assert!(env.sync_dir(Path::new("/db")).is_err());
+    assert!(env.create_dir(Path::new("/db/sub")).is_err());
+    assert!(env.new_sequential_file(Path::new("/db/f")).is_err());
+    assert!(env.lock_file(Path::new("/db/LOCK")).is_err());
+    // Crash failures are not injected faults.
+    assert!(env.injected_faults().is_empty());
+    assert_eq!(read(&*env.inner().clone(), "/db/f"), b"abc");
+    assert_eq!(sorted_children(&env, "/db"), ["f"]);
+
+    // Power loss revives the process; nothing of `f` was synced.
+    env.sync_dir(Path::new("/db")).unwrap_err();
+    env.simulate_power_loss(PowerLossMode::DropUnsynced, 0)
+        .unwrap();
+    assert_eq!(env.crash_point(), None);
+    assert_eq!(sorted_children(&env, "/db"), Vec::<String>::new());
+    write_file(&env, Path::new("/db/g"), b"alive", true).unwrap();
+}
+
+#[test]
+fn crash_now_and_clear_faults() {
+    let (env, _) = setup();
+    env.crash_now();
+    assert_eq!(env.crash_point(), Some(None));
+    assert!(write_file(&env, Path::new("/db/f"), b"x", false).is_err());
+    env.clear_faults();
+    write_file(&env, Path::new("/db/f"), b"x", false).unwrap();
+    env.sync_dir(Path::new("/db")).unwrap();
+    // A crash rule that never fired is disarmed by power loss.
+    env.crash_after(OpKind::Rename, 1);
+    env.simulate_power_loss(PowerLossMode::TornTail, 0).unwrap();
+    env.rename(Path::new("/db/f"), Path::new("/db/g")).unwrap();
+    env.rename(Path::new("/db/g"), Path::new("/db/f")).unwrap();
+    assert_eq!(env.crash_point(), None);
+}
+
+#[test]
+fn injected_faults_are_recorded_with_kind_and_path() {
+    let (env, _) = setup();
+    env.fail_after(OpKind::Open, 2, InjectedError::NoSpace);
+    write_file(&env, Path::new("/db/a"), b"", false).unwrap();
+    assert!(write_file(&env, Path::new("/db/b"), b"", false).is_err());
+    env.fail_always(OpKind::SyncDir, InjectedError::Io);
+    assert!(env.sync_dir(Path::new("/db")).is_err());
+    let here = std::thread::current().name().unwrap().to_owned();
+    assert_eq!(
+        env.injected_faults(),
+        [
+            InjectedFault {
+                kind: OpKind::Open,
+                error: InjectedError::NoSpace,
+                path: "/db/b".into(),
+                thread: here.clone(),
+            },
+            InjectedFault {
+                kind: OpKind::SyncDir,
+                error: InjectedError::Io,
+                path: "/db".into(),
+                thread: here,
+            },
+        ]
+    );
+    let env2 = env.clone();
+    std::thread::Builder::new()
+        .name("elsewhere".into())
+        .spawn(move || env2.sync_dir(Path::new("/db")).unwrap_err())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(env.injected_faults()[2].thread, "elsewhere");
+}
+
+#[test]
+fn crash_after_matching_counts_only_the_chosen_paths() {
+    let (env, _) = setup();
+    let mut a = env.new_writable_file(Path::new("/db/a.log")).unwrap();
+    let mut b = env.new_writable_file(Path::new("/db/b.ldb")).unwrap();
+    env.crash_after_matching(OpKind::Append, 2, |p| {
+        p.extension().is_some_and(|e| e == "ldb")
+    });
+    a.append(b"1").unwrap();
+    b.append(b"1").unwrap();
+    a.append(b"2").unwrap();
+    a.append(b"3").unwrap();
+    assert_eq!(env.crash_point(), None);
+    b.append(b"2").unwrap();
+    let point = env.crash_point().unwrap().unwrap();
+    assert_eq!(point.path, Path::new("/db/b.ldb"));
+    assert!(a.append(b"4").is_err());
+    assert_eq!(read(&**env.inner(), "/db/a.log"), b"123");
+}
