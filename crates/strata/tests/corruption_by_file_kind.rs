@@ -5,7 +5,7 @@
 //! - **paranoid**: `paranoid_checks` on, default reads. Damage must surface as a typed
 //!   `Error::Corruption` naming the file (and an offset inside the damaged piece when there is
 //!   one), at open for logs, manifests and `CURRENT`, at the first read of the damaged block for
-//!   tables. A log or manifest cut short is what a crash leaves: it is not an error.
+//!   tables. A log cut short is what a crash leaves: it is not an error.
 //! - **lenient**: `paranoid_checks` off, reads with `verify_checksums`. Recovery goes on as
 //!   LevelDB's does; loss is bounded to the damaged region (a damaged log block costs the
 //!   records with a byte in that 32 KiB block, a damaged data block the keys it holds), reads of

@@ -96,8 +96,10 @@ fn index_block_damage_sent_lookups_to_the_wrong_block() {
     fs::write(&path, bytes).unwrap();
     let db = DB::open(&copy.path, options(false)).unwrap();
     for key in &table.data[5].1 {
-        let err = db.get_opt(&verified(), key).unwrap_err();
-        assert_corruption_in(&err, &table.name, Some(&table.index.range()));
+        for read in [ReadOptions::default(), verified()] {
+            let err = db.get_opt(&read, key).unwrap_err();
+            assert_corruption_in(&err, &table.name, Some(&table.index.range()));
+        }
     }
 }
 
@@ -126,7 +128,7 @@ fn zeroed_manifest_record_made_open_delete_live_tables() {
 }
 
 /// The same in the write-ahead log: a zeroed header silently cost the records after it in its
-/// block, even with `paranoid_checks`.
+/// block, even with `paranoid_checks`, and without it nothing in the `LOG` said so.
 #[test]
 fn zeroed_log_record_hid_the_rest_of_its_block_silently() {
     let t = template();
@@ -135,6 +137,11 @@ fn zeroed_log_record_hid_the_rest_of_its_block_silently() {
     Damage::Zero(record.start..record.start + 7).apply(&copy.path.join(&t.log_name));
     let err = DB::open(&copy.path, options(true)).unwrap_err();
     assert_corruption_in(&err, &t.log_name, Some(&(record.start..record.start + 1)));
+    // Without paranoid checks the loss is noted in the LOG.
+    let lenient = corruption::copy_dir(&copy.path);
+    drop(DB::open(&lenient.path, options(false)).unwrap());
+    let log = fs::read_to_string(lenient.path.join("LOG")).unwrap();
+    assert!(log.contains("zero-filled region followed by data"), "{log}");
     let report = check(&copy.path);
     assert!(
         report
@@ -308,4 +315,79 @@ fn reads_without_checksums_can_return_damaged_values() {
     let db = DB::open(&copy.path, options(true)).unwrap();
     let err = db.get(key).unwrap_err();
     assert_corruption_in(&err, &table.name, Some(&table.data[5].0.range()));
+}
+
+/// What repair cannot use it sets aside in `lost/` (never deletes): a table it cannot open, the
+/// original of a table it rewrote, the logs it replayed and the old manifest; the `LOG` says
+/// what it skipped.
+#[test]
+fn repair_sets_what_it_cannot_use_aside_in_lost() {
+    let t = template();
+    let copy = t.copy();
+    let (broken, partial) = (&t.tables[0], &t.tables[1]);
+    Damage::Flip(broken.index.offset + 2).apply(&copy.path.join(&broken.name));
+    let block = partial.data[2].0;
+    Damage::Flip(block.offset + 2).apply(&copy.path.join(&partial.name));
+    strata::repair(&copy.path, &options(false)).unwrap();
+    let lost = file_names(&copy.path.join("lost"));
+    let log = fs::read_to_string(copy.path.join("LOG")).unwrap();
+    for name in [&broken.name, &partial.name, &t.log_name, &t.manifest_name] {
+        assert!(lost.contains(name), "{name} is not in lost/: {lost:?}");
+        assert!(log.contains(&format!("{name} to lost/")), "{log}");
+    }
+    let number: u64 = broken.name.trim_end_matches(".ldb").parse().unwrap();
+    assert!(
+        log.contains(&format!("table #{number}: ignored: ")),
+        "{log}"
+    );
+    let db = DB::open(&copy.path, options(true)).unwrap();
+    let gone: BTreeSet<Vec<u8>> = broken
+        .keys()
+        .into_iter()
+        .chain(partial.data[2].1.iter().cloned())
+        .collect();
+    let reads = check_reads(&t.expected, &db, &verified(), &gone, "-", None);
+    assert_eq!(reads.absent, gone.len());
+}
+
+/// Loss is of writes, not keys: when a damaged log block held a key's newest write, recovery
+/// (lenient open or repair) keeps the write before it — a lost deletion brings the key back.
+#[test]
+fn lost_log_records_leave_older_values_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    {
+        let db = DB::open(
+            &path,
+            Options {
+                create_if_missing: true,
+                ..options(false)
+            },
+        )
+        .unwrap();
+        db.put(b"changed", b"old").unwrap();
+        db.put(b"deleted", b"still here").unwrap();
+        db.compact_range(None, None).unwrap();
+        db.put(b"changed", b"new").unwrap();
+        db.delete(b"deleted").unwrap();
+    }
+    let log = file_names(&path)
+        .into_iter()
+        .find(|n| n.ends_with(".log") && fs::metadata(path.join(n)).unwrap().len() > 0)
+        .unwrap();
+    // Inside the first record's payload: the rest of block 0 (both records) is dropped.
+    Damage::Flip(20).apply(&path.join(&log));
+    let err = DB::open(&path, options(true)).unwrap_err();
+    assert_corruption_in(&err, &log, Some(&(0..1)));
+    let expect_old = |db: &DB| {
+        assert_eq!(db.get(b"changed").unwrap().as_deref(), Some(&b"old"[..]));
+        assert_eq!(
+            db.get(b"deleted").unwrap().as_deref(),
+            Some(&b"still here"[..])
+        );
+    };
+    let copy = corruption::copy_dir(&path);
+    expect_old(&DB::open(&copy.path, options(false)).unwrap());
+    strata::repair(&path, &options(false)).unwrap();
+    expect_old(&DB::open(&path, options(true)).unwrap());
 }
