@@ -6,6 +6,12 @@
 //! every reader and no deeper level can hold the key (nothing left for it to hide). Entries
 //! whose keys cannot be parsed are kept, so corruption is never silently erased.
 //!
+//! Input blocks are always read with their checksums verified, whatever `paranoid_checks`
+//! says: a compaction rewrites what it reads under fresh checksums, so an unverified damaged
+//! block would come out looking sound, and later verified reads would return the damage as
+//! data. A compaction that meets damage fails (the background error then stops writes until
+//! the database is repaired), as in LevelDB when damage breaks a block's structure.
+//!
 //! The merge runs without the state mutex. Between entries it flushes the immutable memtable
 //! if one appeared, so writers never wait for a long compaction.
 
@@ -99,6 +105,7 @@ fn merge(
     outputs: &mut Vec<FileMetaData>,
 ) -> Result<()> {
     let read_options = ReadOptions {
+        verify_checksums: true,
         fill_cache: false,
         ..ReadOptions::default()
     };

@@ -3,13 +3,18 @@
 //! Recovery reads `CURRENT` and the manifest (the version set), checks that every table the
 //! manifest lists exists, then replays every write-ahead log at or after the manifest's log
 //! number (plus the previous log, which older LevelDBs could leave), in file-number order,
-//! into memtables that are flushed to level-0 tables as they fill. A damaged log record is
-//! skipped and logged, unless `paranoid_checks` is set, in which case open fails; a read error
-//! always fails open (the unread rest of the log may hold acknowledged writes). Finally a new
-//! log is started (or, with `reuse_logs`, the last one is appended to, if it ends with a whole
-//! record: records appended behind a torn tail would be lost with it) and the new state is
-//! recorded in the manifest. A failed open changes nothing that was stored: new files it wrote
+//! into memtables that are flushed to level-0 tables as they fill. A damaged log record, or a
+//! missing log the manifest names, is skipped and logged, unless `paranoid_checks` is set, in
+//! which case open fails; a read error always fails open (the unread rest of the log may hold
+//! acknowledged writes). Finally a new log is started (or, with `reuse_logs`, the last one is
+//! appended to, if it ends with a whole record: records appended behind a torn tail would be
+//! lost with it) and the new state is recorded in the manifest. A failed open changes nothing
+//! that was stored: new files it wrote
 //! are not referenced by any manifest and old ones are only deleted after success.
+//!
+//! A directory without `CURRENT` is a new database (with `create_if_missing`), unless it holds
+//! tables: then `CURRENT` was lost, and open fails with a corruption error rather than create
+//! an empty database over them (which would delete them as obsolete).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::Path;
@@ -59,6 +64,7 @@ pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
     let options = Arc::new(sanitize(options));
     let env = Arc::clone(&options.env);
     if options.create_if_missing {
+        refuse_orphan_tables(&*env, dir)?;
         env.create_dir(dir)?;
     } else if !env.file_exists(&super::filename::current_file_name(dir)) {
         return Err(Error::InvalidArgument(format!(
@@ -81,6 +87,32 @@ pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
             }
             Err(e)
         }
+    }
+}
+
+/// With `create_if_missing`, fails when `CURRENT` is missing but `dir` holds tables: they
+/// belong to a database whose `CURRENT` was lost, and opening would create a new, empty
+/// database and delete them as obsolete (as LevelDB does). `repair` rebuilds the database from
+/// them instead. (Without `create_if_missing`, open fails as LevelDB's does: the database
+/// "does not exist".)
+fn refuse_orphan_tables(env: &dyn crate::env::Env, dir: &Path) -> Result<()> {
+    let current = super::filename::current_file_name(dir);
+    if env.file_exists(&current) {
+        return Ok(());
+    }
+    // An unreadable or missing directory holds no tables; open reports it as it would.
+    let names = env.children(dir).unwrap_or_default();
+    let mut tables = names
+        .iter()
+        .filter(|name| matches!(parse_file_name(name), Some((_, FileType::Table))));
+    match tables.next() {
+        Some(first) => Err(Error::corruption(format!(
+            "missing, but the directory holds {} table file(s), e.g. {first}: run repair to \
+             rebuild the database from them",
+            1 + tables.count()
+        ))
+        .in_file(current.display())),
+        None => Ok(()),
     }
 }
 
@@ -218,6 +250,19 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
         .in_file(descriptor_file_name(dir, state.versions.manifest_file_number).display()));
     }
 
+    // The log the manifest names is created before the edit naming it and deleted only after
+    // a later edit moves past it (0: the database never had one, or `repair` rebuilt it).
+    if min_log > 0 && !logs.contains(&min_log) {
+        let e = Error::corruption(format!(
+            "{}, the log the manifest names, is missing: the writes it held are lost",
+            log_file_name(dir, min_log).display()
+        ))
+        .in_file(descriptor_file_name(dir, state.versions.manifest_file_number).display());
+        if db.options.paranoid_checks {
+            return Err(e);
+        }
+        db.info_log.log(format_args!("{e}"));
+    }
     logs.sort_unstable();
     let mut edit = VersionEdit::default();
     let mut max_sequence = 0;

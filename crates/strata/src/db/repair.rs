@@ -2,9 +2,11 @@
 //!
 //! 1. Every write-ahead log is replayed (damaged records are skipped) into a new table, and
 //!    the log is moved to `lost/`.
-//! 2. Every table is scanned. One that cannot be opened is moved to `lost/`; one that fails
-//!    part way is rewritten with the entries read before the damage, and the original moved to
-//!    `lost/`. The scan learns each table's key range and largest sequence number.
+//! 2. Every table is scanned. One that cannot be opened (damaged footer or index block) is
+//!    moved to `lost/`; one with damaged data blocks is rewritten with the entries of every
+//!    readable block, and one whose filter or metaindex block is damaged is rewritten whole
+//!    (with a fresh filter); the originals are moved to `lost/`. The scan learns each table's
+//!    key range and largest sequence number.
 //! 3. A new manifest lists every table at level 0 and `CURRENT` is pointed at it; old
 //!    manifests are moved to `lost/`. Tables are renumbered in order of their newest entry, so
 //!    that level 0's newest-file-first read order is also newest-data-first.
@@ -247,6 +249,16 @@ impl Repairer<'_> {
         let mut max_sequence = 0;
         let mut entries = 0usize;
         let mut good = true;
+        let meta_blocks = self
+            .table_cache
+            .find_table(number, size)
+            .and_then(|table| table.verify_meta_blocks());
+        if let Err(e) = meta_blocks {
+            self.log.log(format_args!(
+                "table #{number}: damaged meta block, rewriting: {e}"
+            ));
+            good = false;
+        }
         iter.seek_to_first();
         while iter.valid() {
             let key = iter.key();
@@ -315,7 +327,7 @@ impl Repairer<'_> {
         }
     }
 
-    /// Copies the readable, parseable prefix of table `number` into a new table.
+    /// Copies the parseable entries of every readable block of table `number` into a new table.
     fn rewrite_table(&mut self, number: u64, read_options: &ReadOptions) -> Result<FileMetaData> {
         let env = Arc::clone(&self.options.env);
         let size = {

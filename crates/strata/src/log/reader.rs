@@ -8,7 +8,10 @@
 //!   offset where the lost bytes start; reading goes on with what follows.
 //! - The end of the file cutting a header, a payload or a fragmented record short is what a
 //!   crash in the middle of a write leaves behind: it ends the log cleanly, without a report.
-//! - Zero-filled regions (type 0, length 0, as in preallocated files) are skipped silently.
+//! - Zero-filled regions (type 0, length 0, as in preallocated files) are skipped silently
+//!   when nothing but zeros follows them to the end of the file. Zeros followed by anything
+//!   else are damage, not preallocation: they are reported (with the bytes they cost) as soon
+//!   as the reader meets what follows.
 //! - A read error is reported (as a whole block dropped) and ends the log.
 
 use super::{RecordType, BLOCK_SIZE, HEADER_SIZE};
@@ -67,6 +70,9 @@ pub(crate) struct LogReader {
     positioned: bool,
     /// Still skipping `MIDDLE`/`LAST` fragments of a record that began before `initial_offset`.
     resyncing: bool,
+    /// File offset where the zero-filled region being skipped starts, while one is: reported
+    /// if anything but zeros follows it.
+    zeros_from: Option<u64>,
 }
 
 impl LogReader {
@@ -93,6 +99,7 @@ impl LogReader {
             initial_offset,
             positioned: false,
             resyncing: initial_offset > 0,
+            zeros_from: None,
         }
     }
 
@@ -274,6 +281,19 @@ impl LogReader {
             let stored_crc = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
             let len = usize::from(u16::from_le_bytes([header[4], header[5]]));
             let kind = header[6];
+            if kind == RecordType::Zero as u8 && len == 0 {
+                // Never written (preallocated), if only zeros follow: skip the block's rest.
+                let rest_is_zero = self.block[self.pos..self.end].iter().all(|&b| b == 0);
+                self.pos = self.end;
+                self.zeros_from.get_or_insert(offset);
+                if !rest_is_zero {
+                    // Bytes after a zero-filled header in the same block: damage.
+                    self.report_zeros(self.end_of_buffer_offset);
+                }
+                return Physical::Bad;
+            }
+            // A header that is not zeros: zeros skipped before it were no preallocated tail.
+            self.report_zeros(offset);
             if HEADER_SIZE + len > available {
                 self.pos = self.end;
                 if self.eof {
@@ -281,11 +301,6 @@ impl LogReader {
                     return Physical::Eof;
                 }
                 self.report(available, offset, "bad record length");
-                return Physical::Bad;
-            }
-            if kind == RecordType::Zero as u8 && len == 0 {
-                // Never written (preallocated): nothing more in this block.
-                self.pos = self.end;
                 return Physical::Bad;
             }
             let start = self.pos + HEADER_SIZE;
@@ -309,6 +324,15 @@ impl LogReader {
                 len,
                 offset,
             };
+        }
+    }
+
+    /// Reports the zero-filled region being skipped, if any, as damage ending at file offset
+    /// `end` (where data was found after it).
+    fn report_zeros(&mut self, end: u64) {
+        if let Some(start) = self.zeros_from.take() {
+            let bytes = usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX);
+            self.report(bytes, start, "zero-filled region followed by data");
         }
     }
 

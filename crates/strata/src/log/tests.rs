@@ -371,6 +371,38 @@ fn zero_filled_regions_are_skipped_silently() {
     assert_eq!(out.reports.count(), 0);
 }
 
+/// Regression: a zeroed record header in the middle of a log was taken for the zero-filled
+/// tail of a preallocated file, and the records after it in its block were dropped without a
+/// report (so even `paranoid_checks` let a damaged log or manifest through).
+#[test]
+fn zeros_followed_by_data_are_reported() {
+    // A zeroed header with records after it in the same block: reported at once.
+    let (mut bytes, offsets) = write_log(&[record(1, 100), record(2, 100), record(3, 100)]);
+    let second = offsets[1] as usize;
+    bytes[second..second + HEADER_SIZE].fill(0);
+    let out = read_log(&bytes);
+    assert_eq!(out.records, vec![record(1, 100)]);
+    assert_eq!(out.reports.offsets(), vec![Some(offsets[1])]);
+    assert_eq!(out.reports.dropped(), (bytes.len() - second) as u64);
+    assert!(out.reports.reasons()[0].contains("zero-filled region followed by data"));
+
+    // A whole zeroed block: reported when the record after it is met.
+    let full = BLOCK_SIZE - HEADER_SIZE;
+    let (mut bytes, _) = write_log(&[record(1, full), record(2, full), record(3, 10)]);
+    bytes[BLOCK_SIZE..2 * BLOCK_SIZE].fill(0);
+    let out = read_log(&bytes);
+    assert_eq!(out.records, vec![record(1, full), record(3, 10)]);
+    assert_eq!(out.reports.offsets(), vec![Some(BLOCK_SIZE as u64)]);
+    assert_eq!(out.reports.dropped(), BLOCK_SIZE as u64);
+
+    // Zeros to the end of the file stay silent, however many blocks they fill.
+    bytes.truncate(2 * BLOCK_SIZE);
+    bytes.resize(5 * BLOCK_SIZE + 100, 0);
+    let out = read_log(&bytes);
+    assert_eq!(out.records, vec![record(1, full)]);
+    assert_eq!(out.reports.count(), 0);
+}
+
 #[test]
 fn read_error_is_reported_and_ends_the_log() {
     struct Failing(Option<Vec<u8>>);

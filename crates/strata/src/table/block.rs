@@ -51,6 +51,8 @@ pub(crate) struct Block {
     num_restarts: usize,
     /// Offset of the block in its file, reported in errors.
     file_offset: u64,
+    /// The block's checksum was verified when it was read (see [`Block::set_verified`]).
+    verified: bool,
 }
 
 impl std::fmt::Debug for Block {
@@ -89,7 +91,19 @@ impl Block {
             num_restarts: count,
             data,
             file_offset,
+            verified: false,
         })
+    }
+
+    /// Records that the block's checksum was verified when it was read, so a read that asks for
+    /// verification can take it from the block cache.
+    pub(crate) fn set_verified(&mut self, verified: bool) {
+        self.verified = verified;
+    }
+
+    /// True when the block's checksum was verified when it was read.
+    pub(crate) fn verified(&self) -> bool {
+        self.verified
     }
 
     /// Bytes held, charged against the block cache.

@@ -6,9 +6,13 @@
 //! are read on demand through the block cache when one is configured, keyed by
 //! `(cache id of this table, block offset)`.
 //!
-//! Checksums are verified for a block read from the file when the read asks for it
-//! (`ReadOptions::verify_checksums`) or `TableOptions::paranoid_checks` is set (which also
-//! covers the index and filter blocks at open). Every error names the file and the offset.
+//! Checksums of the index, metaindex and filter blocks are always verified when the table is
+//! opened (they are read once and then serve every lookup, so one unverified flipped byte would
+//! send reads to the wrong block or make the filter deny keys the table holds). A data block's
+//! checksum is verified when the read asks for it (`ReadOptions::verify_checksums`) or
+//! `TableOptions::paranoid_checks` is set; such a read does not take a block from the cache
+//! that an unverified read put there, but reads and verifies it again. Every error names the
+//! file and the offset.
 //!
 //! Thread safety: a `Table` is immutable after `open` and shared through `Arc` by any number of
 //! readers; each `TableIter` belongs to one thread and keeps the table alive.
@@ -60,8 +64,7 @@ impl Table {
         file_name: String,
     ) -> Result<Arc<Table>> {
         let footer = read_footer(&*file, file_size).map_err(|e| e.in_file(&file_name))?;
-        let verify = opts.paranoid_checks;
-        let index_block = read_block(&*file, file_size, &footer.index, verify)
+        let index_block = read_block(&*file, file_size, &footer.index, true)
             .and_then(|contents| Block::new(contents, footer.index.offset))
             .map_err(|e| e.in_file(&file_name))?;
         let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
@@ -83,9 +86,8 @@ impl Table {
     /// The filter named after the configured policy, if the table has a readable one.
     fn read_filter(&self) -> Option<FilterBlockReader> {
         let policy = self.opts.filter_policy.as_ref()?;
-        let verify = self.opts.paranoid_checks;
         let contents =
-            read_block(&*self.file, self.file_size, &self.metaindex_handle, verify).ok()?;
+            read_block(&*self.file, self.file_size, &self.metaindex_handle, true).ok()?;
         let metaindex = Arc::new(Block::new(contents, self.metaindex_handle.offset).ok()?);
         let mut it = metaindex.iter(KeyOrder::Bytewise);
         let name = format!("{FILTER_META_PREFIX}{}", policy.name());
@@ -94,8 +96,30 @@ impl Table {
             return None;
         }
         let handle = BlockHandle::decode_from(&mut it.value())?;
-        let data = read_block(&*self.file, self.file_size, &handle, verify).ok()?;
+        let data = read_block(&*self.file, self.file_size, &handle, true).ok()?;
         Some(FilterBlockReader::new(Arc::clone(policy), data))
+    }
+
+    /// Reads the metaindex and every block it names, checksums verified: `Err` (a corruption
+    /// naming the file) when any of them is damaged. Reads ignore damaged meta blocks (they go
+    /// without the filter); repair uses this to find tables worth rewriting.
+    pub(crate) fn verify_meta_blocks(&self) -> Result<()> {
+        let in_file = |e: Error| e.in_file(&self.file_name);
+        let contents = read_block(&*self.file, self.file_size, &self.metaindex_handle, true)
+            .map_err(in_file)?;
+        let metaindex =
+            Arc::new(Block::new(contents, self.metaindex_handle.offset).map_err(in_file)?);
+        let mut it = metaindex.iter(KeyOrder::Bytewise);
+        it.seek_to_first();
+        while it.valid() {
+            let handle = BlockHandle::decode_from(&mut it.value()).ok_or_else(|| {
+                Error::corruption_at(self.metaindex_handle.offset, "bad handle in metaindex")
+                    .in_file(&self.file_name)
+            })?;
+            read_block(&*self.file, self.file_size, &handle, true).map_err(in_file)?;
+            it.next();
+        }
+        it.status().map_err(in_file)
     }
 
     #[cfg(any(test, feature = "testing"))]
@@ -132,7 +156,11 @@ impl Table {
             return self.load_block(verify, handle).map(Arc::new);
         };
         if let Some(block) = cache.lookup(self.cache_id, handle.offset) {
-            return Ok(block);
+            // A block cached by a read that did not verify it is read again (and replaced) when
+            // this read asks for verification.
+            if block.verified() || !(verify || self.opts.paranoid_checks) {
+                return Ok(block);
+            }
         }
         let block = Arc::new(self.load_block(verify, handle)?);
         if fill_cache {
@@ -143,9 +171,11 @@ impl Table {
 
     fn load_block(&self, verify: bool, handle: BlockHandle) -> Result<Block> {
         let verify = verify || self.opts.paranoid_checks;
-        read_block(&*self.file, self.file_size, &handle, verify)
+        let mut block = read_block(&*self.file, self.file_size, &handle, verify)
             .and_then(|contents| Block::new(contents, handle.offset))
-            .map_err(|e| e.in_file(&self.file_name))
+            .map_err(|e| e.in_file(&self.file_name))?;
+        block.set_verified(verify);
+        Ok(block)
     }
 
     /// Point lookup: finds the first entry with key `>= internal_key` in the one data block

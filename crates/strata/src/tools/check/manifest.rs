@@ -203,6 +203,20 @@ fn check_version(
             problems.add(None, format!("no {what} recorded"));
         }
     }
+    // The log the manifest's log number names is created before the edit naming it, and only
+    // deleted once a later edit moves past it: without it, the writes it held are gone.
+    // (Number 0 is a database that never had a log, or one `repair` rebuilt.)
+    if let Some(log) = state.log_number.filter(|&n| n > 0) {
+        if !files.logs.contains_key(&log) {
+            problems.add(
+                None,
+                format!(
+                    "log {log:06}.log, named by the manifest's log number, is missing: the writes \
+                     it held since the last flush are lost"
+                ),
+            );
+        }
+    }
     let icmp = InternalKeyComparator::new(options.comparator.clone());
     let show = |key: &[u8]| match parse_internal_key(key) {
         Some(k) => format!("'{}' @ {}", k.user_key.escape_ascii(), k.sequence),

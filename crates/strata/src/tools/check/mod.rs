@@ -13,7 +13,9 @@
 //!   strictly increase, index separators that bound their blocks, sequence numbers not above the
 //!   manifest's last sequence, and — for bloom filters or the options' filter policy — a filter
 //!   that matches every key of its block.
-//! - Every live log: record checksums and framing, and that each record is a valid write batch.
+//! - Every live log: record checksums and framing, that each record is a valid write batch, and
+//!   that batches follow each other without a gap in sequence numbers; the log the manifest's
+//!   log number names exists.
 //!
 //! "Live" means named by the manifest (tables) or not older than its log number (logs). When the
 //! manifest cannot be read, every table and log in the directory is checked instead. Files that
@@ -257,6 +259,8 @@ fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport
     let mut problems = FileProblems::new(name);
     let mut records = 0;
     let mut next_sequence: Option<u64> = None;
+    // Damage was reported since the last record.
+    let mut damaged = false;
     let mut tail = None;
     let result = for_each_record(&*options.env, &dir.join(name), true, &mut |item| {
         match item {
@@ -264,10 +268,15 @@ fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport
                 offset,
                 bytes,
                 reason,
-            } => problems.add(offset, format!("{reason} ({bytes} bytes dropped)")),
+            } => {
+                problems.add(offset, format!("{reason} ({bytes} bytes dropped)"));
+                // The batches lost there leave a gap: already reported.
+                damaged = true;
+            }
             LogItem::Tail { offset, bytes } => tail = Some((offset, bytes)),
             LogItem::Record { offset, data } => {
                 records += 1;
+                let after_damage = std::mem::take(&mut damaged);
                 match WriteBatch::from_contents(data.to_vec()) {
                     Ok(batch) => {
                         if let Some(Err(e)) = batch.iter().find(|op| op.is_err()) {
@@ -277,18 +286,30 @@ fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport
                             );
                         }
                         let sequence = batch.sequence();
-                        if next_sequence.is_some_and(|next| sequence < next) {
-                            problems.add(
+                        match next_sequence {
+                            Some(next) if sequence < next => problems.add(
                                 Some(offset),
                                 format!("batch sequence {sequence} goes back in time"),
-                            );
+                            ),
+                            // Each batch takes the sequence numbers right after the one before.
+                            Some(next) if sequence > next && !after_damage => problems.add(
+                                Some(offset),
+                                format!(
+                                    "batches with sequence numbers {next}..{sequence} are \
+                                     missing before this one"
+                                ),
+                            ),
+                            _ => {}
                         }
                         next_sequence = sequence.checked_add(u64::from(batch.count()));
                     }
-                    Err(e) => problems.add(
-                        Some(offset),
-                        format!("record is not a write batch: {}", describe_in_record(&e)),
-                    ),
+                    Err(e) => {
+                        problems.add(
+                            Some(offset),
+                            format!("record is not a write batch: {}", describe_in_record(&e)),
+                        );
+                        damaged = true;
+                    }
                 }
             }
         }

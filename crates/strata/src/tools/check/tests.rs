@@ -2,9 +2,11 @@ use std::sync::Arc;
 
 use super::*;
 use crate::env::Env;
+use crate::log::HEADER_SIZE;
 use crate::tools::test_db::{put, write_table_with, TestDb};
 use crate::util::bloom::FilterPolicy;
 use crate::util::internal_key::{internal_key, ValueType};
+use crate::write_batch::WriteBatch;
 
 fn run(db: &TestDb) -> CheckReport {
     let options = Options {
@@ -339,6 +341,45 @@ fn finds_a_damaged_length_that_hides_the_last_manifest_edits() {
             && p.offset == Some(offset)
             && p.message.contains("are not a complete record")),
         "{report}"
+    );
+}
+
+/// Regression: a deleted live log loses the writes it held since the last flush, and check
+/// said nothing.
+#[test]
+fn finds_a_missing_live_log() {
+    let db = TestDb::new();
+    db.env.remove_file(&db.path("000003.log")).unwrap();
+    let report = run(&db);
+    assert_one_problem(
+        &report,
+        "MANIFEST-000002",
+        None,
+        "log 000003.log, named by the manifest's log number, is missing",
+    );
+}
+
+/// Regression: batches removed whole from a log (say a 32 KiB block cut out, with no record
+/// crossing its edges) leave every remaining record sound; only the sequence numbers show the
+/// gap, and check did not look.
+#[test]
+fn finds_a_gap_in_log_sequences() {
+    let db = TestDb::new();
+    let mut b1 = WriteBatch::new();
+    b1.put(b"w1", b"v1");
+    b1.set_sequence(73);
+    let mut b2 = WriteBatch::new();
+    b2.put(b"w2", b"v2");
+    b2.set_sequence(80);
+    let records = vec![b1.contents().to_vec(), b2.contents().to_vec()];
+    crate::tools::test_db::write_log(&*db.env, &db.path("000003.log"), &records);
+    let report = run(&db);
+    let second = (HEADER_SIZE + records[0].len()) as u64;
+    assert_one_problem(
+        &report,
+        "000003.log",
+        Some(second),
+        "batches with sequence numbers 74..80 are missing",
     );
 }
 
