@@ -209,6 +209,7 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
     let recovered = state.versions.recover()?;
     let mut save_manifest = recovered.save_manifest;
     if let Some(e) = recovered.damaged_tail {
+        refuse_if_damaged_edit_may_be_installed(db, &state.versions, &e)?;
         db.info_log.log(format_args!(
             "skipped a torn edit at the manifest's end: {e}"
         ));
@@ -299,6 +300,35 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
     ));
     db.bg_work.notify_all();
     Ok(())
+}
+
+/// A damaged last manifest edit may be skipped only when it cannot have been installed. An
+/// installed edit that added tables (a flush or a compaction) is followed by work that depends
+/// on it (its logs and inputs are deleted), so skipping it would lose data silently. Tables
+/// numbered at or past the recovered next file number were made after the last readable edit;
+/// if any exist, the damaged edit may have named them, and open refuses (repair salvages them).
+/// Otherwise the damage is a torn write that was never acknowledged, and is skipped.
+fn refuse_if_damaged_edit_may_be_installed(
+    db: &DbInner,
+    versions: &VersionSet,
+    damage: &Error,
+) -> Result<()> {
+    let newer_table = db
+        .env
+        .children(&db.dir)?
+        .into_iter()
+        .find_map(|name| match parse_file_name(&name) {
+            Some((number, FileType::Table)) if number >= versions.next_file_number => Some(name),
+            _ => None,
+        });
+    match newer_table {
+        Some(table) => Err(Error::corruption(format!(
+            "the manifest's last edit is damaged ({damage}) and table {table}, which it may have \
+             added, exists: run repair to salvage it"
+        ))
+        .in_file(descriptor_file_name(&db.dir, versions.manifest_file_number).display())),
+        None => Ok(()),
+    }
 }
 
 /// Writes the manifest of an empty database and points `CURRENT` at it.
