@@ -52,7 +52,6 @@ fn power_loss_and_reopen(env: &FaultEnv, db: DB, options: Options) -> strata::Re
 }
 
 #[test]
-#[ignore = "engine gap 1: a new log's directory entry is not synced (reported)"]
 fn sync_write_into_a_new_log_survives_power_loss() {
     let (env, options) = setup();
     let db = DB::open("/db", options.clone()).unwrap();
@@ -67,7 +66,6 @@ fn sync_write_into_a_new_log_survives_power_loss() {
 }
 
 #[test]
-#[ignore = "engine gap 2: a new table's directory entry is not synced before the manifest names it (reported)"]
 fn flushed_table_survives_power_loss() {
     let (env, options) = setup();
     let db = DB::open("/db", options.clone()).unwrap();
@@ -78,7 +76,6 @@ fn flushed_table_survives_power_loss() {
 }
 
 #[test]
-#[ignore = "engine gap 3: the old log is not synced at a memtable switch (reported; gap 1 also fails it)"]
 fn writes_before_a_log_switch_survive_a_later_sync_write() {
     let (env, options) = setup();
     let db = DB::open("/db", options.clone()).unwrap();
