@@ -12,7 +12,9 @@
 //!    loss that those earlier writes do not: a hole.
 //!
 //! LevelDB 1.23 has the same gaps (it syncs the directory only for a new manifest), which
-//! journaling file systems usually hide. The tests are ignored until the engine closes them.
+//! journaling file systems usually hide. Strata closes them: the directory is synced before a
+//! manifest edit is appended, and a memtable switch syncs the old log and the directory before
+//! the new log takes a write.
 
 #![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
