@@ -208,6 +208,8 @@ pub fn write_batch_set_sequence(batch: &mut WriteBatch, sequence: u64) {
 
 pub use crate::env::fault::{FaultEnv, InjectedError, OpKind, PowerLossMode};
 
+pub mod fuzz;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,9 +29,9 @@ use crate::log::{LogReader, LogWriter, Reporter};
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::table::TableOptions;
-use crate::util::internal_key::InternalKeyComparator;
+use crate::util::internal_key::{InternalKeyComparator, MAX_SEQUENCE};
 use crate::version::edit::VersionEdit;
-use crate::version::version_set::{set_current_file, VersionSet};
+use crate::version::version_set::{set_current_file, VersionSet, MAX_FILE_NUMBER};
 use crate::write_batch::WriteBatch;
 
 /// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
@@ -186,7 +186,7 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
     let mut logs = Vec::new();
     for name in env.children(dir)? {
         match parse_file_name(&name) {
-            Some((number, kind)) => {
+            Some((number, kind)) if number <= MAX_FILE_NUMBER => {
                 state.versions.mark_file_number_used(number);
                 match kind {
                     FileType::Table => {
@@ -196,7 +196,7 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
                     _ => {}
                 }
             }
-            None => db
+            _ => db
                 .info_log
                 .log(format_args!("ignoring unknown file {name}")),
         }
@@ -333,6 +333,26 @@ fn replay_log(
                 continue;
             }
         };
+        // The batch's updates take `sequence..=last`, all of which must be valid numbers.
+        let last = batch
+            .sequence()
+            .checked_add(u64::from(batch.count()).saturating_sub(1))
+            .filter(|&last| last <= MAX_SEQUENCE);
+        let Some(last) = last else {
+            let e = Error::corruption_at(
+                offset,
+                format!(
+                    "write batch numbered from {} past the largest sequence number",
+                    batch.sequence()
+                ),
+            )
+            .in_file(path.display());
+            if db.options.paranoid_checks {
+                return Err(e);
+            }
+            db.info_log.log(format_args!("ignoring log record: {e}"));
+            continue;
+        };
         let memtable = mem.get_or_insert_with(|| Arc::new(MemTable::new(db.icmp.clone())));
         if let Err(e) = insert_into_memtable(&batch, memtable) {
             let e = e.offset_by(offset).in_file(path.display());
@@ -342,7 +362,6 @@ fn replay_log(
             db.info_log.log(format_args!("ignoring log record: {e}"));
             continue;
         }
-        let last = batch.sequence() + u64::from(batch.count()).saturating_sub(1);
         *max_sequence = (*max_sequence).max(last);
         if memtable.approximate_memory_usage() > db.options.write_buffer_size {
             if let Some(full) = mem.take() {

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
-use crate::util::internal_key::ValueType;
+use crate::util::internal_key::{ValueType, MAX_SEQUENCE};
 use crate::version::version_set::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
 use crate::write_batch::{BatchOp, WriteBatch};
 
@@ -84,12 +84,21 @@ pub(crate) fn write(
         let (group, last) = build_group(&state);
         last_writer = last;
         let mut group = group;
-        group.set_sequence(state.versions.last_sequence + 1);
+        let last_sequence = state.versions.last_sequence;
+        group.set_sequence(last_sequence.saturating_add(1));
         // The group's last sequence number (unchanged for an empty group).
-        let sequence = state.versions.last_sequence + u64::from(group.count());
+        let sequence = last_sequence.saturating_add(u64::from(group.count()));
         let mem = Arc::clone(&state.mem);
         let sync = writer.sync;
-        let outcome = MutexGuard::unlocked(&mut state, || commit_group(db, &group, &mem, sync));
+        let outcome = if sequence > MAX_SEQUENCE {
+            // Only a database whose files claim nearly 2^56 updates gets here.
+            Err(Error::NotSupported(format!(
+                "sequence numbers exhausted: last sequence {last_sequence}, {} more needed",
+                group.count()
+            )))
+        } else {
+            MutexGuard::unlocked(&mut state, || commit_group(db, &group, &mem, sync))
+        };
         if let Err(e) = &outcome {
             // The log may now end in a partial record: refuse every later write.
             state.bg_error.get_or_insert_with(|| e.clone());
