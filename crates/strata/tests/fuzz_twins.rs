@@ -23,8 +23,9 @@ fn config(default: u32) -> Config {
     }
 }
 
+// The decoder targets: a few milliseconds a case.
 proptest! {
-    #![proptest_config(config(256))]
+    #![proptest_config(config(2048))]
 
     #[test]
     fn fuzz_twin_block(data in vec(any::<u8>(), 0..1500)) {
@@ -50,15 +51,16 @@ proptest! {
     fn fuzz_twin_version_edit(data in vec(any::<u8>(), 0..600)) {
         fuzz::version_edit(&data);
     }
+}
+
+// The targets that open databases: slower a case.
+proptest! {
+    #![proptest_config(config(512))]
 
     #[test]
     fn fuzz_twin_write_batch(data in vec(any::<u8>(), 0..1500)) {
         fuzz::write_batch(&data);
     }
-}
-
-proptest! {
-    #![proptest_config(config(64))]
 
     #[test]
     fn fuzz_twin_db_ops(data in vec(any::<u8>(), 0..4000)) {

@@ -26,7 +26,7 @@ enum Op {
 /// then as a recipe for updates that must round-trip through the encoding, through `append`,
 /// and survive damage (a truncated batch yields a prefix of its updates, then an error).
 pub fn write_batch(data: &[u8]) {
-    check_decoded(data);
+    check_decoded(data, true);
     let _ = batch_round_trip(&mut Unstructured::new(data));
 }
 
@@ -75,7 +75,9 @@ fn model(ops: &[Op]) -> BTreeMap<Vec<u8>, Vec<u8>> {
     map
 }
 
-fn check_decoded(bytes: &[u8]) {
+/// Decodes `bytes`; well-formed, the updates must re-encode to themselves. With `replay`, also
+/// replays `bytes` from a log (three database opens: the slow part).
+fn check_decoded(bytes: &[u8], replay: bool) {
     let (ops, ok) = decode(bytes);
     if ok {
         let again = encode(&ops);
@@ -86,7 +88,9 @@ fn check_decoded(bytes: &[u8]) {
             "re-encoded batch"
         );
     }
-    replay_log_record(bytes, &ops, ok);
+    if replay {
+        replay_log_record(bytes, &ops, ok);
+    }
 }
 
 /// Appends `record` to the write-ahead log of a closed, empty database over a fresh in-memory
@@ -207,6 +211,6 @@ fn batch_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
             );
         }
     }
-    check_decoded(&damaged);
+    check_decoded(&damaged, false);
     Ok(())
 }
