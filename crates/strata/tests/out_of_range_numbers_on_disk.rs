@@ -1,7 +1,8 @@
 //! Regression tests for what the fuzz targets found: numbers read from a manifest, a log or a
 //! file name that no database writes (sequence numbers past 2^56 - 1, file numbers near 2^64,
 //! file sizes whose sum overflows) made `DB::open`, a write or a flush panic on integer
-//! overflow. Each must now be a typed error or, where LevelDB skips damage, skipped.
+//! overflow. Each must now be a typed error or, where LevelDB skips damage, skipped. Also: a
+//! log record holding a batch whose count disagrees with its records was applied in part.
 
 #![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
@@ -203,4 +204,52 @@ fn fuzz_log_batch_numbered_past_max_sequence_is_skipped() {
     assert_eq!(db.get(b"x").unwrap(), None);
     db.put(b"z", b"3").unwrap();
     assert_eq!(db.get(b"z").unwrap(), Some(b"3".to_vec()));
+}
+
+/// A batch's bytes: header (`sequence`, `count`) and one put record per key.
+fn raw_batch(sequence: u64, count: u32, keys: &[&[u8]]) -> Vec<u8> {
+    let mut bytes = sequence.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&count.to_le_bytes());
+    for key in keys {
+        bytes.push(1); // put
+        bytes.push(key.len() as u8);
+        bytes.extend_from_slice(key);
+        bytes.push(1);
+        bytes.push(b'v');
+    }
+    bytes
+}
+
+#[test]
+fn fuzz_log_batch_with_wrong_count_is_skipped_whole() {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open(DIR, options(&env, false)).unwrap();
+    db.put(b"kept", b"1").unwrap();
+    drop(db);
+    // Found by the fuzzer: a count of 0 with records behind it, numbered from MAX_SEQUENCE,
+    // passed the sequence check and then numbered its second record past MAX_SEQUENCE.
+    let overflowing = raw_batch(MAX_SEQUENCE, 0, &[b"p", b"q"]);
+    // And an ordinary batch claiming one record fewer than it holds: its records went into
+    // the memtable before the count check failed, numbered 3 to 5, past the last sequence the
+    // database then had (1), and came to light once later writes passed their numbers.
+    let miscounted = raw_batch(3, 2, &[b"x", b"y", b"z"]);
+    let log = Path::new(DIR).join("000100.log");
+    write_log_file(&*env, &log, &[&overflowing, &miscounted]).unwrap();
+
+    match DB::open(DIR, options(&env, true)) {
+        Err(e) => assert!(
+            e.is_corruption() && e.to_string().contains("000100.log"),
+            "{e}"
+        ),
+        Ok(_) => panic!("paranoid open replayed a malformed batch"),
+    }
+    let db = DB::open(DIR, options(&env, false)).unwrap();
+    for i in 0..10u8 {
+        db.put(&[b'n', i], b"2").unwrap();
+    }
+    for key in [&b"p"[..], b"q", b"x", b"y", b"z"] {
+        assert_eq!(db.get(key).unwrap(), None, "{key:?} of a malformed batch");
+    }
+    assert_eq!(db.get(b"kept").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(db.get(b"n\x09").unwrap(), Some(b"2".to_vec()));
 }

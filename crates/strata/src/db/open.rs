@@ -333,25 +333,36 @@ fn replay_log(
                 continue;
             }
         };
-        // The batch's updates take `sequence..=last`, all of which must be valid numbers.
+        // Check the whole batch before applying any of it, so a damaged batch is skipped
+        // whole; its updates take `sequence..=last`, which must all be valid numbers.
         let last = batch
-            .sequence()
-            .checked_add(u64::from(batch.count()).saturating_sub(1))
-            .filter(|&last| last <= MAX_SEQUENCE);
-        let Some(last) = last else {
-            let e = Error::corruption_at(
-                offset,
-                format!(
-                    "write batch numbered from {} past the largest sequence number",
-                    batch.sequence()
-                ),
-            )
-            .in_file(path.display());
-            if db.options.paranoid_checks {
-                return Err(e);
+            .iter()
+            .try_fold(0u64, |n, op| op.map(|_| n + 1))
+            .and_then(|n| {
+                batch
+                    .sequence()
+                    .checked_add(n.saturating_sub(1))
+                    .filter(|&last| last <= MAX_SEQUENCE)
+                    .ok_or_else(|| {
+                        Error::corruption_at(
+                            0,
+                            format!(
+                                "write batch numbered from {} past the largest sequence number",
+                                batch.sequence()
+                            ),
+                        )
+                    })
+            });
+        let last = match last {
+            Ok(last) => last,
+            Err(e) => {
+                let e = e.offset_by(offset).in_file(path.display());
+                if db.options.paranoid_checks {
+                    return Err(e);
+                }
+                db.info_log.log(format_args!("ignoring log record: {e}"));
+                continue;
             }
-            db.info_log.log(format_args!("ignoring log record: {e}"));
-            continue;
         };
         let memtable = mem.get_or_insert_with(|| Arc::new(MemTable::new(db.icmp.clone())));
         if let Err(e) = insert_into_memtable(&batch, memtable) {

@@ -9,7 +9,7 @@ use super::{bytes, damage, small_key};
 use crate::env::{Env, MemEnv};
 use crate::log::LogWriter;
 use crate::options::Options;
-use crate::util::internal_key::{MAX_SEQUENCE, TRAILER_LEN};
+use crate::util::internal_key::MAX_SEQUENCE;
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::NUM_LEVELS;
 use crate::DB;
@@ -60,7 +60,6 @@ fn internal_key(u: &mut Unstructured<'_>) -> Result<Vec<u8>> {
     let mut key = small_key(u, 8)?;
     let trailer: u64 = u.arbitrary()?;
     key.extend_from_slice(&trailer.to_le_bytes());
-    debug_assert!(key.len() >= TRAILER_LEN);
     Ok(key)
 }
 
