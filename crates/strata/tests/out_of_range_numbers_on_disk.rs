@@ -79,16 +79,21 @@ fn fuzz_exhausted_sequence_numbers_fail_writes_without_panic() {
     let db = DB::open(DIR, options(&env, false)).unwrap();
     assert!(matches!(db.put(b"k", b"v"), Err(Error::NotSupported(_))));
     assert_eq!(db.get(b"k").unwrap(), None);
-    // One number left: a one-update write takes it, a second fails.
+    // One number left: a two-update write fails without harm, a one-update write takes it.
     drop(db);
     let env = manifest_only(EditFields {
         last_sequence: Some(MAX_SEQUENCE - 1),
         ..EditFields::default()
     });
     let db = DB::open(DIR, options(&env, false)).unwrap();
+    let mut two = WriteBatch::new();
+    two.put(b"a", b"1");
+    two.put(b"b", b"2");
+    assert!(matches!(db.write(two), Err(Error::NotSupported(_))));
     db.put(b"k", b"v").unwrap();
     assert!(matches!(db.put(b"k", b"w"), Err(Error::NotSupported(_))));
     assert_eq!(db.get(b"k").unwrap(), Some(b"v".to_vec()));
+    assert_eq!(db.get(b"a").unwrap(), None);
 }
 
 #[test]

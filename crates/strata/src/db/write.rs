@@ -90,21 +90,22 @@ pub(crate) fn write(
         let sequence = last_sequence.saturating_add(u64::from(group.count()));
         let mem = Arc::clone(&state.mem);
         let sync = writer.sync;
-        let outcome = if sequence > MAX_SEQUENCE {
-            // Only a database whose files claim nearly 2^56 updates gets here.
+        result = if sequence > MAX_SEQUENCE {
+            // Only a database whose files claim nearly 2^56 updates gets here; nothing was
+            // written, so the database stays usable for reads and smaller writes.
             Err(Error::NotSupported(format!(
                 "sequence numbers exhausted: last sequence {last_sequence}, {} more needed",
                 group.count()
             )))
         } else {
-            MutexGuard::unlocked(&mut state, || commit_group(db, &group, &mem, sync))
+            let outcome = MutexGuard::unlocked(&mut state, || commit_group(db, &group, &mem, sync));
+            if let Err(e) = &outcome {
+                // The log may now end in a partial record: refuse every later write.
+                state.bg_error.get_or_insert_with(|| e.clone());
+                db.bg_done.notify_all();
+            }
+            outcome
         };
-        if let Err(e) = &outcome {
-            // The log may now end in a partial record: refuse every later write.
-            state.bg_error.get_or_insert_with(|| e.clone());
-            db.bg_done.notify_all();
-        }
-        result = outcome;
         if result.is_ok() {
             state.versions.last_sequence = sequence;
         }
