@@ -210,6 +210,8 @@ pub use crate::env::fault::{
     CrashPoint, FaultEnv, InjectedError, InjectedFault, OpKind, PowerLossMode,
 };
 
+pub mod fuzz;
+
 #[cfg(test)]
 mod tests {
     use super::*;

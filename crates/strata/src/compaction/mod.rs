@@ -110,7 +110,7 @@ impl Compaction {
                 break;
             }
             if self.seen_key {
-                self.overlapped_bytes += g.meta.file_size;
+                self.overlapped_bytes = g.meta.file_size.saturating_add(self.overlapped_bytes);
             }
             self.grandparent_index += 1;
         }

@@ -83,7 +83,7 @@ pub(crate) fn compact_range(
         let keep = inputs
             .iter()
             .position(|f| {
-                total += f.meta.file_size;
+                total = f.meta.file_size.saturating_add(total);
                 total >= limit
             })
             .map_or(inputs.len(), |i| i + 1);

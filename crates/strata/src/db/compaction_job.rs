@@ -33,6 +33,7 @@ use crate::table::TableOptions;
 use crate::util::internal_key::{parse_internal_key, ValueType, MAX_SEQUENCE};
 use crate::version::edit::FileMetaData;
 use crate::version::level_iter::LevelIter;
+use crate::version::version::total_file_size;
 
 /// A table being written by the compaction.
 struct Output {
@@ -57,7 +58,8 @@ pub(crate) fn run(
         ..LevelStats::default()
     };
     for files in &c.inputs {
-        stats.bytes_read += files.iter().map(|f| f.meta.file_size).sum::<u64>();
+        let read = total_file_size(files);
+        stats.bytes_read = stats.bytes_read.saturating_add(read);
     }
     stats.bytes_written = outputs.iter().map(|m| m.file_size).sum();
     state.stats[c.level + 1].add(&stats);

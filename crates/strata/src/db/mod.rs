@@ -69,9 +69,10 @@ pub(crate) struct LevelStats {
 
 impl LevelStats {
     pub(crate) fn add(&mut self, other: &LevelStats) {
-        self.micros += other.micros;
-        self.bytes_read += other.bytes_read;
-        self.bytes_written += other.bytes_written;
+        // Saturating: byte counts derive from file sizes a damaged manifest may inflate.
+        self.micros = self.micros.saturating_add(other.micros);
+        self.bytes_read = self.bytes_read.saturating_add(other.bytes_read);
+        self.bytes_written = self.bytes_written.saturating_add(other.bytes_written);
     }
 }
 

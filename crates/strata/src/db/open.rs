@@ -38,7 +38,7 @@ use crate::options::Options;
 use crate::table::TableOptions;
 use crate::util::internal_key::InternalKeyComparator;
 use crate::version::edit::VersionEdit;
-use crate::version::version_set::{set_current_file, VersionSet};
+use crate::version::version_set::{set_current_file, VersionSet, MAX_FILE_NUMBER};
 use crate::write_batch::WriteBatch;
 
 /// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
@@ -227,7 +227,7 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
     let mut logs = Vec::new();
     for name in env.children(dir)? {
         match parse_file_name(&name) {
-            Some((number, kind)) => {
+            Some((number, kind)) if number <= MAX_FILE_NUMBER => {
                 state.versions.mark_file_number_used(number);
                 match kind {
                     FileType::Table => {
@@ -237,7 +237,7 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
                     _ => {}
                 }
             }
-            None => db
+            _ => db
                 .info_log
                 .log(format_args!("ignoring unknown file {name}")),
         }

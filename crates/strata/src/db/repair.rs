@@ -39,7 +39,7 @@ use crate::table::builder::TableBuilder;
 use crate::table::TableOptions;
 use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator};
 use crate::version::edit::{FileMetaData, VersionEdit};
-use crate::version::version_set::set_current_file;
+use crate::version::version_set::{set_current_file, MAX_FILE_NUMBER};
 use crate::write_batch::WriteBatch;
 
 struct Repairer<'a> {
@@ -97,7 +97,9 @@ fn run(dir: &Path, options: &Options) -> Result<bool> {
     let mut logs = Vec::new();
     let mut tables = Vec::new();
     for name in env.children(dir)? {
-        if let Some((number, kind)) = parse_file_name(&name) {
+        // A number past MAX_FILE_NUMBER was not written by a database: not ours to salvage.
+        let parsed = parse_file_name(&name).filter(|&(n, _)| n <= MAX_FILE_NUMBER);
+        if let Some((number, kind)) = parsed {
             repairer.next_file_number = repairer.next_file_number.max(number + 1);
             match kind {
                 FileType::Descriptor => manifests.push(name),

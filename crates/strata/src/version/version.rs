@@ -345,9 +345,11 @@ impl Version {
     }
 }
 
-/// Sum of the sizes of `files`.
+/// Sum of the sizes of `files`, saturating: sizes come from the manifest, which may be damaged.
 pub(crate) fn total_file_size(files: &[FileRef]) -> u64 {
-    files.iter().map(|f| f.meta.file_size).sum()
+    files
+        .iter()
+        .fold(0u64, |sum, f| sum.saturating_add(f.meta.file_size))
 }
 
 /// Index of the first file (of a sorted, non-overlapping level) whose largest user key is

@@ -44,6 +44,9 @@ pub(crate) const L0_STOP_WRITES_TRIGGER: usize = 12;
 pub(crate) const MAX_MEM_COMPACT_LEVEL: usize = 2;
 /// A manifest larger than this is replaced by a fresh one holding a snapshot.
 const MAX_MANIFEST_SIZE: u64 = 64 << 20;
+/// Largest file number a database uses: half the `u64` range, so counting up from any accepted
+/// number never overflows. A larger number in a manifest or a file name is damage, not ours.
+pub(crate) const MAX_FILE_NUMBER: u64 = u64::MAX / 2;
 
 /// Byte budget of a level (>= 1): 10 MiB at level 1, ten times more per level below.
 pub(crate) fn max_bytes_for_level(level: usize) -> f64 {
@@ -276,12 +279,24 @@ impl VersionSet {
         let next_file = next_file.ok_or_else(|| missing("next-file-number"))?;
         let log_number = log_number.ok_or_else(|| missing("log-number"))?;
         let last_sequence = last_sequence.ok_or_else(|| missing("last-sequence"))?;
-        let prev_log_number = prev_log_number.unwrap_or(0);
         if last_sequence > MAX_SEQUENCE {
             return Err(Error::corruption(format!(
                 "last sequence {last_sequence} is past the largest sequence number {MAX_SEQUENCE}"
             ))
             .in_file(manifest_path.display()));
+        }
+        let prev_log_number = prev_log_number.unwrap_or(0);
+        for (what, number) in [
+            ("next file number", next_file),
+            ("log number", log_number),
+            ("previous log number", prev_log_number),
+        ] {
+            if number > MAX_FILE_NUMBER {
+                return Err(Error::corruption(format!(
+                    "{what} {number} is past the largest file number {MAX_FILE_NUMBER}"
+                ))
+                .in_file(manifest_path.display()));
+            }
         }
 
         let mut builder = VersionBuilder::new(&self.current);
@@ -313,7 +328,9 @@ impl VersionSet {
         self.last_sequence = last_sequence;
         self.compact_pointers = compact_pointers;
         let manifest_number = crate::db::filename::parse_file_name(&name)
-            .filter(|(_, kind)| *kind == crate::db::filename::FileType::Descriptor)
+            .filter(|&(n, kind)| {
+                kind == crate::db::filename::FileType::Descriptor && n <= MAX_FILE_NUMBER
+            })
             .map(|(n, _)| n)
             .ok_or_else(|| {
                 Error::corruption(format!("CURRENT names {name:?}, which is not a manifest"))
@@ -457,7 +474,7 @@ impl VersionSet {
         for (level, files) in version.files.iter().enumerate() {
             for f in files {
                 if icmp.compare(&f.meta.largest, ikey) != std::cmp::Ordering::Greater {
-                    result += f.meta.file_size;
+                    result = f.meta.file_size.saturating_add(result);
                 } else if icmp.compare(&f.meta.smallest, ikey) == std::cmp::Ordering::Greater {
                     if level > 0 {
                         break; // sorted: later files are past the key too

@@ -1,0 +1,276 @@
+//! Fuzz body for whole tables: footer, index, metaindex, filter and data blocks together.
+
+use std::sync::Arc;
+
+use arbitrary::{Result, Unstructured};
+
+use super::{bytes, damage, pattern_value, small_key, Damage};
+use crate::cache::BlockCache;
+use crate::error::Error;
+use crate::iter::InternalIterator;
+use crate::options::{CompressionType, ReadOptions};
+use crate::table::builder::TableBuilder;
+use crate::table::format::FOOTER_LEN;
+use crate::table::reader::Table;
+use crate::table::test_files::{SharedVecFile, VecFile};
+use crate::table::TableOptions;
+use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
+use crate::util::comparator::BytewiseComparator;
+use crate::util::internal_key::{
+    internal_key, lookup_key, parse_internal_key, InternalKeyComparator, ValueType, MAX_SEQUENCE,
+};
+
+/// Fuzz target `table`: `data` as a raw table file, then as a recipe for a table (entries and
+/// options) that must read back exactly, answer point lookups right, and, damaged in one byte
+/// outside its footer, either read back exactly or fail (`paranoid_checks` on).
+pub fn table(data: &[u8]) {
+    let probes = [b"a".to_vec(), data.iter().take(8).copied().collect()];
+    let _ = read_table(data.to_vec(), &options(Some(10), false, false), &probes);
+    let _ = read_table(data.to_vec(), &options(None, true, true), &probes);
+    let _ = table_round_trip(&mut Unstructured::new(data));
+}
+
+fn options(filter_bits: Option<usize>, paranoid_checks: bool, cache: bool) -> TableOptions {
+    TableOptions {
+        icmp: InternalKeyComparator::new(BytewiseComparator::shared()),
+        block_size: 4096,
+        block_restart_interval: 16,
+        compression: CompressionType::Snappy,
+        filter_policy: filter_bits
+            .map(|bits| Arc::new(BloomFilterPolicy::new(bits)) as Arc<dyn FilterPolicy>),
+        block_cache: cache.then(|| BlockCache::new(64 << 10)),
+        paranoid_checks,
+    }
+}
+
+/// A table's internal keys and values, in order.
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Opens `bytes` as a table and reads every entry both ways, then looks up `user_keys`.
+/// Returns the entries the forward walk saw (or the first error).
+fn read_table(
+    bytes: Vec<u8>,
+    opts: &TableOptions,
+    user_keys: &[Vec<u8>],
+) -> std::result::Result<Entries, Error> {
+    let len = bytes.len() as u64;
+    let table = Table::open(
+        opts.clone(),
+        Arc::new(VecFile::new(bytes)),
+        len,
+        "fuzz".into(),
+    )?;
+    let read = ReadOptions {
+        verify_checksums: true,
+        ..ReadOptions::default()
+    };
+    let mut it = table.iter(&read);
+    let mut entries = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        entries.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    let forward = it.status().map(|()| entries);
+    it.seek_to_last();
+    while it.valid() {
+        let _ = (it.key(), it.value());
+        it.prev();
+    }
+    for user_key in user_keys {
+        let target = lookup_key(user_key, MAX_SEQUENCE);
+        it.seek(&target);
+        if it.valid() {
+            it.prev();
+        }
+        let _ = table.get(&read, &target, |k, v| (k.len(), v.len()));
+        let _ = table.filter_may_match(&target);
+        let _ = table.approximate_offset_of(&target);
+    }
+    forward
+}
+
+/// One version of a user key: sequence, kind, value.
+type Version = (u64, bool, Vec<u8>);
+
+fn table_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
+    let filter_bits = if u.arbitrary()? {
+        Some(u.int_in_range(1..=20)?)
+    } else {
+        None
+    };
+    let opts = TableOptions {
+        block_size: u.int_in_range(64..=4096)?,
+        block_restart_interval: u.int_in_range(1..=16)?,
+        compression: if u.arbitrary()? {
+            CompressionType::Snappy
+        } else {
+            CompressionType::None
+        },
+        ..options(filter_bits, false, u.arbitrary()?)
+    };
+
+    // User keys in order, each with its versions newest first: internal key order.
+    let mut user_keys: Vec<Vec<u8>> = (0..u.int_in_range(0..=120)?)
+        .map(|_| small_key(u, 12))
+        .collect::<Result<_>>()?;
+    user_keys.sort();
+    user_keys.dedup();
+    let mut versions: Vec<Vec<Version>> = Vec::with_capacity(user_keys.len());
+    for _ in &user_keys {
+        let mut seqs: Vec<u64> = (0..u.int_in_range(1..=3)?)
+            .map(|_| u.int_in_range(0..=MAX_SEQUENCE))
+            .collect::<Result<_>>()?;
+        seqs.sort_unstable_by(|a, b| b.cmp(a));
+        seqs.dedup();
+        let mut v = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            v.push((seq, u.ratio(4, 5)?, pattern_value(u, 9000)?));
+        }
+        versions.push(v);
+    }
+    let entries: Entries = user_keys
+        .iter()
+        .zip(&versions)
+        .flat_map(|(key, versions)| {
+            versions.iter().map(move |(seq, is_value, value)| {
+                let t = if *is_value {
+                    ValueType::Value
+                } else {
+                    ValueType::Deletion
+                };
+                (internal_key(key, *seq, t), value.clone())
+            })
+        })
+        .collect();
+
+    let out = SharedVecFile::new();
+    let mut builder = TableBuilder::new(opts.clone(), Box::new(out.clone()));
+    for (k, v) in &entries {
+        if let Err(e) = builder.add(k, v) {
+            panic!("building a table: {e}");
+        }
+    }
+    if let Err(e) = builder.finish() {
+        panic!("finishing a table: {e}");
+    }
+    let encoded = out.contents();
+
+    // Read back: the same entries both ways, and point lookups that find the newest version.
+    let len = encoded.len() as u64;
+    let table = match Table::open(
+        opts.clone(),
+        Arc::new(VecFile::new(encoded.clone())),
+        len,
+        "built".into(),
+    ) {
+        Ok(table) => table,
+        Err(e) => panic!("a freshly built table does not open: {e}"),
+    };
+    assert_eq!(table.has_filter(), filter_bits.is_some());
+    match read_table(encoded.clone(), &opts, &[]) {
+        Ok(read) => assert_eq!(read, entries, "a built table reads back different entries"),
+        Err(e) => panic!("a freshly built table does not read back: {e}"),
+    }
+    let read = ReadOptions::default();
+    let mut it = table.iter(&read);
+    it.seek_to_last();
+    for (k, v) in entries.iter().rev() {
+        assert!(it.valid(), "backward walk ended early");
+        assert_eq!((it.key(), it.value()), (&k[..], &v[..]), "backward walk");
+        it.prev();
+    }
+    assert!(!it.valid(), "backward walk has extra entries");
+    check_gets(&table, &user_keys, &versions, false);
+    let mut last_offset = 0;
+    for key in &user_keys {
+        let offset = table.approximate_offset_of(&lookup_key(key, MAX_SEQUENCE));
+        assert!(
+            offset >= last_offset && offset <= len,
+            "approximate offsets"
+        );
+        last_offset = offset;
+    }
+    for _ in 0..u.int_in_range(0..=8)? {
+        let key = bytes(u, 12)?;
+        if user_keys.binary_search(&key).is_err() {
+            let target = lookup_key(&key, MAX_SEQUENCE);
+            let found = table.get(&read, &target, |k, _| {
+                parse_internal_key(k).is_some_and(|p| p.user_key == key)
+            });
+            assert!(
+                matches!(found, Ok(None) | Ok(Some(false))),
+                "get({key:?}) of an absent key: {found:?}"
+            );
+        }
+    }
+
+    // One byte changed outside the footer, every checksum verified: exact or an error.
+    let paranoid = TableOptions {
+        paranoid_checks: true,
+        ..opts.clone()
+    };
+    let body = encoded.len().saturating_sub(FOOTER_LEN);
+    if body > 0 {
+        let at = u.int_in_range(0..=body - 1)?;
+        let mut damaged = encoded.clone();
+        Damage::Flip {
+            at,
+            mask: u.int_in_range(1..=255)?,
+        }
+        .apply(&mut damaged);
+        if let Ok(read) = read_table(damaged.clone(), &paranoid, &[]) {
+            assert_eq!(read, entries, "a byte flipped at {at} went unnoticed");
+        }
+        let file = Arc::new(VecFile::new(damaged));
+        if let Ok(table) = Table::open(paranoid.clone(), file, len, "damaged".into()) {
+            check_gets(&table, &user_keys, &versions, true);
+        }
+    }
+
+    // Anything else: no panic, whatever the options.
+    let mut damaged = encoded;
+    damage(u, &mut damaged)?;
+    let damaged_opts = if u.arbitrary()? { paranoid } else { opts };
+    let _ = read_table(damaged, &damaged_opts, &user_keys);
+    Ok(())
+}
+
+/// Looks every user key up and checks it finds its newest version (or, when `may_fail`, an
+/// error). The filter must never rule a present key out.
+fn check_gets(table: &Table, user_keys: &[Vec<u8>], versions: &[Vec<Version>], may_fail: bool) {
+    let read = ReadOptions {
+        verify_checksums: may_fail,
+        ..ReadOptions::default()
+    };
+    for (key, versions) in user_keys.iter().zip(versions) {
+        let target = lookup_key(key, MAX_SEQUENCE);
+        match table.filter_may_match(&target) {
+            Ok(true) => {}
+            Err(_) if may_fail => {}
+            other => panic!("the filter answers {other:?} for present key {key:?}"),
+        }
+        let found = table.get(&read, &target, |k, v| {
+            parse_internal_key(k).map(|p| {
+                (
+                    p.user_key.to_vec(),
+                    p.sequence,
+                    p.value_type == ValueType::Value,
+                    v.to_vec(),
+                )
+            })
+        });
+        let Some((seq, is_value, value)) = versions.first() else {
+            continue;
+        };
+        match found {
+            Ok(Some(Some(got))) => assert_eq!(
+                got,
+                (key.clone(), *seq, *is_value, value.clone()),
+                "get({key:?})"
+            ),
+            Err(_) if may_fail => {}
+            other => panic!("get({key:?}) of a present key: {other:?}"),
+        }
+    }
+}
