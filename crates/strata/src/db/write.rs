@@ -97,9 +97,12 @@ pub(crate) fn write(
         group.set_sequence(state.versions.last_sequence + 1);
         let sequence = state.versions.last_sequence + u64::from(group.count());
         if sequence > MAX_SEQUENCE {
-            result = Err(Error::InvalidArgument(
-                "sequence numbers exhausted: the database cannot take more writes".into(),
-            ));
+            // Nothing was written: the database stays usable for reads and smaller writes.
+            result = Err(Error::NotSupported(format!(
+                "sequence numbers exhausted: last sequence {}, {} more needed",
+                state.versions.last_sequence,
+                group.count()
+            )));
         } else {
             let mem = Arc::clone(&state.mem);
             let sync = writer.sync;
