@@ -87,10 +87,10 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use self::namespace::{normalize, Entry, Namespace, NodeId, SplitMix64};
+use self::namespace::{Entry, Namespace, NodeId, SplitMix64};
 pub use self::rules::{CrashPoint, InjectedFault};
 use self::rules::{Faults, Verdict};
-use super::{Env, FileLock, RandomAccessFile, SequentialFile, WritableFile};
+use super::{normalize_path, Env, FileLock, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
 /// A kind of operation that is counted and can be failed.
@@ -521,7 +521,7 @@ impl Env for FaultEnv {
         self.shared.check(OpKind::SyncDir, "sync directory", dir)?;
         let inner = &*self.shared.inner;
         let mut state = self.shared.state.lock();
-        let dir_key = normalize(dir);
+        let dir_key = normalize_path(dir);
         state.files.track(inner, &dir_key);
         inner.sync_dir(dir)?;
         state.files.sync_dir(&dir_key);

@@ -13,12 +13,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use super::{Env, FileLock, RandomAccessFile, SequentialFile, WritableFile};
+use super::{normalize_path, Env, FileLock, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
 type Contents = Arc<RwLock<Vec<u8>>>;
@@ -108,21 +108,6 @@ impl std::fmt::Debug for MemEnv {
     }
 }
 
-/// `path` with `.` removed and `..` folded into its parent (a `..` above a root is dropped).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 fn is_root(path: &Path) -> bool {
     path.as_os_str().is_empty() || path.parent().is_none()
 }
@@ -145,41 +130,49 @@ fn not_found(op: &str, path: &Path) -> Error {
 
 impl Env for MemEnv {
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
-        let contents = self.inner.state.lock().file(&normalize(path), "open")?;
-        Ok(Box::new(MemSequentialFile { contents, pos: 0 }))
-    }
-
-    fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
-        let contents = self.inner.state.lock().file(&normalize(path), "open")?;
-        Ok(Arc::new(MemRandomAccessFile { contents }))
-    }
-
-    fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         let contents = self
             .inner
             .state
             .lock()
-            .open_for_write(normalize(path), true, "create")?;
-        Ok(Box::new(MemWritableFile::new(contents, path)))
+            .file(&normalize_path(path), "open")?;
+        Ok(Box::new(MemSequentialFile { contents, pos: 0 }))
     }
 
-    fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+    fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let contents = self
+            .inner
+            .state
+            .lock()
+            .file(&normalize_path(path), "open")?;
+        Ok(Arc::new(MemRandomAccessFile { contents }))
+    }
+
+    fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         let contents =
             self.inner
                 .state
                 .lock()
-                .open_for_write(normalize(path), false, "open for append")?;
+                .open_for_write(normalize_path(path), true, "create")?;
+        Ok(Box::new(MemWritableFile::new(contents, path)))
+    }
+
+    fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let contents = self.inner.state.lock().open_for_write(
+            normalize_path(path),
+            false,
+            "open for append",
+        )?;
         Ok(Box::new(MemWritableFile::new(contents, path)))
     }
 
     fn file_exists(&self, path: &Path) -> bool {
-        let path = normalize(path);
+        let path = normalize_path(path);
         let state = self.inner.state.lock();
         state.files.contains_key(&path) || state.is_dir(&path)
     }
 
     fn children(&self, dir: &Path) -> Result<Vec<String>> {
-        let dir = normalize(dir);
+        let dir = normalize_path(dir);
         let state = self.inner.state.lock();
         if !state.is_dir(&dir) {
             return Err(not_found("list", &dir));
@@ -196,7 +189,7 @@ impl Env for MemEnv {
     }
 
     fn remove_file(&self, path: &Path) -> Result<()> {
-        let path = normalize(path);
+        let path = normalize_path(path);
         match self.inner.state.lock().files.remove(&path) {
             Some(_) => Ok(()),
             None => Err(not_found("remove", &path)),
@@ -204,7 +197,7 @@ impl Env for MemEnv {
     }
 
     fn create_dir(&self, dir: &Path) -> Result<()> {
-        let dir = normalize(dir);
+        let dir = normalize_path(dir);
         let mut state = self.inner.state.lock();
         // No missing ancestor may already be a file.
         let missing: Vec<PathBuf> = dir
@@ -227,7 +220,7 @@ impl Env for MemEnv {
     }
 
     fn remove_dir(&self, dir: &Path) -> Result<()> {
-        let dir = normalize(dir);
+        let dir = normalize_path(dir);
         let mut state = self.inner.state.lock();
         if !state.dirs.contains(&dir) {
             return Err(not_found("remove directory", &dir));
@@ -250,13 +243,17 @@ impl Env for MemEnv {
     }
 
     fn file_size(&self, path: &Path) -> Result<u64> {
-        let contents = self.inner.state.lock().file(&normalize(path), "stat")?;
+        let contents = self
+            .inner
+            .state
+            .lock()
+            .file(&normalize_path(path), "stat")?;
         let len = contents.read().len();
         Ok(len as u64)
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        let (from, to) = (normalize(from), normalize(to));
+        let (from, to) = (normalize_path(from), normalize_path(to));
         let op = format!("rename {} to", from.display());
         let mut state = self.inner.state.lock();
         let contents = state.file(&from, "rename")?;
@@ -270,7 +267,7 @@ impl Env for MemEnv {
     }
 
     fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        let key = normalize(path);
+        let key = normalize_path(path);
         // The file exists while locked, as on a real file system.
         self.inner
             .state
@@ -298,7 +295,7 @@ impl Env for MemEnv {
     }
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
-        let dir = normalize(dir);
+        let dir = normalize_path(dir);
         if self.inner.state.lock().is_dir(&dir) {
             Ok(())
         } else {

@@ -139,6 +139,22 @@ pub(crate) fn write_file(env: &dyn Env, path: &Path, data: &[u8], sync: bool) ->
     file.close()
 }
 
+/// `path` with `.` removed and `..` folded into its parent, lexically (a `..` above a root is
+/// dropped): how the in-memory and fault-injecting Envs name files.
+pub(crate) fn normalize_path(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The directory that holds `path` (or `.` for a bare name).
 pub(crate) fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {

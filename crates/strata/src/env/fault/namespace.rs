@@ -11,11 +11,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::PowerLossMode;
-use crate::env::{read_file_to_vec, write_file, Env, RandomAccessFile};
+use crate::env::{normalize_path, read_file_to_vec, write_file, Env, RandomAccessFile};
 use crate::error::Result;
 
 /// Identity of a file; never reused within one `Namespace`.
@@ -53,7 +53,7 @@ pub(super) struct Entry {
 impl Entry {
     /// The entry `path` names; `None` for a root, which is no file.
     pub(super) fn of(path: &Path) -> Option<Entry> {
-        let path = normalize(path);
+        let path = normalize_path(path);
         Some(Entry {
             name: path.file_name()?.to_os_string(),
             dir: path.parent()?.to_path_buf(),
@@ -63,21 +63,6 @@ impl Entry {
     fn path(&self) -> PathBuf {
         self.dir.join(&self.name)
     }
-}
-
-/// `path` with `.` removed and `..` folded into its parent, lexically (as `MemEnv` does).
-pub(super) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Inodes and the listings of every tracked directory.
