@@ -65,38 +65,57 @@ fn sync_writes_to_a_new_log_survive_power_loss() {
     assert_eq!(db.get(b"after").unwrap(), Some(b"2".to_vec()));
 }
 
+fn log_files(env: &FaultEnv) -> std::collections::BTreeSet<String> {
+    env.inner()
+        .children(std::path::Path::new("/db"))
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .collect()
+}
+
 #[test]
 fn sync_write_right_after_a_memtable_switch_is_durable_or_refused() {
-    let env = FaultEnv::new(Arc::new(MemEnv::new()));
-    let small = Options {
+    let small = |env: &FaultEnv| Options {
         write_buffer_size: 64 << 10,
-        ..options(&env)
+        ..options(env)
     };
+    let value = vec![b'x'; 1000];
+    // Find which write of a fresh database switches to a new log (memtable accounting is
+    // deterministic), so the synced write below is exactly that one.
+    let switching_write = {
+        let env = FaultEnv::new(Arc::new(MemEnv::new()));
+        let db = DB::open("/db", small(&env)).unwrap();
+        (0..1000u32)
+            .find(|i| {
+                let before = log_files(&env);
+                db.put(format!("fill{i:03}").as_bytes(), &value).unwrap();
+                !log_files(&env).is_subset(&before)
+            })
+            .expect("a switch within 1000 writes")
+    };
+    let env = FaultEnv::new(Arc::new(MemEnv::new()));
     let acknowledged;
     {
-        let db = DB::open("/db", small.clone()).unwrap();
-        let value = vec![b'x'; 1000];
-        for i in 0..70u32 {
+        let db = DB::open("/db", small(&env)).unwrap();
+        for i in 0..switching_write {
             db.put(format!("fill{i:03}").as_bytes(), &value).unwrap();
         }
         // The memtable is full: the next write switches to a new log. No directory sync can
         // succeed from now on, so nothing else makes the new log's entry durable.
+        let before = log_files(&env);
         env.fail_always(OpKind::SyncDir, InjectedError::Io);
-        acknowledged = db.put_opt(&SYNC, b"after", b"2").is_ok();
-        let logs = env
-            .inner()
-            .children(std::path::Path::new("/db"))
-            .unwrap()
-            .into_iter()
-            .filter(|n| n.ends_with(".log"))
-            .count();
-        assert!(logs >= 2, "the write did not start a new log");
+        acknowledged = db.put_opt(&SYNC, b"after", &value).is_ok();
+        assert!(
+            !log_files(&env).is_subset(&before),
+            "the write did not start a new log"
+        );
         env.simulate_power_loss(PowerLossMode::DropUnsynced, 3)
             .unwrap();
     }
     env.clear_faults();
-    let db = DB::open("/db", small).unwrap();
+    let db = DB::open("/db", small(&env)).unwrap();
     if acknowledged {
-        assert_eq!(db.get(b"after").unwrap(), Some(b"2".to_vec()));
+        assert_eq!(db.get(b"after").unwrap(), Some(value));
     }
 }
