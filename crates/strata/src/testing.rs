@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::env::vec_files::{VecSink, VecSource};
 use crate::env::{Env, SequentialFile};
 use crate::error::{Error, Result};
-use crate::log::vec_file::{VecSink, VecSource};
 use crate::log::{LogReader, LogWriter, Reporter};
 use crate::version::edit::VersionEdit;
 use crate::version::NUM_LEVELS;
@@ -294,6 +294,7 @@ pub use self::table::{
 mod table {
     use std::sync::Arc;
 
+    use crate::env::vec_files::{VecFile, VecSink};
     use crate::error::Result;
     use crate::iter::InternalIterator;
     use crate::options::{CompressionType, ReadOptions};
@@ -303,7 +304,6 @@ mod table {
     use crate::table::filter_block::FilterBlockReader;
     use crate::table::format::{read_block, BlockHandle, Footer};
     use crate::table::reader::Table;
-    use crate::table::test_files::{SharedVecFile, VecFile};
     use crate::table::TableOptions;
     use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
     use crate::util::comparator::BytewiseComparator;
@@ -348,7 +348,7 @@ mod table {
         restart_interval: usize,
         filter_bits: Option<usize>,
     ) -> Result<Vec<u8>> {
-        let out = SharedVecFile::new();
+        let out = VecSink::new();
         let opts = options(compression, block_size, restart_interval, filter_bits);
         let mut builder = TableBuilder::new(opts, Box::new(out.clone()));
         for (key, value) in entries {

@@ -108,12 +108,12 @@ impl TableCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::env::vec_files::{VecFile, VecSink};
     use crate::env::{FileLock, RandomAccessFile, SequentialFile, WritableFile};
     use crate::error::Error;
     use crate::iter::InternalIterator;
     use crate::options::CompressionType;
     use crate::table::builder::TableBuilder;
-    use crate::table::test_files::{SharedVecFile, VecFile};
     use crate::util::comparator::BytewiseComparator;
     use crate::util::internal_key::{internal_key, user_key, InternalKeyComparator, ValueType};
     use parking_lot::Mutex;
@@ -200,7 +200,7 @@ mod tests {
     }
 
     fn table_bytes(tag: &str) -> Vec<u8> {
-        let out = SharedVecFile::new();
+        let out = VecSink::new();
         let mut b = TableBuilder::new(options(), Box::new(out.clone()));
         for i in 0..100 {
             let key = internal_key(format!("key{i:03}").as_bytes(), 1, ValueType::Value);

@@ -25,6 +25,8 @@ mod conformance;
 pub(crate) mod fault;
 mod mem;
 mod posix;
+#[cfg(any(test, feature = "testing"))]
+pub(crate) mod vec_files;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -29,8 +29,6 @@
 pub(crate) mod reader;
 #[cfg(test)]
 mod tests;
-#[cfg(any(test, feature = "testing"))]
-pub(crate) mod vec_file;
 pub(crate) mod writer;
 
 pub(crate) use reader::{LogReader, Reporter};

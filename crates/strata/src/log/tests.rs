@@ -5,8 +5,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use proptest::prelude::*;
 
-use super::vec_file::{VecSink, VecSource};
 use super::*;
+use crate::env::vec_files::{VecSink, VecSource};
 use crate::env::SequentialFile;
 use crate::error::{Error, Result};
 use crate::util::crc;

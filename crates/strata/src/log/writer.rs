@@ -125,7 +125,7 @@ impl LogWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::vec_file::VecSink;
+    use crate::env::vec_files::VecSink;
 
     fn write(records: &[&[u8]]) -> Vec<u8> {
         let sink = VecSink::new();

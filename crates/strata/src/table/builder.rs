@@ -277,8 +277,8 @@ impl TableBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::env::vec_files::{VecFile, VecSink};
     use crate::table::format::read_footer;
-    use crate::table::test_files::{SharedVecFile, VecFile};
     use crate::util::bloom::BloomFilterPolicy;
     use crate::util::comparator::BytewiseComparator;
     use crate::util::internal_key::{internal_key, InternalKeyComparator, ValueType};
@@ -298,7 +298,7 @@ mod tests {
 
     #[test]
     fn empty_table_has_metaindex_index_and_footer() {
-        let out = SharedVecFile::new();
+        let out = VecSink::new();
         let mut b = TableBuilder::new(options(CompressionType::None), Box::new(out.clone()));
         let size = b.finish().unwrap();
         let bytes = out.contents();
@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn compresses_only_when_it_saves_an_eighth() {
         let mut writer = BlockWriter {
-            file: Box::new(SharedVecFile::new()),
+            file: Box::new(VecSink::new()),
             offset: 0,
             encoder: snap::raw::Encoder::new(),
             compressed: Vec::new(),
@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn filter_meta_entry_is_named_after_the_policy() {
-        let out = SharedVecFile::new();
+        let out = VecSink::new();
         let mut opts = options(CompressionType::None);
         opts.filter_policy = Some(Arc::new(BloomFilterPolicy::new(10)));
         let mut b = TableBuilder::new(opts, Box::new(out.clone()));

@@ -287,7 +287,7 @@ pub(crate) fn read_footer(file: &dyn RandomAccessFile, file_size: u64) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::test_files::VecFile;
+    use crate::env::vec_files::VecFile;
     use proptest::prelude::*;
 
     #[test]

@@ -12,8 +12,6 @@ pub(crate) mod filter_block;
 pub(crate) mod format;
 pub(crate) mod reader;
 
-#[cfg(any(test, feature = "testing"))]
-pub(crate) mod test_files;
 #[cfg(test)]
 mod tests;
 

@@ -7,9 +7,9 @@ use proptest::prelude::*;
 use super::builder::TableBuilder;
 use super::format::{BlockHandle, FOOTER_LEN};
 use super::reader::Table;
-use super::test_files::{SharedVecFile, VecFile};
 use super::TableOptions;
 use crate::cache::BlockCache;
+use crate::env::vec_files::{VecFile, VecSink};
 use crate::iter::InternalIterator;
 use crate::options::{CompressionType, ReadOptions};
 use crate::util::bloom::BloomFilterPolicy;
@@ -31,7 +31,7 @@ fn options(compression: CompressionType, filter: bool) -> TableOptions {
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn build(opts: &TableOptions, entries: &Entries) -> Vec<u8> {
-    let out = SharedVecFile::new();
+    let out = VecSink::new();
     let mut b = TableBuilder::new(opts.clone(), Box::new(out.clone()));
     for (k, v) in entries {
         b.add(k, v).unwrap();

@@ -6,8 +6,8 @@ use arbitrary::{Result, Unstructured};
 use parking_lot::Mutex;
 
 use super::{damage, is_subsequence, pattern_value};
+use crate::env::vec_files::{VecSink, VecSource};
 use crate::error::Error;
-use crate::log::vec_file::{VecSink, VecSource};
 use crate::log::{LogReader, LogWriter, Reporter, BLOCK_SIZE, HEADER_SIZE};
 
 /// Fuzz target `log`: `data` as a raw log file read with and without checksums, then as a

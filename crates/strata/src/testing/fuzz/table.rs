@@ -6,13 +6,13 @@ use arbitrary::{Result, Unstructured};
 
 use super::{bytes, damage, pattern_value, small_key, Damage};
 use crate::cache::BlockCache;
+use crate::env::vec_files::{VecFile, VecSink};
 use crate::error::Error;
 use crate::iter::InternalIterator;
 use crate::options::{CompressionType, ReadOptions};
 use crate::table::builder::TableBuilder;
 use crate::table::format::FOOTER_LEN;
 use crate::table::reader::Table;
-use crate::table::test_files::{SharedVecFile, VecFile};
 use crate::table::TableOptions;
 use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
 use crate::util::comparator::BytewiseComparator;
@@ -144,7 +144,7 @@ fn table_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
         })
         .collect();
 
-    let out = SharedVecFile::new();
+    let out = VecSink::new();
     let mut builder = TableBuilder::new(opts.clone(), Box::new(out.clone()));
     for (k, v) in &entries {
         if let Err(e) = builder.add(k, v) {

@@ -1,12 +1,12 @@
-//! In-memory files for log tests and the `testing` helpers: a writable file that appends to a
-//! shared `Vec<u8>` and a sequential file over an owned `Vec<u8>`. Not used by the engine, which
-//! goes through an `Env`.
+//! In-memory files for tests and the `testing` helpers: a writable file that appends to a
+//! shared `Vec<u8>` ([`VecSink`]), a sequential file ([`VecSource`]) and a random-access file
+//! ([`VecFile`]) over owned bytes. Not used by the engine, which goes through an `Env`.
 
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::env::{SequentialFile, WritableFile};
+use crate::env::{RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::Result;
 
 /// A writable file whose bytes land in a shared buffer, visible through [`VecSink::contents`].
@@ -84,5 +84,28 @@ impl SequentialFile for VecSource {
         let n = usize::try_from(n).unwrap_or(usize::MAX);
         self.pos = self.pos.saturating_add(n).min(self.data.len());
         Ok(())
+    }
+}
+
+/// A read-only file holding `bytes`.
+pub(crate) struct VecFile {
+    bytes: Vec<u8>,
+}
+
+impl VecFile {
+    pub(crate) fn new(bytes: Vec<u8>) -> VecFile {
+        VecFile { bytes }
+    }
+}
+
+impl RandomAccessFile for VecFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(self.bytes.len());
+        let src = self.bytes.get(start..).unwrap_or(&[]);
+        let n = src.len().min(buf.len());
+        buf[..n].copy_from_slice(&src[..n]);
+        Ok(n)
     }
 }
