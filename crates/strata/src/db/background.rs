@@ -186,15 +186,18 @@ pub(crate) fn compact_memtable(
             "database closed during memtable flush".into(),
         ));
     }
-    // Logs older than the current one hold nothing the tables do not.
+    // Logs older than the current one hold nothing the tables do not; the tables hold every
+    // write before the current log's first.
     edit.prev_log_number = Some(0);
     edit.log_number = Some(state.log_file_number);
+    edit.last_sequence = Some(state.log_first_sequence - 1);
     apply_edit(state, &mut edit)?;
     state.imm = None;
     db.has_imm.store(false, Ordering::Release);
     state.refresh_super_version();
-    delete_obsolete_files(db, state);
+    // Writers waiting for room need not wait for the deletions too.
     db.bg_done.notify_all();
+    delete_obsolete_files(db, state);
     Ok(())
 }
 

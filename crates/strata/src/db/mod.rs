@@ -24,6 +24,7 @@ mod read;
 mod repair;
 mod snapshot;
 mod table_build;
+mod wal;
 mod write;
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -37,7 +38,6 @@ use parking_lot::{Condvar, Mutex};
 use crate::cache::table_cache::TableCache;
 use crate::env::{Env, FileLock};
 use crate::error::{Error, Result};
-use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::util::internal_key::InternalKeyComparator;
@@ -93,6 +93,9 @@ pub(crate) struct DbState {
     pub(crate) versions: VersionSet,
     /// Number of the write-ahead log that `mem` is backed by.
     pub(crate) log_file_number: u64,
+    /// The sequence number of that log's first write: every write before it is in older logs
+    /// or in tables (see `db/wal.rs`).
+    pub(crate) log_first_sequence: u64,
     /// Sequence numbers of live snapshots, with how many snapshots hold each.
     pub(crate) snapshots: BTreeMap<u64, usize>,
     /// The first background failure; once set, every write fails with it.
@@ -140,8 +143,8 @@ pub(crate) struct DbInner {
     pub(crate) bg_done: Condvar,
     /// Signalled when there may be background work to do.
     pub(crate) bg_work: Condvar,
-    /// The write-ahead log; used only by the leader of the current write group.
-    pub(crate) wal: Mutex<Option<LogWriter>>,
+    /// The write-ahead logs; used only by the leader of the current write group.
+    pub(crate) wal: Mutex<wal::Wal>,
     pub(crate) shutting_down: AtomicBool,
     /// Mirrors `state.imm.is_some()` so compactions can check it without the mutex.
     pub(crate) has_imm: AtomicBool,
@@ -278,9 +281,7 @@ impl Drop for DB {
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();
         }
-        if let Some(mut wal) = self.inner.wal.lock().take() {
-            let _ = wal.close();
-        }
+        self.inner.wal.lock().close();
         if let Some(lock) = self.inner.lock.lock().take() {
             let _ = self.inner.env.unlock_file(lock);
         }

@@ -6,7 +6,9 @@
 //! into memtables that are flushed to level-0 tables as they fill. A damaged log record, or a
 //! missing log the manifest names, is skipped and logged, unless `paranoid_checks` is set, in
 //! which case open fails; a read error always fails open (the unread rest of the log may hold
-//! acknowledged writes). Finally a new log is started (or, with `reuse_logs`, the last one is
+//! acknowledged writes). A log whose first write does not continue the sequence numbers where
+//! the tables and earlier logs end lost its predecessor's tail to a power loss: it and the
+//! later logs are skipped, so the database keeps a prefix of its writes (see `db/wal.rs`). Finally a new log is started (or, with `reuse_logs`, the last one is
 //! appended to, if it ends with a whole record: records appended behind a torn tail would be
 //! lost with it) and the new state is recorded in the manifest. A failed open changes nothing
 //! that was stored: new files it wrote
@@ -27,6 +29,7 @@ use super::background::{apply_edit, delete_obsolete_files, write_level0_table};
 use super::filename::{
     descriptor_file_name, lock_file_name, log_file_name, parse_file_name, FileType,
 };
+use super::wal::Wal;
 use super::write::{check_logged_batch, insert_into_memtable};
 use super::{DbInner, DbState, InfoLog, SuperVersion};
 use crate::cache::table_cache::TableCache;
@@ -151,6 +154,7 @@ fn open_locked(
             imm: None,
             versions,
             log_file_number: 0,
+            log_first_sequence: 1,
             snapshots: BTreeMap::new(),
             bg_error: None,
             manual: None,
@@ -162,7 +166,7 @@ fn open_locked(
         }),
         bg_done: Condvar::new(),
         bg_work: Condvar::new(),
-        wal: Mutex::new(None),
+        wal: Mutex::new(Wal::default()),
         shutting_down: AtomicBool::new(false),
         has_imm: AtomicBool::new(false),
         info_log,
@@ -265,30 +269,43 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
         db.info_log.log(format_args!("{e}"));
     }
     logs.sort_unstable();
-    let mut edit = VersionEdit::default();
-    let mut max_sequence = 0;
+    let mut replay = Replay {
+        edit: VersionEdit::default(),
+        max_sequence: 0,
+        next_sequence: state.versions.last_sequence + 1,
+        gap: false,
+    };
     for (i, &number) in logs.iter().enumerate() {
         let last = i + 1 == logs.len();
-        save_manifest |= replay_log(db, state, number, last, &mut edit, &mut max_sequence)?;
+        save_manifest |= replay_log(db, state, number, last, &mut replay)?;
         // The log's number is used: later logs must get higher numbers.
         state.versions.mark_file_number_used(number);
+        if replay.gap {
+            // The later logs are skipped too; the new log's number is past them (every file
+            // number in the directory is marked used), so they are deleted as obsolete.
+            save_manifest = true;
+            break;
+        }
     }
-    if state.versions.last_sequence < max_sequence {
-        state.versions.last_sequence = max_sequence;
+    if state.versions.last_sequence < replay.max_sequence {
+        state.versions.last_sequence = replay.max_sequence;
     }
 
-    if db.wal.lock().is_none() {
+    if !db.wal.lock().is_open() {
         // Start a fresh log for new writes.
         let number = state.versions.new_file_number();
         let file = env.new_writable_file(&log_file_name(dir, number))?;
-        *db.wal.lock() = Some(LogWriter::new(file));
+        db.wal.lock().start(number, LogWriter::new(file), 0);
         state.log_file_number = number;
+        state.log_first_sequence = state.versions.last_sequence + 1;
         save_manifest = true;
     }
     if save_manifest {
+        let edit = &mut replay.edit;
         edit.prev_log_number = Some(0);
         edit.log_number = Some(state.log_file_number);
-        apply_edit(state, &mut edit)?;
+        edit.last_sequence = Some(state.log_first_sequence - 1);
+        apply_edit(state, edit)?;
     }
     state.refresh_super_version();
     delete_obsolete_files(db, state);
@@ -385,6 +402,21 @@ impl Reporter for LogReporter {
     }
 }
 
+/// What replaying the logs has established so far.
+struct Replay {
+    /// The tables flushed from replayed memtables.
+    edit: VersionEdit,
+    /// The largest sequence number replayed.
+    max_sequence: u64,
+    /// The sequence number with which the next log must start to continue the tables and the
+    /// logs before it.
+    next_sequence: u64,
+    /// Set when a log started past `next_sequence`: the writes in between were lost (a power
+    /// loss kept a later log but not an earlier log's tail), so that log and every later one
+    /// are skipped, keeping a prefix of the writes.
+    gap: bool,
+}
+
 /// Replays log `number` into memtables. Returns whether the manifest must be rewritten (a
 /// table was flushed, or the log could not be reused).
 fn replay_log(
@@ -392,8 +424,7 @@ fn replay_log(
     state: &mut MutexGuard<'_, DbState>,
     number: u64,
     last_log: bool,
-    edit: &mut VersionEdit,
-    max_sequence: &mut u64,
+    replay: &mut Replay,
 ) -> Result<bool> {
     let path = log_file_name(&db.dir, number);
     db.info_log.log(format_args!("recovering log #{number}"));
@@ -410,10 +441,14 @@ fn replay_log(
     let mut reader = LogReader::new(file, Some(Box::new(reporter)), true, 0);
     let mut mem: Option<Arc<MemTable>> = None;
     let mut flushed = false;
+    let first_sequence = replay.next_sequence;
+    let mut first_in_log = true;
     let mut scratch = Vec::new();
     while let Some(record) = reader.read_record(&mut scratch) {
         let contents = record.to_vec();
         let offset = reader.last_record_offset();
+        // Only a log that starts with a whole record shows where it starts.
+        let starts_log = std::mem::replace(&mut first_in_log, false) && dropped.lock().is_empty();
         if db.options.paranoid_checks {
             if let Some(e) = first_error.lock().take() {
                 return Err(e);
@@ -432,6 +467,16 @@ fn replay_log(
                 continue;
             }
         };
+        if starts_log && batch.sequence() > replay.next_sequence {
+            db.info_log.log(format_args!(
+                "log #{number} starts at sequence {} but the writes before it end at {}: \
+                 the writes between were lost (power loss); skipping this log and later ones",
+                batch.sequence(),
+                replay.next_sequence - 1
+            ));
+            replay.gap = true;
+            break;
+        }
         let memtable = mem.get_or_insert_with(|| Arc::new(MemTable::new(db.icmp.clone())));
         if let Err(e) = insert_into_memtable(&batch, memtable) {
             let e = e.offset_by(offset).in_file(path.display());
@@ -441,13 +486,14 @@ fn replay_log(
             db.info_log.log(format_args!("ignoring log record: {e}"));
             continue;
         }
+        let next = batch.sequence() + u64::from(batch.count());
+        replay.next_sequence = replay.next_sequence.max(next);
         if batch.count() > 0 {
-            let last = batch.sequence() + u64::from(batch.count()) - 1;
-            *max_sequence = (*max_sequence).max(last);
+            replay.max_sequence = replay.max_sequence.max(next - 1);
         }
         if memtable.approximate_memory_usage() > db.options.write_buffer_size {
             if let Some(full) = mem.take() {
-                write_level0_table(db, state, &full, edit, None)?;
+                write_level0_table(db, state, &full, &mut replay.edit, None)?;
                 flushed = true;
             }
         }
@@ -470,10 +516,14 @@ fn replay_log(
     // ends with a whole record: records appended behind a torn or damaged tail would be
     // dropped with it by the next recovery.
     let size = db.env.file_size(&path)?;
-    if db.options.reuse_logs && last_log && !flushed && !damaged && clean_end == size {
+    if db.options.reuse_logs && last_log && !flushed && !damaged && !replay.gap && clean_end == size
+    {
         let file = db.env.new_appendable_file(&path)?;
-        *db.wal.lock() = Some(LogWriter::with_offset(file, size));
+        db.wal
+            .lock()
+            .start(number, LogWriter::with_offset(file, size), 0);
         state.log_file_number = number;
+        state.log_first_sequence = first_sequence;
         if let Some(mem) = mem.take() {
             state.mem = mem;
         }
@@ -481,7 +531,7 @@ fn replay_log(
         return Ok(false);
     }
     if let Some(rest) = mem.take() {
-        write_level0_table(db, state, &rest, edit, None)?;
+        write_level0_table(db, state, &rest, &mut replay.edit, None)?;
     }
     Ok(true)
 }

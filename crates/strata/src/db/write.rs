@@ -10,9 +10,9 @@
 //! for `sync`). If a log write or sync fails the error is kept as the background error: the log
 //! may hold a partial record, so no later write can be trusted to land after it.
 //!
-//! Switching to a new log syncs the old one and the directory before the new log takes a
-//! write, so after a power loss the logs hold a prefix of the acknowledged writes (never later
-//! writes without earlier ones) and a synced write never vanishes with its log's file name.
+//! Switching to a new log syncs nothing: the old log's tail may reach the disk later than the
+//! new log's writes, or never; `db/wal.rs` says how a power loss then still leaves a prefix of
+//! the acknowledged writes and every synced one.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -105,7 +105,7 @@ pub(crate) fn write(
             )));
         } else {
             let mem = Arc::clone(&state.mem);
-            let sync = writer.sync;
+            let sync = writer.sync.then_some(state.versions.log_number);
             let outcome = MutexGuard::unlocked(&mut state, || commit_group(db, &group, &mem, sync));
             if let Err(e) = &outcome {
                 // The log may now end in a partial record: refuse every later write.
@@ -136,17 +136,15 @@ pub(crate) fn write(
     result
 }
 
-/// Appends the group to the log and applies it to the memtable. Runs without the state mutex,
-/// by the group leader only.
-fn commit_group(db: &DbInner, group: &WriteBatch, mem: &MemTable, sync: bool) -> Result<()> {
+/// Appends the group to the log and applies it to the memtable; `sync` (the manifest's log
+/// number) makes the log durable first, with every log before it that is still needed. Runs
+/// without the state mutex, by the group leader only.
+fn commit_group(db: &DbInner, group: &WriteBatch, mem: &MemTable, sync: Option<u64>) -> Result<()> {
     {
         let mut wal = db.wal.lock();
-        let log = wal
-            .as_mut()
-            .ok_or_else(|| Error::InvalidArgument("database is closed".into()))?;
-        log.add_record(group.contents())?;
-        if sync {
-            log.sync()?;
+        wal.append(group.contents())?;
+        if let Some(min_live_log) = sync {
+            wal.sync(&*db.env, &db.dir, min_live_log)?;
         }
     }
     insert_into_memtable(group, mem)
@@ -287,29 +285,16 @@ fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Re
             return Err(e);
         }
     };
-    let old = db.wal.lock().replace(LogWriter::new(file));
+    db.wal
+        .lock()
+        .start(number, LogWriter::new(file), state.versions.log_number);
     state.log_file_number = number;
+    state.log_first_sequence = state.versions.last_sequence + 1;
     let new_mem = Arc::new(MemTable::new(db.icmp.clone()));
     let old_mem = std::mem::replace(&mut state.mem, new_mem);
     state.imm = Some(old_mem);
     db.has_imm.store(true, Ordering::Release);
     state.refresh_super_version();
     db.bg_work.notify_all();
-    // Before the new log takes a write: the old log must be durable, or a power loss could
-    // keep later writes (in the new log) and lose earlier ones (in the old log's unsynced
-    // tail); and the new log's directory entry must be durable, or a synced write to it could
-    // vanish with the file. Only this leader writes to the log, so the mutex can be released.
-    let result = MutexGuard::unlocked(state, || {
-        if let Some(mut old) = old {
-            old.sync()?;
-            old.close()?;
-        }
-        db.env.sync_dir(&db.dir)
-    });
-    if let Err(e) = &result {
-        // Writes to the new log could land after a hole: refuse them all.
-        state.bg_error.get_or_insert_with(|| e.clone());
-        db.bg_done.notify_all();
-    }
-    result
+    Ok(())
 }

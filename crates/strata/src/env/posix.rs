@@ -299,27 +299,14 @@ struct PosixWritableFile {
     file: Option<File>,
     buf: Vec<u8>,
     path: PathBuf,
-    /// Length of the file as far as this writer has written it.
-    written: u64,
-    /// Start of the written bytes whose write-back has not been started yet.
-    writeback_from: u64,
 }
-
-/// Written bytes after which the kernel is asked to start writing them back (not to wait for
-/// it): a later `sync` then finds little left to do, so the log sync at a memtable switch and
-/// a table's sync at the end of a flush stay short instead of stalling on megabytes at once.
-const WRITEBACK_CHUNK: u64 = 1 << 20;
 
 impl PosixWritableFile {
     fn new(file: File, path: &Path) -> PosixWritableFile {
-        // An appendable file continues where it ends.
-        let written = file.metadata().map_or(0, |m| m.len());
         PosixWritableFile {
             file: Some(file),
             buf: Vec::with_capacity(WRITE_BUFFER_SIZE),
             path: path.to_path_buf(),
-            written,
-            writeback_from: written,
         }
     }
 
@@ -336,34 +323,7 @@ impl PosixWritableFile {
     fn write_direct(&mut self, data: &[u8]) -> Result<()> {
         let file = self.open_file("write")?;
         file.write_all(data)
-            .map_err(|e| Error::io(context("write", &self.path), e))?;
-        self.written += data.len() as u64;
-        if self.written - self.writeback_from >= WRITEBACK_CHUNK {
-            self.start_writeback();
-        }
-        Ok(())
-    }
-
-    /// Asks the kernel to start writing back what was written since the last request. Only a
-    /// hint: durability still comes from `sync`, and a failure here changes nothing.
-    #[cfg(target_os = "linux")]
-    fn start_writeback(&mut self) {
-        if let Some(file) = &self.file {
-            let (from, len) = (self.writeback_from, self.written - self.writeback_from);
-            if let (Ok(from), Ok(len)) = (i64::try_from(from), i64::try_from(len)) {
-                // SAFETY: the descriptor is open while `file` is borrowed; sync_file_range only
-                // reads its integer arguments.
-                unsafe {
-                    libc::sync_file_range(file.as_raw_fd(), from, len, libc::SYNC_FILE_RANGE_WRITE);
-                }
-            }
-        }
-        self.writeback_from = self.written;
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn start_writeback(&mut self) {
-        self.writeback_from = self.written;
+            .map_err(|e| Error::io(context("write", &self.path), e))
     }
 
     /// Writes the buffer out. The buffer is emptied even on failure: after a failed write the
@@ -409,9 +369,7 @@ impl WritableFile for PosixWritableFile {
         self.flush()?;
         let file = self.open_file("sync")?;
         file.sync_data()
-            .map_err(|e| Error::io(context("sync", &self.path), e))?;
-        self.writeback_from = self.written;
-        Ok(())
+            .map_err(|e| Error::io(context("sync", &self.path), e))
     }
 
     fn close(&mut self) -> Result<()> {

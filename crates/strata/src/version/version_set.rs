@@ -66,7 +66,12 @@ pub(crate) struct VersionSet {
     pub(crate) next_file_number: u64,
     pub(crate) manifest_file_number: u64,
     manifest_size: u64,
+    /// The last sequence number used by a write.
     pub(crate) last_sequence: SequenceNumber,
+    /// The last sequence the manifest records: every write up to it is in the tables, every
+    /// later one in the logs from `log_number` on (see `db/wal.rs`). Edits that do not set
+    /// their own record this again.
+    recorded_sequence: SequenceNumber,
     pub(crate) log_number: u64,
     pub(crate) prev_log_number: u64,
     /// The open manifest; `None` until the first edit after open creates one (or while an edit
@@ -134,6 +139,7 @@ impl VersionSet {
             manifest_file_number: 0,
             manifest_size: 0,
             last_sequence: 0,
+            recorded_sequence: 0,
             log_number: 0,
             prev_log_number: 0,
             manifest: None,
@@ -326,6 +332,7 @@ impl VersionSet {
         self.log_number = log_number;
         self.prev_log_number = prev_log_number;
         self.last_sequence = last_sequence;
+        self.recorded_sequence = last_sequence;
         self.compact_pointers = compact_pointers;
         let manifest_number = crate::db::filename::parse_file_name(&name)
             .filter(|&(n, kind)| {
@@ -369,7 +376,7 @@ impl VersionSet {
             edit.prev_log_number = Some(self.prev_log_number);
         }
         edit.next_file_number = Some(self.next_file_number);
-        edit.last_sequence = Some(self.last_sequence);
+        edit.last_sequence.get_or_insert(self.recorded_sequence);
 
         let mut builder = VersionBuilder::new(&self.current);
         builder.apply(edit);
@@ -412,6 +419,9 @@ impl VersionSet {
         }
         if let Some(prev) = edit.prev_log_number {
             self.prev_log_number = prev;
+        }
+        if let Some(sequence) = edit.last_sequence {
+            self.recorded_sequence = sequence;
         }
         for (level, key) in &edit.compact_pointers {
             if let Some(slot) = self.compact_pointers.get_mut(*level) {
