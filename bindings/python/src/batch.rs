@@ -56,7 +56,7 @@ impl PyWriteBatch {
     fn commit(&self, py: Python<'_>, batch: strata::WriteBatch) -> PyResult<()> {
         let options = strata::WriteOptions { sync: self.sync };
         self.handle
-            .call(py, move |db| db.write_opt(&options, batch))
+            .call(py, move |db| db.write_opt(&options, &batch))
     }
 }
 

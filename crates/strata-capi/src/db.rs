@@ -132,7 +132,7 @@ pub unsafe extern "C" fn leveldb_write(
         with_errptr(errptr, (), || {
             let db = live(db, "database")?;
             let batch = live(batch.cast_const(), "write batch")?;
-            db.rep.write_opt(&write_options(options), batch.rep.clone())
+            db.rep.write_opt(&write_options(options), &batch.rep)
         })
     }
 }

@@ -155,8 +155,7 @@ impl WriteBatch {
     /// Adds every update of `other` after this batch's own.
     pub fn append(&mut self, other: &WriteBatch) {
         self.set_count(self.count().wrapping_add(other.count()));
-        self.rep
-            .extend_from_slice(other.rep.get(HEADER_SIZE..).unwrap_or_default());
+        self.rep.extend_from_slice(other.records());
         self.oversized |= other.oversized;
     }
 
@@ -199,6 +198,11 @@ impl WriteBatch {
         &self.rep
     }
 
+    /// The encoded records, without the header.
+    pub(crate) fn records(&self) -> &[u8] {
+        self.rep.get(HEADER_SIZE..).unwrap_or_default()
+    }
+
     /// A batch from its encoded form (a WAL record's payload). Only the header's length is
     /// checked here; the records are checked as they are decoded.
     pub(crate) fn from_contents(contents: Vec<u8>) -> Result<WriteBatch> {
@@ -222,6 +226,7 @@ impl WriteBatch {
         decode_fixed64(&self.rep).unwrap_or(0)
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn set_sequence(&mut self, sequence: u64) {
         if let Some(field) = self.rep.get_mut(..COUNT_OFFSET) {
             field.copy_from_slice(&sequence.to_le_bytes());

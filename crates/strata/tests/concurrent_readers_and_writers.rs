@@ -73,7 +73,7 @@ fn concurrent_writers_lose_nothing_and_readers_see_only_written_values() {
                         let mut batch = WriteBatch::new();
                         batch.put(key.as_bytes(), &value_for(w, i));
                         batch.put(format!("batch-{w}-{i:06}").as_bytes(), b"b");
-                        db.write_opt(&WriteOptions { sync: i % 500 == 0 }, batch)
+                        db.write_opt(&WriteOptions { sync: i % 500 == 0 }, &batch)
                             .expect("write");
                     } else {
                         db.put(key.as_bytes(), &value_for(w, i)).expect("put");

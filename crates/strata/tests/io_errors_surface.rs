@@ -231,7 +231,7 @@ impl Trial<'_> {
     fn write(&mut self, db: &DB, tag: &str) -> bool {
         let mut op = self.random_op(tag);
         let result = self.call("write", || {
-            db.write_opt(&WriteOptions { sync: op.sync }, op.batch())
+            db.write_opt(&WriteOptions { sync: op.sync }, &op.batch())
         });
         op.acked = result.is_ok();
         if let Some(first) = &self.sticky {

@@ -202,7 +202,7 @@ fn run(config: &Config, seed: u64, ops: usize) -> usize {
                         model.remove(&k);
                     }
                 }
-                db.write(batch).expect("write");
+                db.write(&batch).expect("write");
             }
             58..=77 => {
                 let k = key(&mut rng);

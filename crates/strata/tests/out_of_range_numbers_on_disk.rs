@@ -89,7 +89,7 @@ fn fuzz_exhausted_sequence_numbers_fail_writes_without_panic() {
     let mut two = WriteBatch::new();
     two.put(b"a", b"1");
     two.put(b"b", b"2");
-    assert!(matches!(db.write(two), Err(Error::NotSupported(_))));
+    assert!(matches!(db.write(&two), Err(Error::NotSupported(_))));
     db.put(b"k", b"v").unwrap();
     assert!(matches!(db.put(b"k", b"w"), Err(Error::NotSupported(_))));
     assert_eq!(db.get(b"k").unwrap(), Some(b"v".to_vec()));

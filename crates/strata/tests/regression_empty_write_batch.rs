@@ -23,7 +23,7 @@ fn empty_batch_is_a_no_op_write() {
         let db = DB::open("/db", options(&env)).unwrap();
         db.put(b"a", b"1").unwrap();
         let before = db.snapshot().sequence();
-        db.write(WriteBatch::new()).unwrap();
+        db.write(&WriteBatch::new()).unwrap();
         assert_eq!(
             db.snapshot().sequence(),
             before,
@@ -39,7 +39,7 @@ fn empty_batch_is_a_no_op_write() {
     assert_eq!(db.get(b"b").unwrap(), Some(b"2".to_vec()));
     let last = db.snapshot().sequence();
     assert_eq!(last, 2, "recovery must not count the empty batch either");
-    db.write(WriteBatch::new()).unwrap();
+    db.write(&WriteBatch::new()).unwrap();
     db.put(b"c", b"3").unwrap();
     assert_eq!(db.get(b"c").unwrap(), Some(b"3".to_vec()));
 }

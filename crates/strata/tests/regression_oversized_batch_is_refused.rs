@@ -24,7 +24,7 @@ fn oversized_batch_fails_alone_and_leaves_nothing() {
     batch.put(b"small", b"1");
     batch.put(b"big", &huge);
     drop(huge);
-    let err = db.write(batch).unwrap_err();
+    let err = db.write(&batch).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
     assert_eq!(db.get(b"small").unwrap(), None);
     db.put(b"after", b"2").unwrap();

@@ -122,7 +122,7 @@ fn writes_past_the_last_sequence_number_are_refused() {
     let mut two = WriteBatch::new();
     two.put(b"p", b"1");
     two.put(b"q", b"2");
-    assert!(db.write(two).is_err());
+    assert!(db.write(&two).is_err());
     assert_eq!(db.get(b"last").unwrap(), Some(b"fits".to_vec()));
     assert_eq!(db.get(b"one").unwrap(), None);
     drop(db);

@@ -217,7 +217,7 @@ impl Round<'_> {
                 }
             }
             let mut op = self.random_op(cycle, sync_p);
-            let result = db.write_opt(&WriteOptions { sync: op.sync }, op.batch());
+            let result = db.write_opt(&WriteOptions { sync: op.sync }, &op.batch());
             op.acked = result.is_ok();
             self.tally.acked += u64::from(op.acked);
             self.tally.synced += u64::from(op.acked && op.sync);

@@ -80,7 +80,7 @@ fn writer(db: &DB, thread: usize, seed: u64, ops: usize, clock: &AtomicU64) -> W
             acked: false,
         };
         let start = clock.fetch_add(1, Ordering::SeqCst);
-        let result = db.write_opt(&WriteOptions { sync: op.sync }, op.batch());
+        let result = db.write_opt(&WriteOptions { sync: op.sync }, &op.batch());
         let end = clock.fetch_add(1, Ordering::SeqCst);
         op.acked = result.is_ok();
         writes.history.ops.push(op);

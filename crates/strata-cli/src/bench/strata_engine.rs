@@ -9,9 +9,9 @@
 //! - `DB::get` returns an owned `Vec<u8>`: one allocation and copy per hit (LevelDB's C++
 //!   `Get` also copies into a `std::string`; its C API adds a second copy, see the LevelDB
 //!   adapter; RocksDB's pinned get copies nothing).
-//! - `DB::write` takes the batch by value, so each write hands over the batch and the next
-//!   one starts a fresh (allocating) batch; LevelDB's C API lets the harness reuse one batch,
-//!   as db_bench does. The RocksDB crate's `write` also takes the batch by value.
+//! - `DB::write` takes the batch by reference, so the harness clears and reuses one batch, as
+//!   db_bench does and as LevelDB's C API allows. The RocksDB crate's `write` takes the batch
+//!   by value, so its harness starts a fresh batch per write (see the RocksDB adapter).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -97,11 +97,12 @@ impl Engine for StrataEngine {
     }
 
     fn write(&self, batch: &mut WriteBatch, sync: bool) -> BenchResult<()> {
-        // By value: see the module doc.
-        let taken = std::mem::take(batch);
-        self.db
-            .write_opt(self.write_options(sync), taken)
-            .map_err(|e| error("write", e))
+        let result = self
+            .db
+            .write_opt(self.write_options(sync), batch)
+            .map_err(|e| error("write", e));
+        batch.clear();
+        result
     }
 
     fn get(&self, key: &[u8]) -> BenchResult<Option<usize>> {

@@ -94,7 +94,7 @@ pub fn delete(args: DeleteArgs) -> CommandResult {
         batch.delete(&parse_bytes(key, args.hex)?);
     }
     let db = open_db(&args.db, false)?;
-    db.write_opt(&WriteOptions { sync: args.sync }, batch)?;
+    db.write_opt(&WriteOptions { sync: args.sync }, &batch)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -104,7 +104,9 @@ pub(crate) struct DbState {
     /// Table numbers being written by background work, protected from deletion.
     pub(crate) pending_outputs: HashSet<u64>,
     pub(crate) stats: [LevelStats; NUM_LEVELS],
-    /// Writers waiting to be committed, the first one leading the next group.
+    /// Whether a writer is leading a write group (see `db/write.rs`).
+    pub(crate) leading: bool,
+    /// Writers queued behind the leader, in arrival order.
     pub(crate) writers: VecDeque<Arc<write::Writer>>,
     pub(crate) super_version: Arc<SuperVersion>,
     /// True while the background worker is running a job.
@@ -197,7 +199,7 @@ impl DB {
         // Tag, two varint lengths (at most 5 bytes each), key and value.
         let mut batch = WriteBatch::with_capacity(11 + key.len() + value.len());
         batch.put(key, value);
-        self.write_opt(options, batch)
+        self.write_opt(options, &batch)
     }
 
     /// Removes `key` (not an error when it is absent).
@@ -209,16 +211,17 @@ impl DB {
     pub fn delete_opt(&self, options: &WriteOptions, key: &[u8]) -> Result<()> {
         let mut batch = WriteBatch::with_capacity(6 + key.len());
         batch.delete(key);
-        self.write_opt(options, batch)
+        self.write_opt(options, &batch)
     }
 
-    /// Applies every update in `batch` atomically.
-    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+    /// Applies every update in `batch` atomically. The batch is left as it was, so it can be
+    /// cleared and reused.
+    pub fn write(&self, batch: &WriteBatch) -> Result<()> {
         self.write_opt(&WriteOptions::default(), batch)
     }
 
     /// Applies every update in `batch` atomically, with explicit write options.
-    pub fn write_opt(&self, options: &WriteOptions, batch: WriteBatch) -> Result<()> {
+    pub fn write_opt(&self, options: &WriteOptions, batch: &WriteBatch) -> Result<()> {
         write::write(&self.inner, options, Some(batch))
     }
 

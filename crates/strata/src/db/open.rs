@@ -160,6 +160,7 @@ fn open_locked(
             manual: None,
             pending_outputs: HashSet::new(),
             stats: Default::default(),
+            leading: false,
             writers: VecDeque::new(),
             super_version,
             bg_busy: false,

@@ -32,6 +32,8 @@ pub(crate) struct Wal {
     older: Vec<(u64, LogWriter)>,
     /// Whether the current log's directory entry is known to be durable.
     dir_synced: bool,
+    /// The record being appended (kept to reuse its allocation).
+    record: Vec<u8>,
 }
 
 impl Wal {
@@ -51,9 +53,14 @@ impl Wal {
         self.current.is_some()
     }
 
-    /// Appends one record to the current log and hands it to the operating system.
-    pub(crate) fn append(&mut self, record: &[u8]) -> Result<()> {
-        self.current_log()?.add_record(record)
+    /// Appends one record, written into a buffer by `encode`, to the current log and hands it
+    /// to the operating system.
+    pub(crate) fn append_with(&mut self, encode: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
+        let mut record = std::mem::take(&mut self.record);
+        encode(&mut record);
+        let result = self.current_log().and_then(|log| log.add_record(&record));
+        self.record = record;
+        result
     }
 
     /// Makes every record appended so far, in every log, durable. Logs numbered below

@@ -1,10 +1,13 @@
 //! The write path: group commit, the write-ahead log and the memtable switch.
 //!
-//! Writers queue up in `DbState::writers`. The writer at the front is the leader: it makes room
-//! (maybe switching the memtable and waiting for the background worker), merges the batches of
-//! the writers behind it into one group, and with the state mutex released appends the group as
-//! one log record (one `fsync` for every `sync` writer in it) and applies it to the memtable.
-//! Then it wakes the writers it committed and hands leadership to the next in line.
+//! One writer at a time leads (`DbState::leading`); writers arriving meanwhile queue up in
+//! `DbState::writers` with a copy of their batch. The leader makes room (maybe switching the
+//! memtable and waiting for the background worker), takes the batches of the writers queued
+//! behind it into its group, and with the state mutex released appends the group as one log
+//! record (one `fsync` for every `sync` writer in it) and applies it to the memtable. Then it
+//! wakes the writers it committed and hands leadership to the next in line. A writer that
+//! finds no leader leads at once, with its own batch by reference: the uncontended write
+//! allocates nothing and takes each lock once.
 //!
 //! A write is acknowledged only after its record reached the operating system (and the disk,
 //! for `sync`). If a log write or sync fails the error is kept as the background error: the log
@@ -28,20 +31,23 @@ use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::util::internal_key::{ValueType, MAX_SEQUENCE};
 use crate::version::version_set::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
-use crate::write_batch::{BatchOp, WriteBatch};
+use crate::write_batch::{BatchOp, WriteBatch, HEADER_SIZE};
 
 /// A batch group never grows past this many bytes.
 const MAX_GROUP_BYTES: usize = 1 << 20;
 /// A small leading batch only takes followers up to this much more, so it is not delayed much.
 const SMALL_BATCH_BYTES: usize = 128 << 10;
 
-/// One queued write.
+/// A writer queued behind the leader.
 pub(crate) struct Writer {
-    /// `None` asks only for room: forces a memtable switch (used by `compact_range`).
+    /// A copy of the writer's batch, taken by the leader that commits it; `None` asks only
+    /// for room: forces a memtable switch (used by `compact_range`).
     batch: Mutex<Option<WriteBatch>>,
     sync: bool,
     /// Set by the leader that committed this writer.
     outcome: Mutex<Option<Result<()>>>,
+    /// Set when this writer was made the leader.
+    promoted: Mutex<bool>,
     wake: Condvar,
 }
 
@@ -49,9 +55,9 @@ pub(crate) struct Writer {
 pub(crate) fn write(
     db: &Arc<DbInner>,
     options: &WriteOptions,
-    batch: Option<WriteBatch>,
+    batch: Option<&WriteBatch>,
 ) -> Result<()> {
-    if let Some(b) = &batch {
+    if let Some(b) = batch {
         if b.is_oversized() {
             return Err(Error::InvalidArgument(
                 "write batch holds a key or value of 4 GiB or more".into(),
@@ -63,91 +69,132 @@ pub(crate) fn write(
             ));
         }
     }
-    let force = batch.is_none();
-    let writer = Arc::new(Writer {
-        batch: Mutex::new(batch),
-        sync: options.sync,
-        outcome: Mutex::new(None),
-        wake: Condvar::new(),
-    });
     let mut state = db.state.lock();
-    state.writers.push_back(Arc::clone(&writer));
-    loop {
-        if let Some(outcome) = writer.outcome.lock().take() {
-            return outcome;
-        }
-        if state
-            .writers
-            .front()
-            .is_some_and(|w| Arc::ptr_eq(w, &writer))
-        {
-            break;
-        }
-        writer.wake.wait(&mut state);
-    }
-
-    // This writer leads the next group.
-    let mut result = make_room_for_write(db, &mut state, force);
-    let mut last_writer = Arc::clone(&writer);
-    if result.is_ok() && !force {
-        let (group, last) = build_group(&state);
-        last_writer = last;
-        let mut group = group;
-        // The group takes the next `count` sequence numbers (none for an empty group).
-        group.set_sequence(state.versions.last_sequence + 1);
-        let sequence = state.versions.last_sequence + u64::from(group.count());
-        if sequence > MAX_SEQUENCE {
-            // Nothing was written: the database stays usable for reads and smaller writes.
-            result = Err(Error::NotSupported(format!(
-                "sequence numbers exhausted: last sequence {}, {} more needed",
-                state.versions.last_sequence,
-                group.count()
-            )));
-        } else {
-            let mem = Arc::clone(&state.mem);
-            let sync = writer.sync.then_some(state.versions.log_number);
-            let outcome = MutexGuard::unlocked(&mut state, || commit_group(db, &group, &mem, sync));
-            if let Err(e) = &outcome {
-                // The log may now end in a partial record: refuse every later write.
-                state.bg_error.get_or_insert_with(|| e.clone());
-                db.bg_done.notify_all();
+    if state.leading {
+        let writer = Arc::new(Writer {
+            batch: Mutex::new(batch.cloned()),
+            sync: options.sync,
+            outcome: Mutex::new(None),
+            promoted: Mutex::new(false),
+            wake: Condvar::new(),
+        });
+        state.writers.push_back(Arc::clone(&writer));
+        loop {
+            if let Some(outcome) = writer.outcome.lock().take() {
+                return outcome;
             }
-            result = outcome;
-            if result.is_ok() {
-                state.versions.last_sequence = sequence;
+            if *writer.promoted.lock() {
+                break;
             }
+            writer.wake.wait(&mut state);
         }
     }
-
-    // Wake every writer of the group, then the next leader.
-    while let Some(front) = state.writers.pop_front() {
-        let is_last = Arc::ptr_eq(&front, &last_writer);
-        if !Arc::ptr_eq(&front, &writer) {
-            *front.outcome.lock() = Some(result.clone());
-            front.wake.notify_one();
+    state.leading = true;
+    let result = lead(db, &mut state, batch, options.sync);
+    // Hand leadership to the next writer in line, if any.
+    match state.writers.pop_front() {
+        Some(next) => {
+            *next.promoted.lock() = true;
+            next.wake.notify_one();
         }
-        if is_last {
-            break;
-        }
-    }
-    if let Some(next) = state.writers.front() {
-        next.wake.notify_one();
+        None => state.leading = false,
     }
     result
+}
+
+/// Commits the leader's `batch` with those of the writers queued behind it, and tells them the
+/// outcome. Called with the state mutex held; releases it while writing.
+fn lead(
+    db: &Arc<DbInner>,
+    state: &mut MutexGuard<'_, DbState>,
+    batch: Option<&WriteBatch>,
+    sync: bool,
+) -> Result<()> {
+    let force = batch.is_none();
+    let mut result = make_room_for_write(db, state, force);
+    let mut followers = Vec::new();
+    if let (Ok(()), Some(batch)) = (&result, batch) {
+        let (taken, count) = take_followers(state, batch, sync);
+        followers = taken;
+        let sequence = state.versions.last_sequence + 1;
+        let last = state.versions.last_sequence + count;
+        if last > MAX_SEQUENCE {
+            // Nothing was written: the database stays usable for reads and smaller writes.
+            result = Err(Error::NotSupported(format!(
+                "sequence numbers exhausted: last sequence {}, {count} more needed",
+                state.versions.last_sequence
+            )));
+        } else {
+            let group = Group {
+                leader: batch,
+                followers: &followers,
+                sequence,
+                count,
+            };
+            let mem = Arc::clone(&state.mem);
+            let sync = sync.then_some(state.versions.log_number);
+            result = MutexGuard::unlocked(state, || commit_group(db, &group, &mem, sync));
+            match &result {
+                Ok(()) => state.versions.last_sequence = last,
+                Err(e) => {
+                    // The log may now end in a partial record: refuse every later write.
+                    state.bg_error.get_or_insert_with(|| e.clone());
+                    db.bg_done.notify_all();
+                }
+            }
+        }
+    }
+    for (writer, _) in followers {
+        *writer.outcome.lock() = Some(result.clone());
+        writer.wake.notify_one();
+    }
+    result
+}
+
+/// The batches one log record commits: the leader's, then its followers', numbered from
+/// `sequence` on.
+struct Group<'a> {
+    leader: &'a WriteBatch,
+    followers: &'a [(Arc<Writer>, WriteBatch)],
+    sequence: u64,
+    /// Updates in all the batches.
+    count: u64,
+}
+
+impl Group<'_> {
+    fn batches(&self) -> impl Iterator<Item = &WriteBatch> {
+        std::iter::once(self.leader).chain(self.followers.iter().map(|(_, batch)| batch))
+    }
+
+    /// The log record: one batch header (`count` fits 32 bits: `take_followers` sees to it)
+    /// and every batch's records.
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&self.sequence.to_le_bytes());
+        out.extend_from_slice(&(self.count as u32).to_le_bytes());
+        for batch in self.batches() {
+            out.extend_from_slice(batch.records());
+        }
+    }
 }
 
 /// Appends the group to the log and applies it to the memtable; `sync` (the manifest's log
 /// number) makes the log durable first, with every log before it that is still needed. Runs
 /// without the state mutex, by the group leader only.
-fn commit_group(db: &DbInner, group: &WriteBatch, mem: &MemTable, sync: Option<u64>) -> Result<()> {
+fn commit_group(db: &DbInner, group: &Group<'_>, mem: &MemTable, sync: Option<u64>) -> Result<()> {
     {
         let mut wal = db.wal.lock();
-        wal.append(group.contents())?;
+        wal.append_with(|record| group.encode(record))?;
         if let Some(min_live_log) = sync {
             wal.sync(&*db.env, &db.dir, min_live_log)?;
         }
     }
-    insert_into_memtable(group, mem)
+    let mut sequence = group.sequence;
+    for batch in group.batches() {
+        insert_batch(batch, sequence, mem)?;
+        sequence += u64::from(batch.count());
+    }
+    Ok(())
 }
 
 /// Checks a batch read back from a log before any of it is applied: every record decodes,
@@ -176,8 +223,13 @@ pub(crate) fn check_logged_batch(batch: &WriteBatch) -> Result<()> {
 
 /// Applies a batch whose sequence number is set to `mem`.
 pub(crate) fn insert_into_memtable(batch: &WriteBatch, mem: &MemTable) -> Result<()> {
+    insert_batch(batch, batch.sequence(), mem)
+}
+
+/// Applies `batch` to `mem`, its updates numbered from `sequence` on.
+fn insert_batch(batch: &WriteBatch, sequence: u64, mem: &MemTable) -> Result<()> {
     let mut writer = mem.writer();
-    for (sequence, op) in (batch.sequence()..).zip(batch.iter()) {
+    for (sequence, op) in (sequence..).zip(batch.iter()) {
         match op? {
             BatchOp::Put { key, value } => writer.add(sequence, ValueType::Value, key, value),
             BatchOp::Delete { key } => writer.add(sequence, ValueType::Deletion, key, &[]),
@@ -186,53 +238,43 @@ pub(crate) fn insert_into_memtable(batch: &WriteBatch, mem: &MemTable) -> Result
     Ok(())
 }
 
-/// Merges the leader's batch with those of the writers queued behind it. Returns the group
-/// and its last writer. A `sync` write is never added to a group led by a non-`sync` one, and
-/// a flush request (no batch) ends the group.
-fn build_group(state: &DbState) -> (WriteBatch, Arc<Writer>) {
-    let mut writers = state.writers.iter();
-    let leader = writers.next().map(Arc::clone);
-    let Some(leader) = leader else {
-        return (WriteBatch::new(), Arc::new(Writer::flush_marker()));
-    };
-    let mut group = leader.batch.lock().take().unwrap_or_default();
-    let mut size = group.contents().len();
+/// Takes the batches of the writers queued behind the leader into its group, in order, and
+/// returns them with the group's total update count. A `sync` write is never added to a group
+/// led by a non-`sync` one, and a flush request (no batch) ends the group.
+fn take_followers(
+    state: &mut DbState,
+    leader: &WriteBatch,
+    leader_sync: bool,
+) -> (Vec<(Arc<Writer>, WriteBatch)>, u64) {
+    let mut count = u64::from(leader.count());
+    let mut size = leader.contents().len();
     let max_size = if size <= SMALL_BATCH_BYTES {
         size + SMALL_BATCH_BYTES
     } else {
         MAX_GROUP_BYTES
     };
-    let mut last = Arc::clone(&leader);
-    for writer in writers {
-        if writer.sync && !leader.sync {
+    let mut taken = Vec::new();
+    while let Some(writer) = state.writers.front() {
+        if writer.sync && !leader_sync {
             break;
         }
         let mut slot = writer.batch.lock();
         let Some(batch) = slot.as_ref() else {
             break;
         };
-        size += batch.contents().len();
-        if size > max_size {
+        size += batch.contents().len() - HEADER_SIZE;
+        let total = count + u64::from(batch.count());
+        if size > max_size || total > u64::from(u32::MAX) {
             break;
         }
-        if let Some(batch) = slot.take() {
-            group.append(&batch);
-        }
+        count = total;
+        let batch = slot.take().unwrap_or_default();
         drop(slot);
-        last = Arc::clone(writer);
-    }
-    (group, last)
-}
-
-impl Writer {
-    fn flush_marker() -> Writer {
-        Writer {
-            batch: Mutex::new(None),
-            sync: false,
-            outcome: Mutex::new(None),
-            wake: Condvar::new(),
+        if let Some(writer) = state.writers.pop_front() {
+            taken.push((writer, batch));
         }
     }
+    (taken, count)
 }
 
 /// Makes sure the memtable can take a write: slows writers down while level 0 is crowded,

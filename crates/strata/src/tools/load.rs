@@ -110,7 +110,7 @@ pub struct LoadSummary {
 pub fn load_json(
     input: impl Read,
     options: &LoadOptions,
-    write: &mut dyn FnMut(WriteBatch) -> Result<()>,
+    write: &mut dyn FnMut(&WriteBatch) -> Result<()>,
 ) -> Result<LoadSummary> {
     let start = Instant::now();
     let mut loader = Loader {
@@ -149,7 +149,7 @@ enum Mode {
 
 struct Loader<'a> {
     options: &'a LoadOptions,
-    write: &'a mut dyn FnMut(WriteBatch) -> Result<()>,
+    write: &'a mut dyn FnMut(&WriteBatch) -> Result<()>,
     batch: WriteBatch,
     summary: LoadSummary,
     /// Decided by the options or by the first object.
@@ -186,9 +186,10 @@ impl Loader<'_> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        let batch = std::mem::take(&mut self.batch);
         self.summary.batches += 1;
-        (self.write)(batch)
+        let result = (self.write)(&self.batch);
+        self.batch.clear();
+        result
     }
 }
 

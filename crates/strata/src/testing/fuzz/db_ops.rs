@@ -201,7 +201,7 @@ impl Harness {
                         after.remove(&k);
                     }
                 }
-                if let Err(e) = self.db.write(batch) {
+                if let Err(e) = self.db.write(&batch) {
                     panic!("step {step}: write: {e}");
                 }
                 self.model = after;

@@ -182,7 +182,7 @@ impl Writer<'_> {
                 }
                 _ => {
                     let batch = op_batch(workload, thread, index, &mut scratch);
-                    self.db.write_opt(&options, batch)?;
+                    self.db.write_opt(&options, &batch)?;
                     self.counters.batches.fetch_add(1, Ordering::Relaxed);
                 }
             }

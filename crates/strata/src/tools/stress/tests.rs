@@ -357,7 +357,8 @@ fn the_op_in_flight_may_be_visible_but_not_the_one_after() {
     let mut scratch = Scratch::default();
     // Thread 1's next op reached the database but the journal never heard of it.
     let db = open_db(&path);
-    db.write(op_batch(&WORKLOAD, 1, 100, &mut scratch)).unwrap();
+    db.write(&op_batch(&WORKLOAD, 1, 100, &mut scratch))
+        .unwrap();
     drop(db);
     let report = verify(&path, CrashModel::ProcessCrash);
     assert!(report.is_ok(), "{report}");
@@ -371,13 +372,13 @@ fn the_op_in_flight_may_be_visible_but_not_the_one_after() {
     // second puts a key nothing later in the pair overwrites.
     let acked = 111;
     let db = open_db(&path);
-    db.write(op_batch(&WORKLOAD, 1, acked, &mut scratch))
+    db.write(&op_batch(&WORKLOAD, 1, acked, &mut scratch))
         .unwrap();
     let mut writes = Vec::new();
     let mut index = acked + 1;
     loop {
         WORKLOAD.op(1, index, &mut writes);
-        db.write(op_batch(&WORKLOAD, 1, index, &mut scratch))
+        db.write(&op_batch(&WORKLOAD, 1, index, &mut scratch))
             .unwrap();
         let survives = |(i, w): (usize, &SlotWrite)| {
             w.put && !writes[i + 1..].iter().any(|x| x.slot == w.slot)
