@@ -255,7 +255,8 @@ pub(crate) fn write_level0_table(
 }
 
 /// Deletes every file in the directory that no live version, pending output or live log
-/// needs. Skipped after a background error: the manifest's state is then uncertain.
+/// needs, stopping early when a memtable flush is waiting (the next call, after it, goes on).
+/// Skipped after a background error: the manifest's state is then uncertain.
 pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     if state.bg_error.is_some() {
         return;
@@ -285,6 +286,11 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
     }
     MutexGuard::unlocked(state, || {
         for (name, number, kind) in doomed {
+            if db.has_imm.load(Ordering::Acquire) {
+                // Writers may be waiting for that flush, and removing a file can take
+                // milliseconds: the rest stay obsolete and go after the flush.
+                break;
+            }
             if kind == FileType::Table {
                 db.table_cache.evict(number);
             }
