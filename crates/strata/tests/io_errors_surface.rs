@@ -516,6 +516,7 @@ fn error_name(error: InjectedError) -> &'static str {
         InjectedError::Io => "EIO",
         InjectedError::NoSpace => "ENOSPC",
         InjectedError::ShortWrite => "short write",
+        InjectedError::Panic => "panic",
     }
 }
 

@@ -6,11 +6,15 @@
 //! an immutable memtable (always first: writers may be waiting on it), a manual compaction, or
 //! a version that wants compaction. After a job it wakes everyone waiting on `bg_done`.
 //! A failed job records the background error and stops further work; writes then fail with
-//! that error instead of piling up in memory. A failed manifest write records it at once:
+//! that error instead of piling up in memory. A panicking job (a bug) is caught and recorded
+//! the same way, so nobody waits forever for it. A failed manifest write records it at once:
 //! the edit may be durable or not, so from then on no file is deleted as obsolete (the next
 //! open, reading the manifest, knows which files are live).
 
+use std::any::Any;
 use std::collections::HashSet;
+use std::io;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -57,7 +61,8 @@ fn worker_loop(db: &Arc<DbInner>) {
             db.bg_work.wait(&mut state);
         }
         state.bg_busy = true;
-        if let Err(e) = background_job(db, &mut state) {
+        let job = panic::catch_unwind(AssertUnwindSafe(|| background_job(db, &mut state)));
+        if let Err(e) = job.unwrap_or_else(|payload| Err(panic_error(&*payload))) {
             if !db.shutting_down.load(Ordering::Acquire) {
                 db.info_log.log(format_args!("background error: {e}"));
                 state.bg_error.get_or_insert(e);
@@ -66,6 +71,20 @@ fn worker_loop(db: &Arc<DbInner>) {
         state.bg_busy = false;
         db.bg_done.notify_all();
     }
+}
+
+/// The background error a panicking job (a bug) leaves: writes, flushes and compactions then
+/// fail with it instead of waiting forever for work that will not be done.
+fn panic_error(payload: &(dyn Any + Send)) -> Error {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_owned());
+    Error::io(
+        "background work panicked (a bug in Strata)",
+        io::Error::other(message),
+    )
 }
 
 /// One unit of background work, chosen in priority order.

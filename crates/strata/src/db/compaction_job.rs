@@ -32,7 +32,7 @@ use crate::table::builder::TableBuilder;
 use crate::table::TableOptions;
 use crate::util::internal_key::{parse_internal_key, ValueType, MAX_SEQUENCE};
 use crate::version::edit::FileMetaData;
-use crate::version::level_iter::LevelIter;
+use crate::version::level_iter::{LevelFiles, LevelIter};
 use crate::version::version::total_file_size;
 
 /// A table being written by the compaction.
@@ -216,7 +216,7 @@ fn input_iterator(
         } else {
             children.push(Box::new(LevelIter::new(
                 c.comparator(),
-                files.clone(),
+                LevelFiles::Owned(files.clone()),
                 Arc::clone(&db.table_cache),
                 read_options.clone(),
             )));

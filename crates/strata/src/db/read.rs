@@ -14,7 +14,7 @@ use crate::iter::InternalIterator;
 use crate::memtable::MemGet;
 use crate::options::ReadOptions;
 use crate::util::internal_key::lookup_key;
-use crate::version::level_iter::LevelIter;
+use crate::version::level_iter::{LevelFiles, LevelIter};
 use crate::version::version::{SeekCharge, TableLookup};
 
 /// The state to read and the sequence number to read it at: the snapshot's, or the latest.
@@ -74,11 +74,11 @@ pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterat
             Err(e) => children.push(Box::new(crate::iter::ErrorIter::new(e))),
         }
     }
-    for files in version.files.iter().skip(1) {
+    for (level, files) in version.files.iter().enumerate().skip(1) {
         if !files.is_empty() {
             children.push(Box::new(LevelIter::new(
                 db.icmp.clone(),
-                files.clone(),
+                LevelFiles::Level(Arc::clone(version), level),
                 Arc::clone(&db.table_cache),
                 options.clone(),
             )));

@@ -16,6 +16,7 @@
 //! ([`InjectedError::NoSpace`]: raw os error 28, kind `StorageFull`). A failed operation has no
 //! effect, except that an append failed with [`InjectedError::ShortWrite`] first writes the first
 //! half of its data (rounded down), then fails with EIO; on other kinds `ShortWrite` is plain EIO.
+//! [`InjectedError::Panic`] makes the operation panic instead, as a bug would.
 //! A failed `sync` makes nothing durable. [`FaultEnv::injected_faults`] lists every failure
 //! injected so far, with its kind, path and the thread that met it.
 //!
@@ -141,6 +142,8 @@ pub enum InjectedError {
     NoSpace,
     /// An append writes the first half of its data, then fails with EIO.
     ShortWrite,
+    /// The operation panics, as a bug in the code around it would.
+    Panic,
 }
 
 /// What [`FaultEnv::simulate_power_loss`] does with a file's unsynced bytes.
@@ -301,6 +304,7 @@ fn injected(error: InjectedError, op: &str, path: &Path) -> Error {
     let source = match error {
         InjectedError::NoSpace => io::Error::from_raw_os_error(libc::ENOSPC),
         InjectedError::Io | InjectedError::ShortWrite => io::Error::from_raw_os_error(libc::EIO),
+        InjectedError::Panic => panic!("{op} {} (injected panic)", path.display()),
     };
     Error::io(format!("{op} {} (injected fault)", path.display()), source)
 }

@@ -3,19 +3,40 @@
 
 use std::sync::Arc;
 
-use super::version::{find_file, FileRef};
+use super::version::{find_file, FileRef, Version};
 use crate::cache::table_cache::TableCache;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::options::ReadOptions;
 use crate::util::internal_key::InternalKeyComparator;
 
+/// The files a [`LevelIter`] walks.
+pub(crate) enum LevelFiles {
+    /// A level of a version the iterator shares (readers: nothing is copied).
+    Level(Arc<Version>, usize),
+    /// A list of its own (a compaction's inputs).
+    Owned(Vec<FileRef>),
+}
+
+impl std::ops::Deref for LevelFiles {
+    type Target = [FileRef];
+
+    fn deref(&self) -> &[FileRef] {
+        match self {
+            LevelFiles::Level(version, level) => {
+                version.files.get(*level).map_or(&[], Vec::as_slice)
+            }
+            LevelFiles::Owned(files) => files,
+        }
+    }
+}
+
 /// Iterates the files of a sorted, non-overlapping level in key order.
 ///
 /// Thread safety: owned by one reader; holds `Arc`s to the files' metadata and the table cache.
 pub(crate) struct LevelIter {
     icmp: InternalKeyComparator,
-    files: Vec<FileRef>,
+    files: LevelFiles,
     table_cache: Arc<TableCache>,
     read_options: ReadOptions,
     /// Index of the file `current` iterates, `files.len()` when unpositioned.
@@ -27,7 +48,7 @@ pub(crate) struct LevelIter {
 impl LevelIter {
     pub(crate) fn new(
         icmp: InternalKeyComparator,
-        files: Vec<FileRef>,
+        files: LevelFiles,
         table_cache: Arc<TableCache>,
         read_options: ReadOptions,
     ) -> LevelIter {
