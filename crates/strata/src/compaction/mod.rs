@@ -83,10 +83,9 @@ impl Compaction {
     /// True when no level below the output level can hold `user_key`, so a deletion of it
     /// can be dropped once no snapshot needs it. Calls must come in increasing key order.
     pub(crate) fn is_base_level_for_key(&mut self, user_key: &[u8]) -> bool {
-        let version = Arc::clone(&self.input_version);
-        let icmp = version.icmp();
+        let icmp = self.input_version.icmp();
         for level in self.level + 2..NUM_LEVELS {
-            let files = &version.files[level];
+            let files = &self.input_version.files[level];
             while let Some(f) = files.get(self.level_ptrs[level]) {
                 if icmp.compare_user(user_key, f.largest_user_key()) != Ordering::Greater {
                     if icmp.compare_user(user_key, f.smallest_user_key()) != Ordering::Less {
@@ -103,8 +102,7 @@ impl Compaction {
     /// True when the current output should be closed before adding `internal_key`, because
     /// it already overlaps too many grandparent bytes.
     pub(crate) fn should_stop_before(&mut self, internal_key: &[u8]) -> bool {
-        let version = Arc::clone(&self.input_version);
-        let icmp = version.icmp();
+        let icmp = self.input_version.icmp();
         while let Some(g) = self.grandparents.get(self.grandparent_index) {
             if icmp.compare(internal_key, &g.meta.largest) != Ordering::Greater {
                 break;
