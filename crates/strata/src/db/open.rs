@@ -258,7 +258,8 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
 
     // The log the manifest names is created before the edit naming it and deleted only after
     // a later edit moves past it (0: the database never had one, or `repair` rebuilt it).
-    if min_log > 0 && !logs.contains(&min_log) {
+    let live_log_missing = min_log > 0 && !logs.contains(&min_log);
+    if live_log_missing {
         let e = Error::corruption(format!(
             "{}, the log the manifest names, is missing: the writes it held are lost",
             log_file_name(dir, min_log).display()
@@ -274,6 +275,9 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
         edit: VersionEdit::default(),
         max_sequence: 0,
         next_sequence: state.versions.last_sequence + 1,
+        // A missing live log is damage, not a power loss (a later log's directory entry
+        // becomes durable only with it): it costs its own writes, not the later logs'.
+        check_start: !live_log_missing,
         gap: false,
     };
     for (i, &number) in logs.iter().enumerate() {
@@ -412,6 +416,9 @@ struct Replay {
     /// The sequence number with which the next log must start to continue the tables and the
     /// logs before it.
     next_sequence: u64,
+    /// Whether the next log must start there; not when the log before it is missing, which
+    /// lost its writes to damage (reported apart), not to a power loss.
+    check_start: bool,
     /// Set when a log started past `next_sequence`: the writes in between were lost (a power
     /// loss kept a later log but not an earlier log's tail), so that log and every later one
     /// are skipped, keeping a prefix of the writes.
@@ -442,7 +449,8 @@ fn replay_log(
     let mut reader = LogReader::new(file, Some(Box::new(reporter)), true, 0);
     let mut mem: Option<Arc<MemTable>> = None;
     let mut flushed = false;
-    let first_sequence = replay.next_sequence;
+    let mut first_sequence = replay.next_sequence;
+    let check_start = std::mem::replace(&mut replay.check_start, true);
     let mut first_in_log = true;
     let mut scratch = Vec::new();
     while let Some(record) = reader.read_record(&mut scratch) {
@@ -468,6 +476,11 @@ fn replay_log(
                 continue;
             }
         };
+        if starts_log && !check_start && batch.sequence() > replay.next_sequence {
+            // The writes before this log went with the missing one: go on from here.
+            first_sequence = batch.sequence();
+            replay.next_sequence = batch.sequence();
+        }
         if starts_log && batch.sequence() > replay.next_sequence {
             db.info_log.log(format_args!(
                 "log #{number} starts at sequence {} but the writes before it end at {}: \
