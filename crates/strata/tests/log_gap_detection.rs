@@ -552,17 +552,17 @@ fn empty_batches_and_forced_switches_are_no_gap() {
         let mut n = 0;
         for cycle in 0..4 {
             let db = reopen(&env, reuse_logs);
-            db.write(WriteBatch::new()).unwrap();
+            db.write(&WriteBatch::new()).unwrap();
             db.compact_range(None, None).unwrap();
-            db.write(WriteBatch::new()).unwrap();
+            db.write(&WriteBatch::new()).unwrap();
             for _ in 0..10 {
                 db.put(&key(n), &value(n)).unwrap();
                 n += 1;
             }
             db.compact_range(None, None).unwrap();
-            db.write(WriteBatch::new()).unwrap();
+            db.write(&WriteBatch::new()).unwrap();
             db.compact_range(None, None).unwrap();
-            db.write_opt(&WriteOptions { sync: true }, WriteBatch::new())
+            db.write_opt(&WriteOptions { sync: true }, &WriteBatch::new())
                 .unwrap();
             db.put(&key(n), &value(n)).unwrap();
             n += 1;

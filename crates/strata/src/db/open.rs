@@ -530,8 +530,10 @@ fn replay_log(
     // ends with a whole record: records appended behind a torn or damaged tail would be
     // dropped with it by the next recovery.
     let size = db.env.file_size(&path)?;
-    if db.options.reuse_logs && last_log && !flushed && !damaged && !replay.gap && clean_end == size
-    {
+    // A log older than the manifest's log number (an old LevelDB's previous log, left alone
+    // when the newer one is missing) is not reused: the write path treats such logs as flushed.
+    let reusable = number >= state.versions.log_number && !flushed && !damaged && !replay.gap;
+    if db.options.reuse_logs && last_log && reusable && clean_end == size {
         let file = db.env.new_appendable_file(&path)?;
         db.wal
             .lock()
