@@ -667,6 +667,22 @@ fn flip_from_end(env: &FaultEnv, name: &str, back: u64) {
     out.close().unwrap();
 }
 
+/// Two live logs with 30 writes after the switch: the run, the two log names (older first)
+/// and how many writes the older log holds (those the newer one does not).
+fn two_live_logs_split(reuse_logs: bool) -> (Run, Vec<String>, u64) {
+    let run = two_live_logs(Plan {
+        reuse_logs,
+        after: 30,
+        ..Plan::default()
+    });
+    let logs = log_names(&run.env);
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    let inner: &dyn Env = &**run.env.inner();
+    let (records, _) = read_log_file(inner, &Path::new(DIR).join(&logs[1])).unwrap();
+    let in_older = run.written - records.len() as u64;
+    (run, logs, in_older)
+}
+
 /// A power loss can leave garbage where an older log's unsynced tail was, and keep a later
 /// log: the garbage reads as a damaged record, which recovery cannot tell apart from damage
 /// on the disk. Either way the later logs are skipped, so the database keeps a prefix; damage
@@ -676,16 +692,7 @@ fn flip_from_end(env: &FaultEnv, name: &str, back: u64) {
 #[test]
 fn a_damaged_end_of_an_older_log_skips_the_later_logs() {
     for reuse_logs in [false, true] {
-        let run = two_live_logs(Plan {
-            reuse_logs,
-            after: 30,
-            ..Plan::default()
-        });
-        let logs = log_names(&run.env);
-        assert_eq!(logs.len(), 2, "{logs:?}");
-        let inner: &dyn Env = &**run.env.inner();
-        let (records, _) = read_log_file(inner, &Path::new(DIR).join(&logs[1])).unwrap();
-        let in_older = run.written - records.len() as u64;
+        let (run, logs, in_older) = two_live_logs_split(reuse_logs);
         // Garbage in place of the last record (one write): its checksum does not match.
         flip_from_end(&run.env, &logs[0], 10);
         for open in 0..2 {
@@ -706,17 +713,8 @@ fn a_damaged_end_of_an_older_log_skips_the_later_logs() {
 #[test]
 fn a_deleted_live_log_costs_only_its_own_writes() {
     for reuse_logs in [false, true] {
-        let run = two_live_logs(Plan {
-            reuse_logs,
-            after: 30,
-            ..Plan::default()
-        });
-        let logs = log_names(&run.env);
-        assert_eq!(logs.len(), 2, "{logs:?}");
-        // The older log's writes: those the newer one does not hold.
+        let (run, logs, first_kept) = two_live_logs_split(reuse_logs);
         let inner: &dyn Env = &**run.env.inner();
-        let (records, _) = read_log_file(inner, &Path::new(DIR).join(&logs[1])).unwrap();
-        let first_kept = run.written - records.len() as u64;
         inner.remove_file(&Path::new(DIR).join(&logs[0])).unwrap();
         // A torn edit at the manifest's end: open writes a new manifest even with
         // `reuse_logs`, recording the reused log as the oldest live one, with its first
