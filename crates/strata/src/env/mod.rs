@@ -85,12 +85,6 @@ pub trait Env: Send + Sync {
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
     /// Creates `path`, truncating it if it exists.
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
-    /// Creates the write-ahead log `path`, truncating it if it exists: a file of many small
-    /// appends, each flushed. By default [`Env::new_writable_file`]; the POSIX Env maps the
-    /// file, so an append is no system call, and its tail is zeros until `close`.
-    fn new_log_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        self.new_writable_file(path)
-    }
     /// Opens `path` for appending, creating it if missing.
     fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     /// True when `path` names an existing file or directory.

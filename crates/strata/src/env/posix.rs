@@ -5,8 +5,7 @@
 //!   open table serves many threads without a seek lock.
 //! - Writers keep a 64 KiB user-space buffer so the many small appends of the log and table
 //!   writers become few `write` calls; an append larger than the buffer goes to the file directly.
-//!   `sync` is `fdatasync`. Write-ahead logs are written through a memory map instead
-//!   (`posix/mapped_log.rs`): no system call per append.
+//!   `sync` is `fdatasync`.
 //! - `lock_file` takes a write record lock over the whole file with `fcntl`, the kind of lock
 //!   LevelDB takes, so a LevelDB process and a Strata process keep each other out. On Linux it
 //!   is an open-file-description lock (`F_OFD_SETLK`): such locks conflict with LevelDB's
@@ -28,10 +27,6 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
-
-mod mapped_log;
-
-use mapped_log::MappedLogFile;
 
 use super::{Env, FileLock, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
@@ -111,17 +106,6 @@ impl Env for PosixEnv {
             .open(path)
             .map_err(|e| Error::io(context("create", path), e))?;
         Ok(Box::new(PosixWritableFile::new(file, path)))
-    }
-
-    fn new_log_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| Error::io(context("create", path), e))?;
-        Ok(Box::new(MappedLogFile::new(file, path)))
     }
 
     fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
