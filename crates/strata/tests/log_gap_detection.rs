@@ -273,6 +273,23 @@ fn two_live_logs(plan: Plan) -> Run {
     }
 }
 
+/// Opens a fresh database behind a closed gate and writes `0..` until the memtable switches
+/// and its flush is held: two live logs. Returns the env, the gate, the database and the next
+/// key to write.
+fn held_switch() -> (FaultEnv, GatedEnv, DB, u64) {
+    let env = FaultEnv::new(Arc::new(MemEnv::new()));
+    let gated = GatedEnv::new(env.clone());
+    let db = DB::open(DIR, options(Arc::new(gated.clone()), false)).unwrap();
+    gated.close_gate();
+    let mut i = 0;
+    while log_names(&env).len() == 1 {
+        db.put(&key(i), &value(i)).unwrap();
+        i += 1;
+    }
+    wait_for_held_flush(&gated);
+    (env, gated, db, i)
+}
+
 /// Waits until the flush of the immutable memtable is held at the gate.
 fn wait_for_held_flush(gated: &GatedEnv) {
     for _ in 0..10_000 {
@@ -396,16 +413,7 @@ fn a_power_loss_with_two_live_logs_keeps_a_prefix_with_every_synced_write() {
 /// 2: its own log's, 0: none). Returns the env after the process died, the writes made, the
 /// acknowledged ones, and the ones a power loss must keep.
 fn failing_sync(nth: u64) -> (FaultEnv, u64, u64, u64) {
-    let env = FaultEnv::new(Arc::new(MemEnv::new()));
-    let gated = GatedEnv::new(env.clone());
-    let db = DB::open(DIR, options(Arc::new(gated.clone()), false)).unwrap();
-    gated.close_gate();
-    let mut i = 0;
-    while log_names(&env).len() == 1 {
-        db.put(&key(i), &value(i)).unwrap();
-        i += 1;
-    }
-    wait_for_held_flush(&gated);
+    let (env, gated, db, mut i) = held_switch();
     db.put(&key(i), &value(i)).unwrap();
     i += 1;
     assert_eq!(log_names(&env).len(), 2, "two live logs");
@@ -586,16 +594,7 @@ fn a_flush_records_the_sequence_before_the_live_log_so_its_lost_tail_is_found() 
     let mut skipped = 0;
     for mode in [PowerLossMode::TornTail, PowerLossMode::DropUnsynced] {
         for seed in 0..12u64 {
-            let env = FaultEnv::new(Arc::new(MemEnv::new()));
-            let gated = GatedEnv::new(env.clone());
-            let db = DB::open(DIR, options(Arc::new(gated.clone()), false)).unwrap();
-            gated.close_gate();
-            let mut i = 0;
-            while log_names(&env).len() == 1 {
-                db.put(&key(i), &value(i)).unwrap();
-                i += 1;
-            }
-            wait_for_held_flush(&gated);
+            let (env, gated, db, mut i) = held_switch();
             // Writes into the second log while the first one's flush is held.
             for _ in 0..20 {
                 db.put(&key(i), &value(i)).unwrap();

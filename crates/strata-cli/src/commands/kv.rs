@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use strata::tools::{scan as scan_range, KeyRange, ScanOptions};
+use strata::tools::{scan as scan_range, ScanOptions};
 use strata::{WriteBatch, WriteOptions};
 
-use super::{io_error, open_db, parse_bytes, show, CommandResult, NEGATIVE};
+use super::{io_error, open_db, parse_bytes, show, CommandResult, RangeArgs, NEGATIVE};
 
 /// Print the value of KEY (escaped, hex, or raw bytes); exit 1 if the key is absent.
 #[derive(Args)]
@@ -104,15 +104,8 @@ pub fn delete(args: DeleteArgs) -> CommandResult {
 pub struct ScanArgs {
     /// The database directory.
     db: PathBuf,
-    /// First key (inclusive).
-    #[arg(long)]
-    start: Option<String>,
-    /// Key to stop before (exclusive).
-    #[arg(long)]
-    end: Option<String>,
-    /// Only keys beginning with this prefix.
-    #[arg(long)]
-    prefix: Option<String>,
+    #[command(flatten)]
+    range: RangeArgs,
     /// From the last key down.
     #[arg(long)]
     reverse: bool,
@@ -128,17 +121,8 @@ pub struct ScanArgs {
 }
 
 pub fn scan(args: ScanArgs) -> CommandResult {
-    let parse = |text: &Option<String>| {
-        text.as_deref()
-            .map(|t| parse_bytes(t, args.hex))
-            .transpose()
-    };
     let options = ScanOptions {
-        range: KeyRange {
-            start: parse(&args.start)?,
-            end: parse(&args.end)?,
-            prefix: parse(&args.prefix)?,
-        },
+        range: args.range.parse(|t| parse_bytes(t, args.hex))?,
         reverse: args.reverse,
         limit: args.limit,
         fill_cache: false,

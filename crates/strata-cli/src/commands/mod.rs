@@ -16,9 +16,9 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use strata::tools::{from_hex, unescape, Show};
+use strata::tools::{from_hex, unescape, KeyRange, Show};
 use strata::{Options, DB};
 
 /// Exit code of a negative answer.
@@ -93,6 +93,32 @@ pub fn run(command: ToolCommand) -> ExitCode {
 type CommandResult = strata::Result<ExitCode>;
 
 /// Opens the database in `path` with default options (LevelDB's), optionally creating it.
+/// The key range `scan` and `export` take.
+#[derive(Args)]
+pub struct RangeArgs {
+    /// First key (inclusive).
+    #[arg(long)]
+    start: Option<String>,
+    /// Key to stop before (exclusive).
+    #[arg(long)]
+    end: Option<String>,
+    /// Only keys beginning with this prefix.
+    #[arg(long)]
+    prefix: Option<String>,
+}
+
+impl RangeArgs {
+    /// The range, each given key turned into bytes by `parse`.
+    fn parse(&self, parse: impl Fn(&str) -> strata::Result<Vec<u8>>) -> strata::Result<KeyRange> {
+        let key = |text: &Option<String>| text.as_deref().map(&parse).transpose();
+        Ok(KeyRange {
+            start: key(&self.start)?,
+            end: key(&self.end)?,
+            prefix: key(&self.prefix)?,
+        })
+    }
+}
+
 fn open_db(path: &Path, create: bool) -> strata::Result<DB> {
     let options = Options {
         create_if_missing: create,

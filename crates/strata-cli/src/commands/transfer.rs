@@ -8,11 +8,11 @@ use std::time::Instant;
 
 use clap::Args;
 use strata::tools::{
-    export_json, load_json, unescape, Encoding, ExportOptions, InputFormat, KeyRange, LoadOptions,
+    export_json, load_json, unescape, Encoding, ExportOptions, InputFormat, LoadOptions,
 };
 use strata::WriteOptions;
 
-use super::{io_error, open_db, progress_bar, CommandResult};
+use super::{io_error, open_db, progress_bar, CommandResult, RangeArgs};
 
 fn parse_encoding(text: &str) -> Result<Encoding, String> {
     text.parse().map_err(|e: strata::Error| e.to_string())
@@ -112,15 +112,8 @@ fn in_file(error: strata::Error, file: &std::path::Path) -> strata::Error {
 pub struct ExportArgs {
     /// The database directory.
     db: PathBuf,
-    /// First key to export (inclusive).
-    #[arg(long)]
-    start: Option<String>,
-    /// Key to stop before (exclusive).
-    #[arg(long)]
-    end: Option<String>,
-    /// Only keys beginning with this prefix.
-    #[arg(long)]
-    prefix: Option<String>,
+    #[command(flatten)]
+    range: RangeArgs,
     /// How keys and values are written in the JSON strings: utf8, hex or base64.
     #[arg(long, default_value = "utf8", value_parser = parse_encoding)]
     encoding: Encoding,
@@ -130,13 +123,8 @@ pub struct ExportArgs {
 }
 
 pub fn export(args: ExportArgs) -> CommandResult {
-    let parse = |text: &Option<String>| text.as_deref().map(unescape).transpose();
     let options = ExportOptions {
-        range: KeyRange {
-            start: parse(&args.start)?,
-            end: parse(&args.end)?,
-            prefix: parse(&args.prefix)?,
-        },
+        range: args.range.parse(unescape)?,
         encoding: args.encoding,
     };
     let db = open_db(&args.db, false)?;

@@ -205,11 +205,7 @@ pub(crate) fn compact_memtable(
             "database closed during memtable flush".into(),
         ));
     }
-    // Logs older than the current one hold nothing the tables do not; the tables hold every
-    // write before the current log's first.
-    edit.prev_log_number = Some(0);
-    edit.log_number = Some(state.log_file_number);
-    edit.last_sequence = Some(state.log_first_sequence - 1);
+    state.retire_older_logs(&mut edit);
     apply_edit(state, &mut edit)?;
     state.imm = None;
     db.has_imm.store(false, Ordering::Release);

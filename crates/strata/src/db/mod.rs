@@ -41,6 +41,7 @@ use crate::error::{Error, Result};
 use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::util::internal_key::InternalKeyComparator;
+use crate::version::edit::VersionEdit;
 use crate::version::version::Version;
 use crate::version::version_set::VersionSet;
 use crate::version::NUM_LEVELS;
@@ -121,6 +122,15 @@ impl DbState {
             imm: self.imm.clone(),
             version: Arc::clone(self.versions.current()),
         });
+    }
+
+    /// Records in `edit` that only the current log is needed: the logs before it hold nothing
+    /// the tables lack, and the tables hold every write before the current log's first (the
+    /// sequence recovery checks the logs against; see `db/wal.rs`).
+    pub(crate) fn retire_older_logs(&self, edit: &mut VersionEdit) {
+        edit.prev_log_number = Some(0);
+        edit.log_number = Some(self.log_file_number);
+        edit.last_sequence = Some(self.log_first_sequence - 1);
     }
 
     /// Oldest sequence number any reader may still need.

@@ -306,11 +306,8 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
         save_manifest = true;
     }
     if save_manifest {
-        let edit = &mut replay.edit;
-        edit.prev_log_number = Some(0);
-        edit.log_number = Some(state.log_file_number);
-        edit.last_sequence = Some(state.log_first_sequence - 1);
-        apply_edit(state, edit)?;
+        state.retire_older_logs(&mut replay.edit);
+        apply_edit(state, &mut replay.edit)?;
     }
     state.refresh_super_version();
     delete_obsolete_files(db, state);

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{tail_reason, KeyJson, KeyText, Printer};
+use super::{dump_records, KeyJson, KeyText, Printer};
 use crate::env::Env;
 use crate::error::Result;
-use crate::tools::records::{describe_in_record, for_each_record, LogItem};
+use crate::tools::records::describe_in_record;
 use crate::tools::text::Show;
 use crate::version::edit::VersionEdit;
 
@@ -56,28 +56,23 @@ struct NewFileJson<'a> {
 }
 
 pub(super) fn dump(env: &dyn Env, path: &Path, verify: bool, p: &mut Printer<'_>) -> Result<()> {
-    for_each_record(env, path, verify, &mut |item| match item {
-        LogItem::Damage {
-            offset,
-            bytes,
-            reason,
-        } => p.problem(offset, &format!("{reason} ({bytes} bytes dropped)")),
-        LogItem::Tail { offset, bytes } => p.problem(Some(offset), &tail_reason(bytes)),
-        LogItem::Record { offset, data } => {
-            p.summary.records += 1;
-            match VersionEdit::decode(data) {
-                Ok(edit) if p.json => p.json(&edit_json(&edit, offset, p.show)),
-                Ok(edit) => {
-                    let text = edit_text(&edit, p.show);
-                    p.line(format_args!("offset {offset}: {text}"))
-                }
-                Err(e) => {
-                    let reason = describe_in_record(&e);
-                    p.problem(Some(offset), &format!("bad version edit: {reason}"))
-                }
+    dump_records(
+        env,
+        path,
+        verify,
+        p,
+        &mut |p, offset, data| match VersionEdit::decode(data) {
+            Ok(edit) if p.json => p.json(&edit_json(&edit, offset, p.show)),
+            Ok(edit) => {
+                let text = edit_text(&edit, p.show);
+                p.line(format_args!("offset {offset}: {text}"))
             }
-        }
-    })
+            Err(e) => {
+                let reason = describe_in_record(&e);
+                p.problem(Some(offset), &format!("bad version edit: {reason}"))
+            }
+        },
+    )
 }
 
 fn edit_json(edit: &VersionEdit, offset: u64, show: Show) -> EditJson<'_> {

@@ -36,6 +36,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::kind::{detect_file_kind, FileKind};
+use super::records::{for_each_record, LogItem};
 use super::text::{Show, Shown};
 use crate::env::{read_file_to_vec, Env, PosixEnv};
 use crate::error::{Error, Result};
@@ -144,6 +145,32 @@ fn dump_current(env: &dyn Env, path: &Path, p: &mut Printer<'_>) -> Result<()> {
     } else {
         p.line(format_args!("{}", p.show.bytes(name)))
     }
+}
+
+/// Prints one whole record of a log-format file, given its offset.
+pub(super) type RecordPrinter<'r> = dyn FnMut(&mut Printer<'_>, u64, &[u8]) -> Result<()> + 'r;
+
+/// Walks a log-format file (write-ahead log or manifest): damage and an incomplete last record
+/// become problems, and each whole record is counted and handed to `record` with its offset.
+pub(super) fn dump_records(
+    env: &dyn Env,
+    path: &Path,
+    verify: bool,
+    p: &mut Printer<'_>,
+    record: &mut RecordPrinter<'_>,
+) -> Result<()> {
+    for_each_record(env, path, verify, &mut |item| match item {
+        LogItem::Damage {
+            offset,
+            bytes,
+            reason,
+        } => p.problem(offset, &format!("{reason} ({bytes} bytes dropped)")),
+        LogItem::Tail { offset, bytes } => p.problem(Some(offset), &tail_reason(bytes)),
+        LogItem::Record { offset, data } => {
+            p.summary.records += 1;
+            record(p, offset, data)
+        }
+    })
 }
 
 /// How an incomplete last record is described.

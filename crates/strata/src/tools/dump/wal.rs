@@ -4,10 +4,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{tail_reason, Printer};
+use super::{dump_records, Printer};
 use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::tools::records::{describe_in_record, for_each_record, LogItem};
+use crate::tools::records::describe_in_record;
 use crate::tools::text::Shown;
 use crate::write_batch::{BatchOp, WriteBatch};
 
@@ -30,27 +30,22 @@ struct OpJson<'a> {
 }
 
 pub(super) fn dump(env: &dyn Env, path: &Path, verify: bool, p: &mut Printer<'_>) -> Result<()> {
-    for_each_record(env, path, verify, &mut |item| match item {
-        LogItem::Damage {
-            offset,
-            bytes,
-            reason,
-        } => p.problem(offset, &format!("{reason} ({bytes} bytes dropped)")),
-        LogItem::Tail { offset, bytes } => p.problem(Some(offset), &tail_reason(bytes)),
-        LogItem::Record { offset, data } => {
-            p.summary.records += 1;
-            match WriteBatch::from_contents(data.to_vec()) {
-                Ok(batch) => batch_out(p, offset, &batch),
-                Err(e) => {
-                    let reason = describe_in_record(&e);
-                    p.problem(
-                        Some(offset),
-                        &format!("record is not a write batch: {reason}"),
-                    )
-                }
+    dump_records(
+        env,
+        path,
+        verify,
+        p,
+        &mut |p, offset, data| match WriteBatch::from_contents(data.to_vec()) {
+            Ok(batch) => batch_out(p, offset, &batch),
+            Err(e) => {
+                let reason = describe_in_record(&e);
+                p.problem(
+                    Some(offset),
+                    &format!("record is not a write batch: {reason}"),
+                )
             }
-        }
-    })
+        },
+    )
 }
 
 fn batch_out(p: &mut Printer<'_>, offset: u64, batch: &WriteBatch) -> Result<()> {

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::journal::{Journal, Progress};
-use super::report::{KeyState, Violation, ViolationKind};
-use super::verify::{apply, Touch};
+use super::report::{Violation, ViolationKind};
+use super::verify::{apply, describe, Touch};
 use super::workload::{OpKind, Rng, Scratch, Workload};
 use crate::db::DB;
 use crate::error::Result;
@@ -223,29 +223,8 @@ impl Writer<'_> {
         if found.as_deref() == expected_bytes {
             return Ok(());
         }
-        let found_state = match &found {
-            None => KeyState::Absent { deleted_by: None },
-            Some(v) => match workload.decode_value(v) {
-                Ok(id) => KeyState::Written {
-                    op: id.op,
-                    pos: id.pos,
-                },
-                Err(reason) => KeyState::Unreadable {
-                    len: v.len(),
-                    reason,
-                },
-            },
-        };
-        let expected_state = match expected {
-            None => KeyState::Absent { deleted_by: None },
-            Some(t) if !t.put => KeyState::Absent {
-                deleted_by: Some(t.op),
-            },
-            Some(t) => KeyState::Written {
-                op: t.op,
-                pos: t.pos,
-            },
-        };
+        let found_state = describe(workload, found.as_deref());
+        let expected_state = Touch::expected(expected);
         self.violations.lock().push(Violation {
             kind: ViolationKind::LostWrite,
             thread: Some(self.thread),

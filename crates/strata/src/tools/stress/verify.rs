@@ -34,7 +34,7 @@ pub(crate) struct Touch {
 }
 
 impl Touch {
-    fn expected(slot: Option<Touch>) -> KeyState {
+    pub(super) fn expected(slot: Option<Touch>) -> KeyState {
         match slot {
             None => KeyState::Absent { deleted_by: None },
             Some(t) if !t.put => KeyState::Absent {
@@ -310,7 +310,7 @@ fn check_value(
 }
 
 /// What a stored value is, without checking it against the workload.
-fn describe(workload: &Workload, value: Option<&[u8]>) -> KeyState {
+pub(super) fn describe(workload: &Workload, value: Option<&[u8]>) -> KeyState {
     match value {
         None => KeyState::Absent { deleted_by: None },
         Some(value) => match workload.decode_value(value) {
