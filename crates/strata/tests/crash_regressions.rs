@@ -13,7 +13,7 @@ use strata::{Env, MemEnv, Options, WriteOptions, DB};
 
 mod support;
 
-use support::{read_state, Model};
+use support::{append_raw, read_state, Model};
 
 const DIR: &str = "/db";
 
@@ -65,16 +65,6 @@ fn crash_and_reopen(env: &FaultEnv, db: DB, mode: PowerLossMode, reuse_logs: boo
     env.simulate_power_loss(mode, 7).unwrap();
     env.clear_faults();
     DB::open(DIR, options(env, reuse_logs)).unwrap()
-}
-
-/// Appends raw bytes to a file behind the database's back, as a torn write would leave them.
-fn append_raw(env: &FaultEnv, name: &str, bytes: &[u8]) {
-    let inner: &dyn Env = &**env.inner();
-    let mut file = inner
-        .new_appendable_file(&Path::new(DIR).join(name))
-        .unwrap();
-    file.append(bytes).unwrap();
-    file.close().unwrap();
 }
 
 fn names(env: &FaultEnv, suffix_or_prefix: &str) -> Vec<String> {
@@ -131,7 +121,12 @@ fn reused_log_with_a_torn_tail_keeps_later_writes() {
     let logs = names(&env, ".log");
     let log = logs.last().unwrap();
     // The first bytes of a record header: a write torn by a crash.
-    append_raw(&env, log, &[0x12, 0x34, 0x56, 0x78, 0x20, 0x00]);
+    append_raw(
+        &**env.inner(),
+        DIR,
+        log,
+        &[0x12, 0x34, 0x56, 0x78, 0x20, 0x00],
+    );
     let db = DB::open(DIR, options(&env, true)).unwrap();
     assert_holds(&db, 0..20, 1);
     for i in 20..40 {
@@ -153,7 +148,8 @@ fn reused_manifest_with_a_torn_tail_keeps_later_edits() {
     drop(db);
     let manifests = names(&env, "MANIFEST-");
     append_raw(
-        &env,
+        &**env.inner(),
+        DIR,
         manifests.last().unwrap(),
         &[0x9a, 0xbc, 0xde, 0xf0, 0x40],
     );
@@ -180,7 +176,8 @@ fn manifest_with_a_damaged_tail_opens() {
         let manifests = names(&env, "MANIFEST-");
         // A full record of 5 payload bytes whose checksum does not match.
         append_raw(
-            &env,
+            &**env.inner(),
+            DIR,
             manifests.last().unwrap(),
             &[1, 2, 3, 4, 5, 0, 1, 9, 9, 9, 9, 9],
         );
@@ -200,7 +197,8 @@ fn manifest_with_a_damaged_tail_opens() {
         drop(db);
         let manifests = names(&env, "MANIFEST-");
         append_raw(
-            &env,
+            &**env.inner(),
+            DIR,
             manifests.last().unwrap(),
             &[1, 2, 3, 4, 5, 0, 1, 9, 9, 9, 9, 9],
         );

@@ -8,6 +8,8 @@
 #![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,6 +24,7 @@ use strata::{
     Env, FileLock, MemEnv, Options, RandomAccessFile, SequentialFile, WritableFile, WriteBatch,
     WriteOptions, DB,
 };
+use support::append_raw;
 
 const DIR: &str = "/db";
 const VALUE_LEN: usize = 1000;
@@ -639,16 +642,6 @@ fn a_flush_records_the_sequence_before_the_live_log_so_its_lost_tail_is_found() 
     );
 }
 
-/// Appends raw bytes to file `name`, as a torn write leaves them, behind the database's back.
-fn append_raw(env: &FaultEnv, name: &str, bytes: &[u8]) {
-    let inner: &dyn Env = &**env.inner();
-    let mut file = inner
-        .new_appendable_file(&Path::new(DIR).join(name))
-        .unwrap();
-    file.append(bytes).unwrap();
-    file.close().unwrap();
-}
-
 /// Flips one byte of file `name`, `back` bytes before its end, behind the database's back.
 fn flip_from_end(env: &FaultEnv, name: &str, back: u64) {
     let inner: &dyn Env = &**env.inner();
@@ -726,7 +719,8 @@ fn a_deleted_live_log_costs_only_its_own_writes() {
             .collect();
         manifests.sort();
         append_raw(
-            &run.env,
+            &**run.env.inner(),
+            DIR,
             manifests.last().unwrap(),
             &[0x9a, 0xbc, 0xde, 0xf0, 0x40],
         );

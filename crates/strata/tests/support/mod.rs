@@ -265,3 +265,11 @@ pub fn read_file(env: &dyn Env, path: &Path) -> strata::Result<Vec<u8>> {
         out.extend_from_slice(&buf[..n]);
     }
 }
+
+/// Appends raw bytes to file `name` in `dir` of `env` (pass a fault env's inner one: behind the
+/// database's back), as a torn write leaves them.
+pub fn append_raw(env: &dyn Env, dir: &str, name: &str, bytes: &[u8]) {
+    let mut file = env.new_appendable_file(&Path::new(dir).join(name)).unwrap();
+    file.append(bytes).unwrap();
+    file.close().unwrap();
+}
