@@ -5,9 +5,10 @@
 //! contend. Each shard keeps `ceil(capacity / 16)` of charge.
 //!
 //! Values are `Arc<V>`: a lookup hands out a clone, so an entry evicted (or erased) while someone
-//! uses it stays alive until its last user drops it — the cache only stops *counting* it. Evicted
-//! values are dropped after the shard's lock is released, so dropping an expensive value (an open
-//! table closes its file) never holds other threads up.
+//! uses it stays alive until its last user drops it — the cache only stops *counting* it. Values an
+//! insert evicts are handed back to the caller after the shard's lock is released, so dropping an
+//! expensive value (an open table closes its file) never holds other threads up, and a caller can
+//! reuse what it evicted (the block cache recycles block buffers).
 //!
 //! Each shard is a hash map from key to a slot in a slab (`Vec`) of nodes linked into a doubly
 //! linked recency list by index, which gives O(1) lookup, insert, promotion and eviction with no
@@ -21,6 +22,11 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use smallvec::SmallVec;
+
+/// The values one insert displaced or evicted, handed back to the caller after the shard's
+/// lock is released. An insert usually pushes out one or two blocks: no allocation for those.
+pub(crate) type Evicted<V> = SmallVec<[Arc<V>; 4]>;
 
 const SHARD_BITS: u32 = 4;
 const NUM_SHARDS: usize = 1 << SHARD_BITS;
@@ -167,7 +173,7 @@ impl<K: Hash + Eq + Clone, V> Shard<K, V> {
     }
 
     /// Inserts or replaces; pushes whatever is displaced or evicted into `dropped`.
-    fn insert(&mut self, key: K, value: Arc<V>, charge: usize, dropped: &mut Vec<Arc<V>>) {
+    fn insert(&mut self, key: K, value: Arc<V>, charge: usize, dropped: &mut Evicted<V>) {
         if let Some(&i) = self.map.get(&key) {
             let slot = &mut self.slots[i as usize];
             if let Some((_, old)) = slot.entry.replace((key, value)) {
@@ -269,15 +275,18 @@ impl<K: Hash + Eq + Clone, V> LruCache<K, V> {
     /// Inserts `value` under `key` (replacing any previous value) with `charge` against the
     /// capacity, then evicts least recently used entries while over capacity. An entry whose
     /// charge exceeds its shard's capacity is not kept.
-    pub(crate) fn insert(&self, key: K, value: Arc<V>, charge: usize) {
+    /// Returns what the insert pushed out (including `value` itself when it is not kept), for
+    /// the caller to drop or reuse.
+    pub(crate) fn insert(&self, key: K, value: Arc<V>, charge: usize) -> Evicted<V> {
+        let mut dropped = Evicted::new();
         if self.capacity == 0 {
-            return;
+            dropped.push(value);
+            return dropped;
         }
-        let mut dropped = Vec::new();
         self.shard(&key)
             .lock()
             .insert(key, value, charge, &mut dropped);
-        drop(dropped); // after the lock is released
+        dropped
     }
 
     /// The value under `key`, marking it most recently used.

@@ -5,6 +5,10 @@
 //! - [`BlockCache`]: `(table cache id, block offset) -> Arc<Block>`, charged by block size. Each
 //!   open table takes a fresh id from [`BlockCache::new_id`], so one cache can be shared by many
 //!   tables (and databases) without key clashes, and a reopened file never sees stale blocks.
+//!   The buffers of evicted blocks nobody still reads are kept (a few, see [`SPARE_BUFFERS`])
+//!   and handed to the next block reads: a cache that misses a lot (random reads over data
+//!   much larger than the cache) then reads blocks without allocating and zeroing a fresh
+//!   buffer each time.
 //! - [`table_cache`]: file number -> open `Table`, charged 1 per table.
 
 pub(crate) mod lru;
@@ -13,8 +17,14 @@ pub(crate) mod table_cache;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use parking_lot::Mutex;
+
 use crate::table::block::Block;
 use lru::LruCache;
+
+/// How many evicted blocks' buffers the block cache keeps for reuse. A reader takes one per
+/// block it reads and the insert that follows gives one back, so a handful covers every thread.
+pub(crate) const SPARE_BUFFERS: usize = 16;
 
 /// A sharded LRU cache of uncompressed table blocks, bounded by their total size in bytes.
 ///
@@ -23,6 +33,8 @@ use lru::LruCache;
 pub struct BlockCache {
     lru: LruCache<(u64, u64), Block>,
     next_id: AtomicU64,
+    /// Buffers of evicted blocks, at most [`SPARE_BUFFERS`].
+    spare: Mutex<Vec<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for BlockCache {
@@ -40,6 +52,7 @@ impl BlockCache {
         Arc::new(BlockCache {
             lru: LruCache::new(capacity),
             next_id: AtomicU64::new(1),
+            spare: Mutex::new(Vec::new()),
         })
     }
 
@@ -63,10 +76,27 @@ impl BlockCache {
         self.lru.get(&(id, offset))
     }
 
-    /// Caches `block`, charged by its size.
+    /// Caches `block`, charged by its size. The buffers of the blocks this evicts that no
+    /// reader holds any more are kept for [`take_buffer`](Self::take_buffer).
     pub(crate) fn insert(&self, id: u64, offset: u64, block: Arc<Block>) {
         let charge = block.size();
-        self.lru.insert((id, offset), block, charge);
+        let evicted = self.lru.insert((id, offset), block, charge);
+        let mut reusable = evicted
+            .into_iter()
+            .filter_map(|block| Arc::try_unwrap(block).ok())
+            .map(Block::into_data)
+            .peekable();
+        if reusable.peek().is_some() {
+            let mut spare = self.spare.lock();
+            let room = SPARE_BUFFERS.saturating_sub(spare.len());
+            spare.extend(reusable.take(room));
+        }
+    }
+
+    /// A buffer for the next block read: an evicted block's, or a new empty one. Its contents
+    /// are stale bytes the read overwrites.
+    pub(crate) fn take_buffer(&self) -> Vec<u8> {
+        self.spare.lock().pop().unwrap_or_default()
     }
 }
 
@@ -92,6 +122,42 @@ mod tests {
         assert_eq!(cache.lookup(b, 0).unwrap().size(), 300);
         assert!(cache.lookup(a, 1).is_none());
         assert_eq!(cache.capacity(), 1 << 20);
+    }
+
+    #[test]
+    fn evicted_buffers_are_reused_unless_a_reader_holds_the_block() {
+        // 4 KiB per shard: a shard holds one of these blocks, so inserts evict.
+        let cache = BlockCache::new(16 * 4096);
+        let id = cache.new_id();
+        assert_eq!(cache.take_buffer().capacity(), 0, "nothing evicted yet");
+        // A block a reader still holds, recognisable by its bytes (then a restart count of 0).
+        let mut marked = vec![0xaa; 4092];
+        marked.extend_from_slice(&[0; 4]);
+        let held = Arc::new(Block::new(marked, 0).unwrap());
+        cache.insert(id, 0, Arc::clone(&held));
+        for offset in 1..200 {
+            cache.insert(id, offset, block(4096));
+        }
+        assert!(cache.lookup(id, 0).is_none(), "the held block was evicted");
+        let mut spare = Vec::new();
+        loop {
+            let buf = cache.take_buffer();
+            if buf.capacity() == 0 {
+                break;
+            }
+            assert_eq!(buf.len(), 4096);
+            assert_ne!(
+                buf[0], 0xaa,
+                "the buffer of a block a reader holds was recycled"
+            );
+            spare.push(buf);
+        }
+        assert_eq!(
+            spare.len(),
+            SPARE_BUFFERS,
+            "evicted buffers kept, a bounded number"
+        );
+        assert_eq!(held.size(), 4096);
     }
 
     #[test]

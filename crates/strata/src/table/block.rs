@@ -111,6 +111,11 @@ impl Block {
         self.data.len()
     }
 
+    /// Gives the contents' buffer back, for the next block read to reuse.
+    pub(crate) fn into_data(self) -> Vec<u8> {
+        self.data
+    }
+
     /// An unpositioned iterator over the block's entries, ordered by `order`.
     pub(crate) fn iter(self: &Arc<Self>, order: KeyOrder) -> BlockIter {
         BlockIter {

@@ -158,6 +158,34 @@ pub(crate) fn read_block(
     handle: &BlockHandle,
     verify_checksum: bool,
 ) -> Result<Vec<u8>> {
+    read_block_into(file, file_size, handle, verify_checksum, Vec::new())
+}
+
+/// [`read_block`], with the contents placed in `buf`: whatever it held is overwritten, and its
+/// allocation is reused, which spares allocating and zeroing a fresh one. A buffer left more
+/// than twice as large as the block is shrunk, so a block never holds much more memory than
+/// its size, which is what the block cache charges for it.
+pub(crate) fn read_block_into(
+    file: &dyn RandomAccessFile,
+    file_size: u64,
+    handle: &BlockHandle,
+    verify_checksum: bool,
+    buf: Vec<u8>,
+) -> Result<Vec<u8>> {
+    let mut contents = read_stored_block(file, file_size, handle, verify_checksum, buf)?;
+    if contents.capacity() / 2 > contents.len() {
+        contents.shrink_to_fit();
+    }
+    Ok(contents)
+}
+
+fn read_stored_block(
+    file: &dyn RandomAccessFile,
+    file_size: u64,
+    handle: &BlockHandle,
+    verify_checksum: bool,
+    buf: Vec<u8>,
+) -> Result<Vec<u8>> {
     handle.check_within(file_size)?;
     // Fits in memory: it lies inside the file (checked above); on a 32-bit target a file larger
     // than the address space is reported as corruption rather than truncated.
@@ -174,40 +202,52 @@ pub(crate) fn read_block(
         // No system call: check and decompress straight out of the mapping.
         let (contents, trailer) = stored.split_at(stored_len);
         return Ok(
-            match decode_stored_block(contents, trailer, handle.offset, verify_checksum)? {
-                Some(uncompressed) => uncompressed,
-                None => contents.to_vec(),
+            match decode_stored_block(contents, trailer, handle.offset, verify_checksum, buf)? {
+                Decoded::Uncompressed(uncompressed) => uncompressed,
+                Decoded::Raw(mut buf) => {
+                    buf.clear();
+                    buf.extend_from_slice(contents);
+                    buf
+                }
             },
         );
     }
-    let mut buf = vec![0u8; total];
-    let read = read_fully(file, handle.offset, &mut buf)?;
+    let mut stored = vec![0u8; total];
+    let read = read_fully(file, handle.offset, &mut stored)?;
     if read != total {
         return Err(Error::corruption_at(
             handle.offset,
             format!("truncated block read: got {read} of {total} bytes"),
         ));
     }
-    let (contents, trailer) = buf.split_at(stored_len);
-    match decode_stored_block(contents, trailer, handle.offset, verify_checksum)? {
-        Some(uncompressed) => Ok(uncompressed),
-        None => {
+    let (contents, trailer) = stored.split_at(stored_len);
+    match decode_stored_block(contents, trailer, handle.offset, verify_checksum, buf)? {
+        Decoded::Uncompressed(uncompressed) => Ok(uncompressed),
+        Decoded::Raw(_) => {
             // Stored raw: the read buffer is the block.
-            buf.truncate(stored_len);
-            Ok(buf)
+            stored.truncate(stored_len);
+            Ok(stored)
         }
     }
 }
 
+/// What [`decode_stored_block`] made of a block.
+enum Decoded {
+    /// Decompressed into the output buffer.
+    Uncompressed(Vec<u8>),
+    /// Stored raw: the stored contents are the block; the output buffer is handed back unused.
+    Raw(Vec<u8>),
+}
+
 /// Checks a stored block (`contents`, then its 5-byte `trailer`) found at file offset
-/// `offset`. Returns the decompressed bytes, or `None` when the block is stored raw and
-/// `contents` already is the block.
+/// `offset`, decompressing it into `out` when it is compressed.
 fn decode_stored_block(
     contents: &[u8],
     trailer: &[u8],
     offset: u64,
     verify_checksum: bool,
-) -> Result<Option<Vec<u8>>> {
+    out: Vec<u8>,
+) -> Result<Decoded> {
     let type_byte = trailer.first().copied().unwrap_or(0xff);
     if verify_checksum {
         let stored = trailer.get(1..).and_then(decode_fixed32).unwrap_or(0);
@@ -217,8 +257,10 @@ fn decode_stored_block(
         }
     }
     match CompressionType::from_byte(type_byte) {
-        Some(CompressionType::None) => Ok(None),
-        Some(CompressionType::Snappy) => snappy_decompress(contents, offset).map(Some),
+        Some(CompressionType::None) => Ok(Decoded::Raw(out)),
+        Some(CompressionType::Snappy) => {
+            snappy_decompress_into(contents, offset, out).map(Decoded::Uncompressed)
+        }
         None => Err(Error::corruption_at(
             offset,
             format!("bad block compression type {type_byte}"),
@@ -230,8 +272,9 @@ fn decode_stored_block(
 /// element yields at most 64 bytes), so a claimed length beyond this factor is corrupt.
 const MAX_SNAPPY_EXPANSION: usize = 24;
 
-/// Decompresses a raw-Snappy block whose stored contents start at file offset `offset`.
-pub(crate) fn snappy_decompress(compressed: &[u8], offset: u64) -> Result<Vec<u8>> {
+/// Decompresses a raw-Snappy block whose stored contents start at file offset `offset` into
+/// `out` (its old contents are overwritten; only bytes past its old length need zeroing first).
+fn snappy_decompress_into(compressed: &[u8], offset: u64, mut out: Vec<u8>) -> Result<Vec<u8>> {
     let claimed = snap::raw::decompress_len(compressed)
         .map_err(|e| Error::corruption_at(offset, format!("bad Snappy block header: {e}")))?;
     let bound = compressed.len().saturating_mul(MAX_SNAPPY_EXPANSION);
@@ -244,7 +287,7 @@ pub(crate) fn snappy_decompress(compressed: &[u8], offset: u64) -> Result<Vec<u8
             ),
         ));
     }
-    let mut out = vec![0u8; claimed];
+    out.resize(claimed, 0);
     let n = snap::raw::Decoder::new()
         .decompress(compressed, &mut out)
         .map_err(|e| Error::corruption_at(offset, format!("corrupted Snappy block: {e}")))?;
@@ -386,6 +429,44 @@ mod tests {
         assert!(read_block(&f, bad.len() as u64, &handle, false).is_ok());
     }
 
+    /// A file whose bytes are all "mapped", so reads take `read_block`'s no-system-call path.
+    struct MappedFile(Vec<u8>);
+
+    impl RandomAccessFile for MappedFile {
+        fn read_at(&self, _offset: u64, _buf: &mut [u8]) -> Result<usize> {
+            panic!("a mapped file is read through its mapping");
+        }
+        fn mapped(&self) -> Option<&[u8]> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn read_block_into_overwrites_a_reused_buffer_exactly() {
+        let raw = b"0123456789abcdef-value-value-value".repeat(20);
+        let compressed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+        for (stored, ctype) in [
+            (&raw, CompressionType::None),
+            (&compressed, CompressionType::Snappy),
+        ] {
+            let file = stored_block(stored, ctype);
+            let handle = BlockHandle::new(3, stored.len() as u64);
+            let len = file.len() as u64;
+            let files: [Box<dyn RandomAccessFile>; 2] = [
+                Box::new(VecFile::new(file.clone())),
+                Box::new(MappedFile(file)),
+            ];
+            for f in &files {
+                // Longer and shorter than the block, full of bytes the block does not hold.
+                for dirty in [vec![0xee; raw.len() * 3], vec![0xee; 10], Vec::new()] {
+                    let got = read_block_into(&**f, len, &handle, true, dirty).unwrap();
+                    assert_eq!(got, raw, "{ctype:?}");
+                    assert!(got.capacity() <= 2 * got.len(), "oversized buffer kept");
+                }
+            }
+        }
+    }
+
     #[test]
     fn read_block_rejects_out_of_file_handles_and_bad_types() {
         let file = stored_block(b"abc", CompressionType::None);
@@ -411,9 +492,9 @@ mod tests {
     fn snappy_length_bomb_is_rejected_before_allocating() {
         // Header claims 2^32 - 1 bytes from a five-byte input.
         let bomb = [0xff, 0xff, 0xff, 0xff, 0x0f];
-        let err = snappy_decompress(&bomb, 77).unwrap_err();
+        let err = snappy_decompress_into(&bomb, 77, Vec::new()).unwrap_err();
         assert_eq!(err.corruption_details().unwrap().offset, Some(77));
-        assert!(snappy_decompress(&[], 0).is_err());
+        assert!(snappy_decompress_into(&[], 0, Vec::new()).is_err());
     }
 
     proptest! {
@@ -442,7 +523,7 @@ mod tests {
 
         #[test]
         fn snappy_decompress_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..100)) {
-            let _ = snappy_decompress(&bytes, 0);
+            let _ = snappy_decompress_into(&bytes, 0, vec![7; 64]);
         }
     }
 }

@@ -28,7 +28,7 @@ use crate::util::internal_key::user_key;
 use super::block::{Block, BlockIter, KeyOrder};
 use super::builder::FILTER_META_PREFIX;
 use super::filter_block::FilterBlockReader;
-use super::format::{read_block, read_footer, BlockHandle};
+use super::format::{read_block, read_block_into, read_footer, BlockHandle};
 use super::TableOptions;
 
 /// An open table. See the module documentation.
@@ -153,7 +153,7 @@ impl Table {
         handle: BlockHandle,
     ) -> Result<Arc<Block>> {
         let Some(cache) = &self.opts.block_cache else {
-            return self.load_block(verify, handle).map(Arc::new);
+            return self.load_block(verify, handle, Vec::new()).map(Arc::new);
         };
         if let Some(block) = cache.lookup(self.cache_id, handle.offset) {
             // A block cached by a read that did not verify it is read again (and replaced) when
@@ -162,16 +162,22 @@ impl Table {
                 return Ok(block);
             }
         }
-        let block = Arc::new(self.load_block(verify, handle)?);
+        let buf = if fill_cache {
+            cache.take_buffer()
+        } else {
+            Vec::new()
+        };
+        let block = Arc::new(self.load_block(verify, handle, buf)?);
         if fill_cache {
             cache.insert(self.cache_id, handle.offset, Arc::clone(&block));
         }
         Ok(block)
     }
 
-    fn load_block(&self, verify: bool, handle: BlockHandle) -> Result<Block> {
+    /// Reads the data block at `handle` into `buf` (see [`read_block_into`]).
+    fn load_block(&self, verify: bool, handle: BlockHandle, buf: Vec<u8>) -> Result<Block> {
         let verify = verify || self.opts.paranoid_checks;
-        let mut block = read_block(&*self.file, self.file_size, &handle, verify)
+        let mut block = read_block_into(&*self.file, self.file_size, &handle, verify, buf)
             .and_then(|contents| Block::new(contents, handle.offset))
             .map_err(|e| e.in_file(&self.file_name))?;
         block.set_verified(verify);

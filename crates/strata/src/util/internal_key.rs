@@ -58,6 +58,7 @@ pub(crate) fn append_internal_key(
     sequence: SequenceNumber,
     value_type: ValueType,
 ) {
+    dst.reserve(user_key.len() + TRAILER_LEN);
     dst.extend_from_slice(user_key);
     dst.extend_from_slice(&pack_trailer(sequence, value_type).to_le_bytes());
 }
