@@ -61,6 +61,11 @@ pub struct Options {
     pub reuse_logs: bool,
     /// Filter kept per table to skip reads of absent keys (default none).
     pub filter_policy: Option<Arc<dyn FilterPolicy>>,
+    /// Most threads one compaction runs on (default 2): a compaction of enough data is cut
+    /// into key ranges merged in parallel, each writing its own tables. 1 merges on the
+    /// background thread alone, as LevelDB does. The output is the same either way, but for
+    /// where tables are cut.
+    pub max_subcompactions: usize,
 }
 
 impl Default for Options {
@@ -80,6 +85,7 @@ impl Default for Options {
             compression: CompressionType::Snappy,
             reuse_logs: false,
             filter_policy: None,
+            max_subcompactions: 2,
         }
     }
 }
@@ -98,6 +104,7 @@ impl std::fmt::Debug for Options {
             .field("max_file_size", &self.max_file_size)
             .field("compression", &self.compression)
             .field("reuse_logs", &self.reuse_logs)
+            .field("max_subcompactions", &self.max_subcompactions)
             .field(
                 "filter_policy",
                 &self.filter_policy.as_ref().map(|p| p.name().to_owned()),

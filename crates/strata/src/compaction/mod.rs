@@ -36,11 +36,6 @@ pub(crate) struct Compaction {
     pub(crate) inputs: [Vec<FileRef>; 2],
     /// Files of `level + 2` overlapping the compaction's key range.
     pub(crate) grandparents: Vec<FileRef>,
-    grandparent_index: usize,
-    seen_key: bool,
-    overlapped_bytes: u64,
-    /// Per level >= level + 2, a cursor into its files for `is_base_level_for_key`.
-    level_ptrs: [usize; NUM_LEVELS],
 }
 
 impl Compaction {
@@ -52,10 +47,6 @@ impl Compaction {
             edit: VersionEdit::default(),
             inputs: Default::default(),
             grandparents: Vec::new(),
-            grandparent_index: 0,
-            seen_key: false,
-            overlapped_bytes: 0,
-            level_ptrs: [0; NUM_LEVELS],
         }
     }
 
@@ -77,47 +68,6 @@ impl Compaction {
             for f in files {
                 self.edit.delete_file(self.level + which, f.number());
             }
-        }
-    }
-
-    /// True when no level below the output level can hold `user_key`, so a deletion of it
-    /// can be dropped once no snapshot needs it. Calls must come in increasing key order.
-    pub(crate) fn is_base_level_for_key(&mut self, user_key: &[u8]) -> bool {
-        let icmp = self.input_version.icmp();
-        for level in self.level + 2..NUM_LEVELS {
-            let files = &self.input_version.files[level];
-            while let Some(f) = files.get(self.level_ptrs[level]) {
-                if icmp.compare_user(user_key, f.largest_user_key()) != Ordering::Greater {
-                    if icmp.compare_user(user_key, f.smallest_user_key()) != Ordering::Less {
-                        return false; // the key falls in this file's range
-                    }
-                    break;
-                }
-                self.level_ptrs[level] += 1;
-            }
-        }
-        true
-    }
-
-    /// True when the current output should be closed before adding `internal_key`, because
-    /// it already overlaps too many grandparent bytes.
-    pub(crate) fn should_stop_before(&mut self, internal_key: &[u8]) -> bool {
-        let icmp = self.input_version.icmp();
-        while let Some(g) = self.grandparents.get(self.grandparent_index) {
-            if icmp.compare(internal_key, &g.meta.largest) != Ordering::Greater {
-                break;
-            }
-            if self.seen_key {
-                self.overlapped_bytes = g.meta.file_size.saturating_add(self.overlapped_bytes);
-            }
-            self.grandparent_index += 1;
-        }
-        self.seen_key = true;
-        if self.overlapped_bytes > max_grandparent_overlap_bytes(self.max_output_file_size) {
-            self.overlapped_bytes = 0;
-            true
-        } else {
-            false
         }
     }
 
@@ -170,5 +120,95 @@ impl Compaction {
     /// The comparator of the input version.
     pub(crate) fn comparator(&self) -> InternalKeyComparator {
         self.icmp().clone()
+    }
+
+    /// Up to `parts - 1` user keys, strictly increasing, that cut the inputs into `parts` key
+    /// ranges of about equal input bytes: range `i` holds the user keys above cut `i - 1` (if
+    /// any) and up to cut `i` (if any) inclusive. The cuts are input files' largest keys, so
+    /// no user key's entries are split between ranges. Fewer cuts (none) when the inputs do
+    /// not divide that finely.
+    pub(crate) fn split_points(&self, parts: usize) -> Vec<Vec<u8>> {
+        let icmp = self.icmp();
+        let mut files: Vec<&FileRef> = self.inputs.iter().flatten().collect();
+        files.sort_by(|a, b| icmp.compare_user(a.largest_user_key(), b.largest_user_key()));
+        let total: u64 = files.iter().map(|f| f.meta.file_size).sum();
+        let Some((last, rest)) = files.split_last() else {
+            return Vec::new();
+        };
+        let mut cuts: Vec<Vec<u8>> = Vec::new();
+        let mut bytes = 0u64;
+        for f in rest {
+            bytes = bytes.saturating_add(f.meta.file_size);
+            let wanted = u64::try_from(cuts.len() + 1).unwrap_or(u64::MAX);
+            let share = u64::try_from(parts).unwrap_or(u64::MAX);
+            let key = f.largest_user_key();
+            let above_previous = cuts
+                .last()
+                .is_none_or(|c| icmp.compare_user(key, c) == Ordering::Greater);
+            let below_last = icmp.compare_user(key, last.largest_user_key()) == Ordering::Less;
+            if cuts.len() + 1 < parts
+                && bytes.saturating_mul(share) >= total.saturating_mul(wanted)
+                && above_previous
+                && below_last
+            {
+                cuts.push(key.to_vec());
+            }
+        }
+        cuts
+    }
+}
+
+/// Where one merge over a compaction's inputs has got to in the levels below the output level.
+/// It answers the two questions the merge asks of each key, and must see keys in increasing
+/// order; a compaction split into key ranges merged in parallel gives each range its own.
+#[derive(Default)]
+pub(crate) struct KeyCursor {
+    grandparent_index: usize,
+    seen_key: bool,
+    overlapped_bytes: u64,
+    /// Per level >= level + 2, a cursor into its files for `is_base_level_for_key`.
+    level_ptrs: [usize; NUM_LEVELS],
+}
+
+impl KeyCursor {
+    /// True when no level below `c`'s output level can hold `user_key`, so a deletion of it
+    /// can be dropped once no snapshot needs it.
+    pub(crate) fn is_base_level_for_key(&mut self, c: &Compaction, user_key: &[u8]) -> bool {
+        let icmp = c.icmp();
+        for level in c.level + 2..NUM_LEVELS {
+            let files = &c.input_version.files[level];
+            while let Some(f) = files.get(self.level_ptrs[level]) {
+                if icmp.compare_user(user_key, f.largest_user_key()) != Ordering::Greater {
+                    if icmp.compare_user(user_key, f.smallest_user_key()) != Ordering::Less {
+                        return false; // the key falls in this file's range
+                    }
+                    break;
+                }
+                self.level_ptrs[level] += 1;
+            }
+        }
+        true
+    }
+
+    /// True when the current output should be closed before adding `internal_key`, because
+    /// it already overlaps too many of `c`'s grandparent bytes.
+    pub(crate) fn should_stop_before(&mut self, c: &Compaction, internal_key: &[u8]) -> bool {
+        let icmp = c.icmp();
+        while let Some(g) = c.grandparents.get(self.grandparent_index) {
+            if icmp.compare(internal_key, &g.meta.largest) != Ordering::Greater {
+                break;
+            }
+            if self.seen_key {
+                self.overlapped_bytes = g.meta.file_size.saturating_add(self.overlapped_bytes);
+            }
+            self.grandparent_index += 1;
+        }
+        self.seen_key = true;
+        if self.overlapped_bytes > max_grandparent_overlap_bytes(c.max_output_file_size) {
+            self.overlapped_bytes = 0;
+            true
+        } else {
+            false
+        }
     }
 }

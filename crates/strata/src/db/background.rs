@@ -75,7 +75,7 @@ fn worker_loop(db: &Arc<DbInner>) {
 
 /// The background error a panicking job (a bug) leaves: writes, flushes and compactions then
 /// fail with it instead of waiting forever for work that will not be done.
-fn panic_error(payload: &(dyn Any + Send)) -> Error {
+pub(crate) fn panic_error(payload: &(dyn Any + Send)) -> Error {
     let message = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())

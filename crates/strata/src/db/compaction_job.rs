@@ -14,15 +14,23 @@
 //!
 //! The merge runs without the state mutex. Between entries it flushes the immutable memtable
 //! if one appeared, so writers never wait for a long compaction.
+//!
+//! A compaction of at least [`MIN_BYTES_PER_SUBCOMPACTION`] per part is cut into key ranges
+//! (at most `Options::max_subcompactions`, at input files' largest user keys, so no user key's
+//! entries are split) merged in parallel: the background thread merges the first range (and
+//! does the flushes), scoped threads the others, each with its own [`KeyCursor`] and its own
+//! output tables. The ranges partition the merged input in internal-key order, so together they
+//! write exactly what one merge would; only where output tables are cut differs. One edit
+//! installs every range's tables, or, when any range fails, none and they are all removed.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::MutexGuard;
 
-use super::background::{apply_edit, compact_memtable};
+use super::background::{apply_edit, compact_memtable, panic_error};
 use super::{DbInner, DbState, LevelStats};
-use crate::compaction::Compaction;
+use crate::compaction::{Compaction, KeyCursor};
 use crate::db::filename::table_file_name;
 use crate::error::{Error, Result};
 use crate::iter::merging::merging_iterator;
@@ -30,10 +38,14 @@ use crate::iter::InternalIterator;
 use crate::options::ReadOptions;
 use crate::table::builder::TableBuilder;
 use crate::table::TableOptions;
-use crate::util::internal_key::{parse_internal_key, ValueType, MAX_SEQUENCE};
+use crate::util::internal_key::{internal_key, parse_internal_key, ValueType, MAX_SEQUENCE};
 use crate::version::edit::FileMetaData;
 use crate::version::level_iter::{LevelFiles, LevelIter};
 use crate::version::version::total_file_size;
+
+/// A compaction is cut into parallel key ranges only when each gets at least this many bytes
+/// of input, in units of the output table size: smaller ones are not worth a thread.
+const MIN_BYTES_PER_SUBCOMPACTION: u64 = 2;
 
 /// A table being written by the compaction.
 struct Output {
@@ -50,8 +62,7 @@ pub(crate) fn run(
     let start = db.env.now_micros();
     db.info_log.log(format_args!("compacting {}", c.summary()));
     let smallest_snapshot = state.smallest_snapshot();
-    let mut outputs: Vec<FileMetaData> = Vec::new();
-    let result = MutexGuard::unlocked(state, || merge(db, c, smallest_snapshot, &mut outputs));
+    let (outputs, result) = MutexGuard::unlocked(state, || merge(db, c, smallest_snapshot));
 
     let mut stats = LevelStats {
         micros: db.env.now_micros().saturating_sub(start),
@@ -98,12 +109,111 @@ pub(crate) fn run(
     Ok(())
 }
 
-/// The merge loop, run without the state mutex. Outputs started so far are pushed to
-/// `outputs` even on error, so the caller can remove them.
+/// Merges the compaction's inputs, in parallel key ranges when it is large enough. Returns
+/// every output table started (finished or not, so the caller can remove them on error) and
+/// the first error met.
 fn merge(
     db: &Arc<DbInner>,
-    c: &mut Compaction,
+    c: &Compaction,
     smallest_snapshot: u64,
+) -> (Vec<FileMetaData>, Result<()>) {
+    let input_bytes: u64 = c.inputs.iter().map(|files| total_file_size(files)).sum();
+    let per_part = MIN_BYTES_PER_SUBCOMPACTION.saturating_mul(c.max_output_file_size.max(1));
+    let parts = usize::try_from(input_bytes / per_part)
+        .unwrap_or(usize::MAX)
+        .min(db.options.max_subcompactions);
+    let cuts = if parts > 1 {
+        c.split_points(parts)
+    } else {
+        Vec::new()
+    };
+    let ranges: Vec<KeyRange> = (0..=cuts.len())
+        .map(|i| KeyRange {
+            after: i.checked_sub(1).map(|j| last_key_of(&cuts[j])),
+            up_to: cuts.get(i).map(|cut| last_key_of(cut)),
+        })
+        .collect();
+    if ranges.len() > 1 {
+        db.info_log.log(format_args!(
+            "merging {} key ranges in parallel",
+            ranges.len()
+        ));
+    }
+    let failed = AtomicBool::new(false);
+    let run = |range: &KeyRange, flushes: bool| {
+        let mut outputs = Vec::new();
+        let result = merge_range(
+            db,
+            c,
+            smallest_snapshot,
+            range,
+            flushes,
+            &failed,
+            &mut outputs,
+        );
+        if result.is_err() {
+            failed.store(true, Ordering::Release);
+        }
+        (outputs, result)
+    };
+    let Some((first, others)) = ranges.split_first() else {
+        return (Vec::new(), Ok(()));
+    };
+    let parts: Vec<(Vec<FileMetaData>, Result<()>)> = std::thread::scope(|scope| {
+        let spawned: Vec<_> = others
+            .iter()
+            .map(|range| {
+                let handle = std::thread::Builder::new()
+                    .name("strata-bg-sub".into())
+                    .spawn_scoped(scope, || run(range, false));
+                (range, handle)
+            })
+            .collect();
+        let mut parts = vec![run(first, true)];
+        for (range, handle) in spawned {
+            parts.push(match handle {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|payload| (Vec::new(), Err(panic_error(&*payload)))),
+                // No thread to spare: merge the range here.
+                Err(_) => run(range, false),
+            });
+        }
+        parts
+    });
+    let mut outputs = Vec::new();
+    let mut result = Ok(());
+    for (part_outputs, part_result) in parts {
+        outputs.extend(part_outputs);
+        if result.is_ok() {
+            result = part_result;
+        }
+    }
+    (outputs, result)
+}
+
+/// A part of a compaction's merged input, in internal-key order: the entries after `after`
+/// (all from the start when `None`) up to and including `up_to` (all to the end when `None`).
+struct KeyRange {
+    after: Option<Vec<u8>>,
+    up_to: Option<Vec<u8>>,
+}
+
+/// The last internal key any entry of `user_key` can have (sequence 0, the lowest type).
+fn last_key_of(user_key: &[u8]) -> Vec<u8> {
+    internal_key(user_key, 0, ValueType::Deletion)
+}
+
+/// The merge loop over one key range, run without the state mutex. Outputs started are
+/// pushed to `outputs` even on error, so the caller can remove them. Stops early, without an
+/// error of its own, once `failed` says another range failed.
+fn merge_range(
+    db: &Arc<DbInner>,
+    c: &Compaction,
+    smallest_snapshot: u64,
+    range: &KeyRange,
+    flushes: bool,
+    failed: &AtomicBool,
     outputs: &mut Vec<FileMetaData>,
 ) -> Result<()> {
     let read_options = ReadOptions {
@@ -114,25 +224,42 @@ fn merge(
     let mut input = input_iterator(db, c, &read_options)?;
     let table_options = TableOptions::from_options(&db.options);
     let icmp = c.comparator();
+    let mut cursor = KeyCursor::default();
 
     let mut current: Option<Output> = None;
     let mut current_user_key: Option<Vec<u8>> = None;
     let mut last_sequence_for_key = MAX_SEQUENCE + 1;
 
-    input.seek_to_first();
+    match &range.after {
+        None => input.seek_to_first(),
+        Some(after) => {
+            input.seek(after);
+            if input.valid() && icmp.compare(input.key(), after) != std::cmp::Ordering::Greater {
+                input.next();
+            }
+        }
+    }
     while input.valid() {
         if db.shutting_down.load(Ordering::Acquire) {
             return Err(Error::InvalidArgument(
                 "database closed during compaction".into(),
             ));
         }
-        if db.has_imm.load(Ordering::Acquire) {
+        if failed.load(Ordering::Acquire) {
+            return Ok(()); // another range failed: the compaction is void
+        }
+        if flushes && db.has_imm.load(Ordering::Acquire) {
             // Writers may be waiting for this flush; it cannot wait for the compaction.
             let mut state = db.state.lock();
             compact_memtable(db, &mut state)?;
         }
         let key = input.key();
-        if current.is_some() && c.should_stop_before(key) {
+        if let Some(up_to) = &range.up_to {
+            if icmp.compare(key, up_to) == std::cmp::Ordering::Greater {
+                break;
+            }
+        }
+        if current.is_some() && cursor.should_stop_before(c, key) {
             if let Some(output) = current.take() {
                 finish_output(db, output, outputs)?;
             }
@@ -157,7 +284,7 @@ fn merge(
                     drop = true; // shadowed by a newer entry every reader sees
                 } else if parsed.value_type == ValueType::Deletion
                     && parsed.sequence <= smallest_snapshot
-                    && c.is_base_level_for_key(parsed.user_key)
+                    && cursor.is_base_level_for_key(c, parsed.user_key)
                 {
                     drop = true; // nothing older remains for this deletion to hide
                 }

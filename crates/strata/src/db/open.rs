@@ -55,6 +55,7 @@ fn sanitize(mut options: Options) -> Options {
     options.write_buffer_size = options.write_buffer_size.clamp(64 << 10, 1 << 30);
     options.max_file_size = options.max_file_size.clamp(1 << 20, 1 << 30);
     options.block_size = options.block_size.clamp(1 << 10, 4 << 20);
+    options.max_subcompactions = options.max_subcompactions.clamp(1, 16);
     options.block_restart_interval = options.block_restart_interval.max(1);
     if options.block_cache.is_none() {
         options.block_cache = Some(BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES));
