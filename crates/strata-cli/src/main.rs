@@ -84,6 +84,11 @@ struct BenchArgs {
     #[arg(long = "max_file_size", alias = "max-file-size", default_value_t = 2 << 20)]
     max_file_size: usize,
 
+    /// Most threads one compaction is merged on (Strata's `max_subcompactions`, RocksDB's
+    /// `max_subcompactions`; LevelDB always merges on its one background thread).
+    #[arg(long, default_value_t = 2)]
+    subcompactions: usize,
+
     /// Parent directory of the databases (each engine uses <db>/<engine>).
     #[arg(long)]
     db: Option<PathBuf>,
@@ -142,6 +147,7 @@ impl BenchArgs {
                 write_buffer_size: self.write_buffer_size,
                 block_size: self.block_size,
                 max_file_size: self.max_file_size,
+                subcompactions: self.subcompactions,
                 cache_size: self.cache_size,
                 bloom_bits: u32::try_from(self.bloom_bits).ok(),
                 compression: self.compression,

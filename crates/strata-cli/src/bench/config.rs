@@ -179,10 +179,13 @@ pub struct BenchOptions {
     pub compression: Compression,
     /// Table files kept open.
     pub max_open_files: usize,
+    /// Most threads one compaction is merged on.
+    pub subcompactions: usize,
 }
 
 impl Default for BenchOptions {
-    /// LevelDB 1.23's defaults (db_bench with no flags).
+    /// LevelDB 1.23's defaults (db_bench with no flags), and Strata's two merge threads per
+    /// large compaction.
     fn default() -> Self {
         BenchOptions {
             write_buffer_size: 4 << 20,
@@ -192,6 +195,7 @@ impl Default for BenchOptions {
             bloom_bits: None,
             compression: Compression::Snappy,
             max_open_files: 1000,
+            subcompactions: 2,
         }
     }
 }

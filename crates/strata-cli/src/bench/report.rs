@@ -72,14 +72,16 @@ pub fn print_header(cfg: &Config, engines: &[(EngineKind, String)]) {
     println!("FileSize:   {file:.1} MB (estimated)");
     let o = &cfg.options;
     println!(
-        "Options:    write buffer {}, block {}, table {}, block cache {}, bloom {}, {}",
+        "Options:    write buffer {}, block {}, table {}, block cache {}, bloom {}, {}, \
+         compactions merged on up to {} thread(s) (not LevelDB)",
         size(o.write_buffer_size),
         size(o.block_size),
         size(o.max_file_size),
         size(o.cache_size),
         o.bloom_bits
             .map_or("off".to_owned(), |b| format!("{b} bits/key")),
-        o.compression.name()
+        o.compression.name(),
+        o.subcompactions
     );
     println!(
         "Runs:       {} repeat(s), {} thread(s), {}",

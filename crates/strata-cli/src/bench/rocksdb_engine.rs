@@ -19,6 +19,7 @@
 //! | level sizes 10 MiB x 10^(L-1)         | `max_bytes_for_level_base` 10 MiB, multiplier 10, `level_compaction_dynamic_level_bytes` false (RocksDB's default is true) |
 //! | 7 levels                              | `num_levels` 7                                            |
 //! | one background thread                 | `max_background_jobs` 1 (*differs*, below)                |
+//! | Strata: `max_subcompactions` (`--subcompactions`, default 2) | `max_subcompactions`, the same |
 //! | `max_open_files` 1000                 | `max_open_files` 1000 (RocksDB's default is unlimited)    |
 //! | `paranoid_checks` false               | `paranoid_checks` false (RocksDB's default is true)       |
 //! | tables read through `mmap`            | `allow_mmap_reads` true (LevelDB 1.23 maps up to 1000 tables on 64-bit) |
@@ -121,6 +122,7 @@ fn options(o: &BenchOptions) -> BenchResult<Options> {
     opts.set_max_bytes_for_level_multiplier(10.0);
     opts.set_level_compaction_dynamic_level_bytes(false);
     opts.set_max_background_jobs(1);
+    opts.set_max_subcompactions(u32::try_from(o.subcompactions).unwrap_or(u32::MAX));
     opts.set_max_open_files(to_c_int("max_open_files", o.max_open_files)?);
     opts.set_allow_mmap_reads(true);
     Ok(opts)

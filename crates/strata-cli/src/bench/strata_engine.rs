@@ -3,7 +3,8 @@
 //! Option mapping is one to one (Strata's options are LevelDB's): write buffer, block size,
 //! table size, Snappy or none, a bloom filter of `bloom_bits`, its own LRU block cache of
 //! `cache_size`, `max_open_files`. Like LevelDB, Strata raises a write buffer below 64 KiB to
-//! 64 KiB and a block size below 1 KiB to 1 KiB.
+//! 64 KiB and a block size below 1 KiB to 1 KiB. `subcompactions` is `max_subcompactions`:
+//! LevelDB has no such knob (one thread merges every compaction); RocksDB gets the same value.
 //!
 //! Costs the API imposes, noted for fairness:
 //! - `DB::get` returns an owned `Vec<u8>`: one allocation and copy per hit (LevelDB's C++
@@ -52,6 +53,7 @@ impl Engine for StrataEngine {
             block_size: o.block_size,
             max_file_size: o.max_file_size,
             max_open_files: o.max_open_files,
+            max_subcompactions: o.subcompactions,
             block_cache: Some(BlockCache::new(o.cache_size)),
             compression: match o.compression {
                 Compression::Snappy => CompressionType::Snappy,
