@@ -59,12 +59,16 @@ pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Resul
 /// A user iterator over every source, as of the read options' snapshot (or now).
 pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterator {
     let (view, sequence) = read_view(db, options);
-    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    let version = &view.version;
+    // The memtables, each level-0 table, one cursor per other non-empty level.
+    let sources = 2
+        + version.files[0].len()
+        + version.files[1..].iter().filter(|f| !f.is_empty()).count();
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(sources);
     children.push(Box::new(view.mem.iter()));
     if let Some(imm) = &view.imm {
         children.push(Box::new(imm.iter()));
     }
-    let version = &view.version;
     for file in &version.files[0] {
         match db
             .table_cache
@@ -74,13 +78,19 @@ pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterat
             Err(e) => children.push(Box::new(crate::iter::ErrorIter::new(e))),
         }
     }
+    // What the tables need of the options: no snapshot or bounds to clone per level.
+    let block_reads = ReadOptions {
+        verify_checksums: options.verify_checksums,
+        fill_cache: options.fill_cache,
+        ..ReadOptions::default()
+    };
     for (level, files) in version.files.iter().enumerate().skip(1) {
         if !files.is_empty() {
             children.push(Box::new(LevelIter::new(
                 db.icmp.clone(),
                 LevelFiles::Level(Arc::clone(version), level),
                 Arc::clone(&db.table_cache),
-                options.clone(),
+                block_reads.clone(),
             )));
         }
     }

@@ -8,6 +8,7 @@ use crate::cache::table_cache::TableCache;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::options::ReadOptions;
+use crate::table::reader::TableIter;
 use crate::util::internal_key::InternalKeyComparator;
 
 /// The files a [`LevelIter`] walks.
@@ -41,7 +42,7 @@ pub(crate) struct LevelIter {
     read_options: ReadOptions,
     /// Index of the file `current` iterates, `files.len()` when unpositioned.
     index: usize,
-    current: Option<Box<dyn InternalIterator>>,
+    current: Option<TableIter>,
     error: Option<crate::Error>,
 }
 
@@ -78,7 +79,7 @@ impl LevelIter {
             .table_cache
             .iter(&self.read_options, file.number(), file.meta.file_size)
         {
-            Ok(iter) => self.current = Some(Box::new(iter)),
+            Ok(iter) => self.current = Some(iter),
             Err(e) => {
                 if self.error.is_none() {
                     self.error = Some(e);
