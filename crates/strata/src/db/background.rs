@@ -5,6 +5,8 @@
 //! version set relies on it). The worker sleeps on `bg_work` until there is something to do:
 //! an immutable memtable (always first: writers may be waiting on it), a manual compaction, or
 //! a version that wants compaction. After a job it wakes everyone waiting on `bg_done`.
+//! A large compaction's merge is spread over scoped threads inside its job (see
+//! `compaction_job`); they end before the job does, so jobs and edits stay one at a time.
 //! A failed job records the background error and stops further work; writes then fail with
 //! that error instead of piling up in memory. A panicking job (a bug) is caught and recorded
 //! the same way, so nobody waits forever for it. A failed manifest write records it at once:
