@@ -35,7 +35,7 @@ use strata::{
     CompressionType, Env, Error, FileLock, MemEnv, Options, RandomAccessFile, ReadOptions, Result,
     SequentialFile, Snapshot, WritableFile, DB,
 };
-use support::{read_file, Model};
+use support::{log_tail, read_file, Model};
 
 const DIR: &str = "/db";
 const MIB: usize = 1 << 20;
@@ -483,9 +483,14 @@ fn build_hand_database(env: &MemEnv) -> BTreeSet<u64> {
     numbers
 }
 
-/// The level-0 compaction has run when level 0 is empty.
-fn wait_for_level0_compaction(db: &DB) {
+/// The level-0 compaction has run when level 0 is empty; fails at once on a background error.
+fn wait_for_level0_compaction(env: &dyn Env, db: &DB) {
     wait_until("the level-0 compaction", || {
+        assert!(
+            !info_log(env).contains("background error"),
+            "the compaction failed:\n{}",
+            log_tail(env, Path::new(DIR), 20)
+        );
         db.property("leveldb.num-files-at-level0").as_deref() == Some("0")
     });
 }
@@ -507,7 +512,7 @@ fn hand_compaction(max_subcompactions: usize) -> (Vec<Entry>, String) {
     let env = Arc::new(MemEnv::new());
     build_hand_database(&env);
     let db = DB::open(DIR, options(env.clone(), max_subcompactions)).unwrap();
-    wait_for_level0_compaction(&db);
+    wait_for_level0_compaction(&*env, &db);
     let entries = level1_entries(&*env, &db);
     drop(db);
     (entries, info_log(&*env))
@@ -733,7 +738,7 @@ fn assert_nothing_installed_and_recovers(f: Faulted) {
     drop(f.db);
     let (reference, _) = hand_compaction(1);
     let db = DB::open(DIR, options(f.plain.clone(), 4)).unwrap();
-    wait_for_level0_compaction(&db);
+    wait_for_level0_compaction(&*f.plain, &db);
     assert!(
         level1_entries(&*f.plain, &db) == reference,
         "after reopening, the compaction did not write what one thread writes"
@@ -789,7 +794,7 @@ fn closing_during_a_split_compaction_removes_its_outputs() {
     assert_eq!(tables_on_disk(&*plain), inputs, "outputs left after close");
     let (reference, _) = hand_compaction(1);
     let db = DB::open(DIR, options(plain.clone(), 4)).unwrap();
-    wait_for_level0_compaction(&db);
+    wait_for_level0_compaction(&*plain, &db);
     assert!(level1_entries(&*plain, &db) == reference);
 }
 
