@@ -29,7 +29,8 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use strata::testing::{
-    build_table, encode_version_edit, write_log_file, EditFields, EditNewFile, TableFile,
+    build_table, encode_version_edit, write_log_file, EditFields, EditNewFile, FaultEnv, OpKind,
+    PowerLossMode, TableFile,
 };
 use strata::{
     CompressionType, Env, Error, FileLock, MemEnv, Options, RandomAccessFile, ReadOptions, Result,
@@ -800,10 +801,10 @@ fn closing_during_a_split_compaction_removes_its_outputs() {
 
 #[test]
 fn writers_do_not_wait_for_the_slowest_sub_range() {
-    // Sub ranges take seconds (2 ms a block); the first range, on the background thread,
+    // Sub ranges take seconds (3 ms an append); the first range, on the background thread,
     // takes a fraction of one. Writes that need a memtable flush must get it meanwhile.
     let write_buffer = 64 << 10;
-    let f = open_with_sub_fault(SubFault::Slow(Duration::from_millis(2)), write_buffer);
+    let f = open_with_sub_fault(SubFault::Slow(Duration::from_millis(3)), write_buffer);
     wait_until("a subcompaction thread writing", || {
         f.stats.appends.load(Ordering::SeqCst) >= 3
     });
@@ -840,4 +841,60 @@ fn wait_for_level0_compaction_or_flush(db: &DB) {
     wait_until("the compaction", || {
         live_tables(db)[1].iter().all(|&n| n >= 100)
     });
+}
+
+#[test]
+fn a_crash_during_a_split_compaction_loses_nothing() {
+    let (reference, _) = hand_compaction(1);
+    let is_table = |p: &Path| p.extension().is_some_and(|e| e == "ldb");
+    let is_manifest = |p: &Path| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST"))
+    };
+    // Crash after the first, a middle and the last output table's sync, after the manifest
+    // sync of the edit that installs them (the second: the first is the open's), and after the
+    // first input removal.
+    let cases: [(OpKind, u64, bool); 5] = [
+        (OpKind::Sync, 1, true),
+        (OpKind::Sync, 3, true),
+        (OpKind::Sync, 6, true),
+        (OpKind::Sync, 2, false),
+        (OpKind::Remove, 1, true),
+    ];
+    for (seed, (kind, n, tables)) in cases.into_iter().enumerate() {
+        let plain = Arc::new(MemEnv::new());
+        build_hand_database(&plain);
+        let fault = FaultEnv::new(plain.clone());
+        if tables {
+            fault.crash_after_matching(kind, n, move |p| is_table(p));
+        } else {
+            fault.crash_after_matching(kind, n, move |p| is_manifest(p));
+        }
+        let env: Arc<dyn Env> = Arc::new(fault.clone());
+        let db = DB::open(DIR, options(env.clone(), 4)).unwrap();
+        wait_until("the crash", || fault.crash_point().is_some());
+        drop(db);
+        fault
+            .simulate_power_loss(PowerLossMode::DropUnsynced, seed as u64)
+            .unwrap();
+        fault.clear_faults();
+        let db = DB::open(DIR, options(env.clone(), 4)).unwrap();
+        wait_for_level0_compaction(&*plain, &db);
+        let what = format!(
+            "crash after {kind:?} #{n} on a {}",
+            if tables { "table" } else { "manifest" }
+        );
+        assert!(
+            level1_entries(&*plain, &db) == reference,
+            "{what}: level 1 differs from one thread's compaction"
+        );
+        wait_until("obsolete tables to go", || {
+            let live: BTreeSet<u64> = live_tables(&db).into_iter().flatten().collect();
+            tables_on_disk(&*plain) == live
+        });
+        assert!(
+            split_counts(&info_log(&*plain)).iter().all(|&n| n == 3),
+            "{what}"
+        );
+    }
 }
