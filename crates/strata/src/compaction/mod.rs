@@ -212,3 +212,178 @@ impl KeyCursor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cmp::Ordering;
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+
+    use super::Compaction;
+    use crate::util::comparator::{BytewiseComparator, Comparator};
+    use crate::util::internal_key::{internal_key, InternalKeyComparator, ValueType};
+    use crate::version::edit::FileMetaData;
+    use crate::version::version::{FileRef, LiveFile, Version};
+
+    /// A table holding user keys `smallest..=largest` in `size` bytes.
+    fn file(number: u64, smallest: &[u8], largest: &[u8], size: u64) -> FileRef {
+        Arc::new(LiveFile::new(FileMetaData {
+            number,
+            file_size: size,
+            smallest: internal_key(smallest, 1000, ValueType::Value),
+            largest: internal_key(largest, 1, ValueType::Deletion),
+        }))
+    }
+
+    fn compaction_with(
+        user: Arc<dyn Comparator>,
+        level0: Vec<FileRef>,
+        level1: Vec<FileRef>,
+    ) -> Compaction {
+        let version = Arc::new(Version::new(
+            InternalKeyComparator::new(user),
+            Default::default(),
+        ));
+        let mut c = Compaction::new(0, 1 << 20, version);
+        c.inputs = [level0, level1];
+        c
+    }
+
+    fn compaction(level0: Vec<FileRef>, level1: Vec<FileRef>) -> Compaction {
+        compaction_with(BytewiseComparator::shared(), level0, level1)
+    }
+
+    /// Orders user keys backwards, to show cuts follow the comparator, not the bytes.
+    struct Reverse;
+
+    impl Comparator for Reverse {
+        fn name(&self) -> &str {
+            "test.Reverse"
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+            b.cmp(a)
+        }
+        fn find_shortest_separator(&self, _start: &mut Vec<u8>, _limit: &[u8]) {}
+        fn find_short_successor(&self, _key: &mut Vec<u8>) {}
+    }
+
+    #[test]
+    fn no_cut_without_two_files() {
+        assert!(compaction(vec![], vec![]).split_points(4).is_empty());
+        let one = compaction(vec![file(1, b"a", b"z", 100 << 20)], vec![]);
+        for parts in 0..8 {
+            assert!(one.split_points(parts).is_empty(), "parts {parts}");
+        }
+    }
+
+    #[test]
+    fn one_part_or_none_means_no_cut() {
+        let files = (0..8u8)
+            .map(|i| file(u64::from(i), &[b'a' + 2 * i], &[b'b' + 2 * i], 1 << 20))
+            .collect();
+        let c = compaction(vec![], files);
+        assert!(c.split_points(0).is_empty());
+        assert!(c.split_points(1).is_empty());
+    }
+
+    #[test]
+    fn equal_files_are_cut_into_equal_parts() {
+        // Eight level-1 files of 1 MiB: a..b, c..d, ..., o..p.
+        let files: Vec<FileRef> = (0..8u8)
+            .map(|i| file(u64::from(i), &[b'a' + 2 * i], &[b'b' + 2 * i], 1 << 20))
+            .collect();
+        let c = compaction(vec![], files);
+        assert_eq!(c.split_points(2), vec![b"h".to_vec()]);
+        assert_eq!(
+            c.split_points(4),
+            vec![b"d".to_vec(), b"h".to_vec(), b"l".to_vec()]
+        );
+        // More parts than files: one cut after each file but the last.
+        let cuts = c.split_points(16);
+        assert_eq!(cuts.len(), 7, "{cuts:?}");
+        assert!(!cuts.contains(&b"p".to_vec()), "the largest key is no cut");
+    }
+
+    #[test]
+    fn files_sharing_the_largest_key_give_no_cut() {
+        let files = (0..6)
+            .map(|i| file(i, &[b'a' + i as u8], b"z", 10 << 20))
+            .collect();
+        assert!(compaction(files, vec![]).split_points(4).is_empty());
+    }
+
+    #[test]
+    fn a_repeated_largest_key_is_cut_once() {
+        // Two level-0 files end at "m" like a level-1 file: "m" may be cut at only once.
+        let c = compaction(
+            vec![file(10, b"a", b"m", 1 << 20), file(11, b"c", b"m", 1 << 20)],
+            vec![
+                file(1, b"a", b"f", 1 << 20),
+                file(2, b"g", b"m", 1 << 20),
+                file(3, b"n", b"z", 1 << 20),
+            ],
+        );
+        let cuts = c.split_points(5);
+        assert_eq!(cuts, vec![b"f".to_vec(), b"m".to_vec()]);
+    }
+
+    #[test]
+    fn cuts_follow_the_comparator() {
+        // Under the reverse order "z" sorts first and "a" last.
+        let files: Vec<FileRef> = [b"z", b"s", b"m", b"g", b"a"]
+            .iter()
+            .zip(1..)
+            .map(|(k, n)| file(n, *k, *k, 1 << 20))
+            .collect();
+        let c = compaction_with(Arc::new(Reverse), vec![], files);
+        let cuts = c.split_points(5);
+        assert_eq!(
+            cuts,
+            vec![b"z".to_vec(), b"s".to_vec(), b"m".to_vec(), b"g".to_vec()]
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn cuts_are_few_increasing_input_keys_below_the_largest(
+            level0 in proptest::collection::vec((0u8..12, 0u8..12, 0u64..(4 << 20)), 0..6),
+            level1 in proptest::collection::vec((0u8..12, 0u64..(4 << 20)), 0..10),
+            parts in 0usize..12,
+        ) {
+            let level0: Vec<FileRef> = level0
+                .iter()
+                .zip(100..)
+                .map(|(&(a, b, size), n)| file(n, &[b'a' + a.min(b)], &[b'a' + a.max(b)], size))
+                .collect();
+            // Level 1 files do not overlap: distinct keys, one key each.
+            let mut keys: Vec<u8> = level1.iter().map(|&(k, _)| k).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let level1: Vec<FileRef> = keys
+                .iter()
+                .zip(level1.iter().map(|&(_, size)| size))
+                .zip(1..)
+                .map(|((&k, size), n)| file(n, &[b'a' + k], &[b'a' + k], size))
+                .collect();
+            let all: Vec<FileRef> = level0.iter().chain(&level1).cloned().collect();
+            let c = compaction(level0, level1);
+            let cuts = c.split_points(parts);
+            prop_assert!(cuts.len() <= parts.saturating_sub(1), "{} cuts for {parts} parts", cuts.len());
+            if all.len() < 2 {
+                prop_assert!(cuts.is_empty());
+            }
+            for pair in cuts.windows(2) {
+                prop_assert!(pair[0] < pair[1], "cuts not increasing: {cuts:?}");
+            }
+            let largest = all.iter().map(|f| f.largest_user_key().to_vec()).max();
+            for cut in &cuts {
+                prop_assert!(Some(cut) < largest.as_ref(), "cut {cut:?} at or past the largest key");
+                prop_assert!(
+                    all.iter().any(|f| f.largest_user_key() == cut.as_slice()),
+                    "cut {cut:?} is no input's largest key"
+                );
+            }
+        }
+    }
+}

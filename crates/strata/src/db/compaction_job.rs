@@ -17,13 +17,15 @@
 //!
 //! A compaction of at least [`MIN_BYTES_PER_SUBCOMPACTION`] per part is cut into key ranges
 //! (at most `Options::max_subcompactions`, at input files' largest user keys, so no user key's
-//! entries are split) merged in parallel: the background thread merges the first range (and
-//! does the flushes), scoped threads the others, each with its own [`KeyCursor`] and its own
-//! output tables. The ranges partition the merged input in internal-key order, so together they
+//! entries are split) merged in parallel: the background thread merges the first range, scoped
+//! threads the others, each with its own [`KeyCursor`] and its own output tables. Only the
+//! background thread flushes the immutable memtable: between its range's entries, then while it
+//! waits for the other ranges. A range that panics (a bug) fails like one that errs. The ranges partition the merged input in internal-key order, so together they
 //! write exactly what one merge would; only where output tables are cut differs. One edit
 //! installs every range's tables, or, when any range fails, none and they are all removed.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::MutexGuard;
@@ -140,17 +142,25 @@ fn merge(
         ));
     }
     let failed = AtomicBool::new(false);
+    // Ranges still being merged on other threads. Each, when done, counts itself out under the
+    // state mutex and wakes the background thread, which may be waiting for them on `bg_work`.
+    let running = AtomicUsize::new(0);
     let run = |range: &KeyRange, flushes: bool| {
         let mut outputs = Vec::new();
-        let result = merge_range(
-            db,
-            c,
-            smallest_snapshot,
-            range,
-            flushes,
-            &failed,
-            &mut outputs,
-        );
+        // A panic (a bug) fails the range like an error does: its outputs are known, so they
+        // are removed with the others, and the other ranges stop early.
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            merge_range(
+                db,
+                c,
+                smallest_snapshot,
+                range,
+                flushes,
+                &failed,
+                &mut outputs,
+            )
+        }))
+        .unwrap_or_else(|payload| Err(panic_error(&*payload)));
         if result.is_err() {
             failed.store(true, Ordering::Release);
         }
@@ -163,21 +173,47 @@ fn merge(
         let spawned: Vec<_> = others
             .iter()
             .map(|range| {
+                running.fetch_add(1, Ordering::AcqRel);
                 let handle = std::thread::Builder::new()
                     .name("strata-bg-sub".into())
-                    .spawn_scoped(scope, || run(range, false));
+                    .spawn_scoped(scope, || {
+                        let part = run(range, false);
+                        let _state = db.state.lock();
+                        running.fetch_sub(1, Ordering::AcqRel);
+                        db.bg_work.notify_all();
+                        part
+                    });
+                if handle.is_err() {
+                    running.fetch_sub(1, Ordering::AcqRel);
+                }
                 (range, handle)
             })
             .collect();
         let mut parts = vec![run(first, true)];
+        let mut handles = Vec::new();
         for (range, handle) in spawned {
-            parts.push(match handle {
-                Ok(handle) => handle
+            match handle {
+                Ok(handle) => handles.push(handle),
+                // No thread to spare: merge the range here (this thread may flush).
+                Err(_) => parts.push(run(range, true)),
+            }
+        }
+        if !handles.is_empty() {
+            let flushed = panic::catch_unwind(AssertUnwindSafe(|| {
+                flush_while_waiting(db, &running, &failed)
+            }))
+            .unwrap_or_else(|payload| Err(panic_error(&*payload)));
+            if flushed.is_err() {
+                failed.store(true, Ordering::Release); // the other ranges stop early
+            }
+            parts.push((Vec::new(), flushed));
+        }
+        for handle in handles {
+            parts.push(
+                handle
                     .join()
                     .unwrap_or_else(|payload| (Vec::new(), Err(panic_error(&*payload)))),
-                // No thread to spare: merge the range here.
-                Err(_) => run(range, false),
-            });
+            );
         }
         parts
     });
@@ -190,6 +226,32 @@ fn merge(
         }
     }
     (outputs, result)
+}
+
+/// Waits, on the background thread, until no other range is running, flushing the immutable
+/// memtable whenever one appears meanwhile: writers may be waiting for that flush, and the
+/// background thread's own range may end long before the others. No flush once a range has
+/// failed (the compaction is void; the background error will stop writes). Returns at once the
+/// error of a failed flush (the compaction then fails, and the caller stops the other ranges).
+fn flush_while_waiting(
+    db: &Arc<DbInner>,
+    running: &AtomicUsize,
+    failed: &AtomicBool,
+) -> Result<()> {
+    let mut state = db.state.lock();
+    while running.load(Ordering::Acquire) > 0 {
+        if state.imm.is_some()
+            && !failed.load(Ordering::Acquire)
+            && !db.shutting_down.load(Ordering::Acquire)
+        {
+            compact_memtable(db, &mut state)?;
+        } else {
+            // Woken by a range counting itself out, a writer leaving a memtable to flush, or
+            // the database closing; each changes what is checked here under the mutex.
+            db.bg_work.wait(&mut state);
+        }
+    }
+    Ok(())
 }
 
 /// A part of a compaction's merged input, in internal-key order: the entries after `after`
