@@ -2,13 +2,15 @@
 //! cache (bounded by open tables).
 //!
 //! - [`lru`]: the generic sharded LRU both are built on.
-//! - [`BlockCache`]: `(table cache id, block offset) -> Arc<Block>`, charged by block size. Each
-//!   open table takes a fresh id from [`BlockCache::new_id`], so one cache can be shared by many
-//!   tables (and databases) without key clashes, and a reopened file never sees stale blocks.
-//!   The buffers of evicted blocks nobody still reads are kept (a few, see [`SPARE_BUFFERS`])
-//!   and handed to the next block reads: a cache that misses a lot (random reads over data
-//!   much larger than the cache) then reads blocks without allocating and zeroing a fresh
-//!   buffer each time.
+//! - [`BlockCache`]: `(table cache id, block offset) -> Arc<Block>`, charged by the memory a
+//!   block holds (its size, or a reused buffer's larger capacity). Each open table takes a
+//!   fresh id from [`BlockCache::new_id`], so one cache can be shared by many tables (and
+//!   databases) without key clashes, and a reopened file never sees stale blocks.
+//!   The buffers of evicted blocks nobody still reads are kept (a few small ones, see
+//!   [`SPARE_BUFFERS`] and [`MAX_SPARE_BUFFER`]) and handed to the next block reads: a cache
+//!   that misses a lot (random reads over data much larger than the cache) then reads blocks
+//!   without allocating and zeroing a fresh buffer each time. The spare buffers are not
+//!   charged: at most `SPARE_BUFFERS * MAX_SPARE_BUFFER` bytes, typically 16 blocks.
 //! - [`table_cache`]: file number -> open `Table`, charged 1 per table.
 
 pub(crate) mod lru;
@@ -25,6 +27,10 @@ use lru::LruCache;
 /// How many evicted blocks' buffers the block cache keeps for reuse. A reader takes one per
 /// block it reads and the insert that follows gives one back, so a handful covers every thread.
 pub(crate) const SPARE_BUFFERS: usize = 16;
+
+/// Largest buffer kept for reuse: blocks are a few KiB; the rare large one (a block holding one
+/// big value) is freed, not kept around uncharged.
+pub(crate) const MAX_SPARE_BUFFER: usize = 64 << 10;
 
 /// A sharded LRU cache of uncompressed table blocks, bounded by their total size in bytes.
 ///
@@ -76,27 +82,33 @@ impl BlockCache {
         self.lru.get(&(id, offset))
     }
 
-    /// Caches `block`, charged by its size. The buffers of the blocks this evicts that no
-    /// reader holds any more are kept for [`take_buffer`](Self::take_buffer).
+    /// Caches `block`, charged by the memory it holds. The buffers of the blocks this evicts
+    /// that no reader holds any more are kept for [`take_buffer`](Self::take_buffer). Readers
+    /// never wait for the spare list: when another thread has it, buffers are just freed.
     pub(crate) fn insert(&self, id: u64, offset: u64, block: Arc<Block>) {
-        let charge = block.size();
+        let charge = block.memory();
         let evicted = self.lru.insert((id, offset), block, charge);
         let mut reusable = evicted
             .into_iter()
             .filter_map(|block| Arc::try_unwrap(block).ok())
             .map(Block::into_data)
+            .filter(|data| data.capacity() <= MAX_SPARE_BUFFER)
             .peekable();
         if reusable.peek().is_some() {
-            let mut spare = self.spare.lock();
-            let room = SPARE_BUFFERS.saturating_sub(spare.len());
-            spare.extend(reusable.take(room));
+            if let Some(mut spare) = self.spare.try_lock() {
+                let room = SPARE_BUFFERS.saturating_sub(spare.len());
+                spare.extend(reusable.take(room));
+            }
         }
     }
 
-    /// A buffer for the next block read: an evicted block's, or a new empty one. Its contents
-    /// are stale bytes the read overwrites.
+    /// A buffer for the next block read: an evicted block's, or a new empty one (also when
+    /// another thread has the spare list). Its contents are stale bytes the read overwrites.
     pub(crate) fn take_buffer(&self) -> Vec<u8> {
-        self.spare.lock().pop().unwrap_or_default()
+        self.spare
+            .try_lock()
+            .and_then(|mut spare| spare.pop())
+            .unwrap_or_default()
     }
 }
 
@@ -118,8 +130,8 @@ mod tests {
         cache.insert(a, 0, block(100));
         cache.insert(b, 0, block(300));
         assert_eq!(cache.total_charge(), 400);
-        assert_eq!(cache.lookup(a, 0).unwrap().size(), 100);
-        assert_eq!(cache.lookup(b, 0).unwrap().size(), 300);
+        assert_eq!(cache.lookup(a, 0).unwrap().memory(), 100);
+        assert_eq!(cache.lookup(b, 0).unwrap().memory(), 300);
         assert!(cache.lookup(a, 1).is_none());
         assert_eq!(cache.capacity(), 1 << 20);
     }

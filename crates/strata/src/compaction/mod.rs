@@ -127,30 +127,44 @@ impl Compaction {
     /// any) and up to cut `i` (if any) inclusive. The cuts are input files' largest keys, so
     /// no user key's entries are split between ranges. Fewer cuts (none) when the inputs do
     /// not divide that finely.
-    pub(crate) fn split_points(&self, parts: usize) -> Vec<Vec<u8>> {
+    ///
+    /// `bytes_up_to(file, user_key)` estimates how many of `file`'s bytes hold keys up to
+    /// `user_key`, for a key inside the file's range (a table's approximate offset): a level-0
+    /// file spans most of the key space, and counting all its bytes at its largest key would
+    /// put every cut near the top.
+    pub(crate) fn split_points(
+        &self,
+        parts: usize,
+        mut bytes_up_to: impl FnMut(&FileRef, &[u8]) -> u64,
+    ) -> Vec<Vec<u8>> {
         let icmp = self.icmp();
-        let mut files: Vec<&FileRef> = self.inputs.iter().flatten().collect();
-        files.sort_by(|a, b| icmp.compare_user(a.largest_user_key(), b.largest_user_key()));
+        let files: Vec<&FileRef> = self.inputs.iter().flatten().collect();
+        let mut candidates: Vec<&[u8]> = files.iter().map(|f| f.largest_user_key()).collect();
+        candidates.sort_by(|a, b| icmp.compare_user(a, b));
+        candidates.dedup_by(|a, b| icmp.compare_user(a, b) == Ordering::Equal);
+        // The largest key ends the last range; it cuts nothing.
+        candidates.pop();
         let total: u64 = files.iter().map(|f| f.meta.file_size).sum();
-        let Some((last, rest)) = files.split_last() else {
-            return Vec::new();
-        };
+        let share = u64::try_from(parts).unwrap_or(u64::MAX);
         let mut cuts: Vec<Vec<u8>> = Vec::new();
-        let mut bytes = 0u64;
-        for f in rest {
-            bytes = bytes.saturating_add(f.meta.file_size);
+        for key in candidates {
+            if cuts.len() + 1 >= parts {
+                break;
+            }
+            let below: u64 = files
+                .iter()
+                .map(|f| {
+                    if icmp.compare_user(key, f.largest_user_key()) != Ordering::Less {
+                        f.meta.file_size
+                    } else if icmp.compare_user(key, f.smallest_user_key()) == Ordering::Less {
+                        0
+                    } else {
+                        bytes_up_to(f, key).min(f.meta.file_size)
+                    }
+                })
+                .fold(0u64, u64::saturating_add);
             let wanted = u64::try_from(cuts.len() + 1).unwrap_or(u64::MAX);
-            let share = u64::try_from(parts).unwrap_or(u64::MAX);
-            let key = f.largest_user_key();
-            let above_previous = cuts
-                .last()
-                .is_none_or(|c| icmp.compare_user(key, c) == Ordering::Greater);
-            let below_last = icmp.compare_user(key, last.largest_user_key()) == Ordering::Less;
-            if cuts.len() + 1 < parts
-                && bytes.saturating_mul(share) >= total.saturating_mul(wanted)
-                && above_previous
-                && below_last
-            {
+            if below.saturating_mul(share) >= total.saturating_mul(wanted) {
                 cuts.push(key.to_vec());
             }
         }
@@ -270,10 +284,15 @@ mod tests {
 
     #[test]
     fn no_cut_without_two_files() {
-        assert!(compaction(vec![], vec![]).split_points(4).is_empty());
+        assert!(compaction(vec![], vec![])
+            .split_points(4, |_, _| 0)
+            .is_empty());
         let one = compaction(vec![file(1, b"a", b"z", 100 << 20)], vec![]);
         for parts in 0..8 {
-            assert!(one.split_points(parts).is_empty(), "parts {parts}");
+            assert!(
+                one.split_points(parts, |_, _| 0).is_empty(),
+                "parts {parts}"
+            );
         }
     }
 
@@ -283,8 +302,8 @@ mod tests {
             .map(|i| file(u64::from(i), &[b'a' + 2 * i], &[b'b' + 2 * i], 1 << 20))
             .collect();
         let c = compaction(vec![], files);
-        assert!(c.split_points(0).is_empty());
-        assert!(c.split_points(1).is_empty());
+        assert!(c.split_points(0, |_, _| 0).is_empty());
+        assert!(c.split_points(1, |_, _| 0).is_empty());
     }
 
     #[test]
@@ -294,15 +313,38 @@ mod tests {
             .map(|i| file(u64::from(i), &[b'a' + 2 * i], &[b'b' + 2 * i], 1 << 20))
             .collect();
         let c = compaction(vec![], files);
-        assert_eq!(c.split_points(2), vec![b"h".to_vec()]);
+        assert_eq!(c.split_points(2, |_, _| 0), vec![b"h".to_vec()]);
         assert_eq!(
-            c.split_points(4),
+            c.split_points(4, |_, _| 0),
             vec![b"d".to_vec(), b"h".to_vec(), b"l".to_vec()]
         );
         // More parts than files: one cut after each file but the last.
-        let cuts = c.split_points(16);
+        let cuts = c.split_points(16, |_, _| 0);
         assert_eq!(cuts.len(), 7, "{cuts:?}");
         assert!(!cuts.contains(&b"p".to_vec()), "the largest key is no cut");
+    }
+
+    #[test]
+    fn files_spanning_the_key_space_are_spread_by_the_estimate() {
+        // Four level-0 files over all of a..z and four level-1 files a..f, g..m, n..s, t..z,
+        // 4 MiB each, bytes spread evenly over the keys: half the input lies at or below "m".
+        let level0: Vec<FileRef> = (0..4).map(|n| file(10 + n, b"a", b"z", 4 << 20)).collect();
+        let level1 = vec![
+            file(1, b"a", b"f", 4 << 20),
+            file(2, b"g", b"m", 4 << 20),
+            file(3, b"n", b"s", 4 << 20),
+            file(4, b"t", b"z", 4 << 20),
+        ];
+        let c = compaction(level0, level1);
+        let even = |f: &FileRef, key: &[u8]| {
+            let span = u64::from(f.largest_user_key()[0] - f.smallest_user_key()[0]) + 1;
+            let upto = u64::from(key[0] - f.smallest_user_key()[0]) + 1;
+            f.meta.file_size * upto / span
+        };
+        assert_eq!(c.split_points(2, even), vec![b"m".to_vec()]);
+        // Counted only at their largest key, the level-0 files leave no key with half the
+        // input at or below it: no cut at all.
+        assert!(c.split_points(2, |_, _| 0).is_empty());
     }
 
     #[test]
@@ -310,7 +352,9 @@ mod tests {
         let files = (0..6)
             .map(|i| file(i, &[b'a' + i as u8], b"z", 10 << 20))
             .collect();
-        assert!(compaction(files, vec![]).split_points(4).is_empty());
+        assert!(compaction(files, vec![])
+            .split_points(4, |_, _| 0)
+            .is_empty());
     }
 
     #[test]
@@ -324,7 +368,7 @@ mod tests {
                 file(3, b"n", b"z", 1 << 20),
             ],
         );
-        let cuts = c.split_points(5);
+        let cuts = c.split_points(5, |_, _| 0);
         assert_eq!(cuts, vec![b"f".to_vec(), b"m".to_vec()]);
     }
 
@@ -337,7 +381,7 @@ mod tests {
             .map(|(k, n)| file(n, *k, *k, 1 << 20))
             .collect();
         let c = compaction_with(Arc::new(Reverse), vec![], files);
-        let cuts = c.split_points(5);
+        let cuts = c.split_points(5, |_, _| 0);
         assert_eq!(
             cuts,
             vec![b"z".to_vec(), b"s".to_vec(), b"m".to_vec(), b"g".to_vec()]
@@ -368,7 +412,7 @@ mod tests {
                 .collect();
             let all: Vec<FileRef> = level0.iter().chain(&level1).cloned().collect();
             let c = compaction(level0, level1);
-            let cuts = c.split_points(parts);
+            let cuts = c.split_points(parts, |_, _| 0);
             prop_assert!(cuts.len() <= parts.saturating_sub(1), "{} cuts for {parts} parts", cuts.len());
             if all.len() < 2 {
                 prop_assert!(cuts.is_empty());

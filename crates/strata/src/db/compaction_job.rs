@@ -20,9 +20,10 @@
 //! entries are split) merged in parallel: the background thread merges the first range, scoped
 //! threads the others, each with its own [`KeyCursor`] and its own output tables. Only the
 //! background thread flushes the immutable memtable: between its range's entries, then while it
-//! waits for the other ranges. A range that panics (a bug) fails like one that errs. The ranges partition the merged input in internal-key order, so together they
-//! write exactly what one merge would; only where output tables are cut differs. One edit
-//! installs every range's tables, or, when any range fails, none and they are all removed.
+//! waits for the other ranges. A range that panics (a bug) fails like one that errs. The
+//! ranges partition the merged input in internal-key order, so together they write exactly
+//! what one merge would; only where output tables are cut differs. One edit installs every
+//! range's tables, or, when any range fails, none and they are all removed.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -125,7 +126,15 @@ fn merge(
         .unwrap_or(usize::MAX)
         .min(db.options.max_subcompactions);
     let cuts = if parts > 1 {
-        c.split_points(parts)
+        // A table that cannot be opened counts as holding nothing below a key (the merge will
+        // report it); the estimate only balances the ranges.
+        c.split_points(parts, |file, user_key| {
+            db.table_cache
+                .find_table(file.number(), file.meta.file_size)
+                .map_or(0, |table| {
+                    table.approximate_offset_of(&last_key_of(user_key))
+                })
+        })
     } else {
         Vec::new()
     };

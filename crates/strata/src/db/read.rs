@@ -61,9 +61,8 @@ pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterat
     let (view, sequence) = read_view(db, options);
     let version = &view.version;
     // The memtables, each level-0 table, one cursor per other non-empty level.
-    let sources = 2
-        + version.files[0].len()
-        + version.files[1..].iter().filter(|f| !f.is_empty()).count();
+    let sources =
+        2 + version.files[0].len() + version.files[1..].iter().filter(|f| !f.is_empty()).count();
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(sources);
     children.push(Box::new(view.mem.iter()));
     if let Some(imm) = &view.imm {

@@ -106,9 +106,15 @@ impl Block {
         self.verified
     }
 
-    /// Bytes held, charged against the block cache.
+    /// Bytes of contents.
     pub(crate) fn size(&self) -> usize {
         self.data.len()
+    }
+
+    /// Bytes of memory the contents hold (a reused buffer may be larger than the block),
+    /// charged against the block cache.
+    pub(crate) fn memory(&self) -> usize {
+        self.data.capacity()
     }
 
     /// Gives the contents' buffer back, for the next block read to reuse.
