@@ -229,13 +229,12 @@ impl KeyCursor {
 
 #[cfg(test)]
 mod tests {
-    use std::cmp::Ordering;
     use std::sync::Arc;
 
     use proptest::prelude::*;
 
     use super::Compaction;
-    use crate::util::comparator::{BytewiseComparator, Comparator};
+    use crate::util::comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
     use crate::util::internal_key::{internal_key, InternalKeyComparator, ValueType};
     use crate::version::edit::FileMetaData;
     use crate::version::version::{FileRef, LiveFile, Version};
@@ -266,20 +265,6 @@ mod tests {
 
     fn compaction(level0: Vec<FileRef>, level1: Vec<FileRef>) -> Compaction {
         compaction_with(BytewiseComparator::shared(), level0, level1)
-    }
-
-    /// Orders user keys backwards, to show cuts follow the comparator, not the bytes.
-    struct Reverse;
-
-    impl Comparator for Reverse {
-        fn name(&self) -> &str {
-            "test.Reverse"
-        }
-        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-            b.cmp(a)
-        }
-        fn find_shortest_separator(&self, _start: &mut Vec<u8>, _limit: &[u8]) {}
-        fn find_short_successor(&self, _key: &mut Vec<u8>) {}
     }
 
     #[test]
@@ -380,7 +365,7 @@ mod tests {
             .zip(1..)
             .map(|(k, n)| file(n, *k, *k, 1 << 20))
             .collect();
-        let c = compaction_with(Arc::new(Reverse), vec![], files);
+        let c = compaction_with(Arc::new(ReverseBytewiseComparator), vec![], files);
         let cuts = c.split_points(5, |_, _| 0);
         assert_eq!(
             cuts,

@@ -9,20 +9,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::iter::merging::merging_iterator;
 use crate::iter::vec_iter::VecIter;
-use crate::util::comparator::{BytewiseComparator, Comparator};
+use crate::util::comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 use crate::util::internal_key::internal_key;
-
-/// Bytewise order reversed: proves every comparison goes through the user comparator.
-struct ReverseComparator;
-
-impl Comparator for ReverseComparator {
-    fn name(&self) -> &str {
-        "strata.test.ReverseBytewise"
-    }
-    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        b.cmp(a)
-    }
-}
 
 fn bytewise() -> InternalKeyComparator {
     InternalKeyComparator::new(BytewiseComparator::shared())
@@ -461,7 +449,7 @@ proptest! {
         ops in prop::collection::vec(op(), 1..60),
     ) {
         let user: Arc<dyn Comparator> = if reverse {
-            Arc::new(ReverseComparator)
+            Arc::new(ReverseBytewiseComparator)
         } else {
             BytewiseComparator::shared()
         };

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 
 use super::*;
-use crate::util::comparator::{BytewiseComparator, Comparator};
+use crate::util::comparator::{BytewiseComparator, ReverseBytewiseComparator};
 use crate::util::internal_key::{internal_key, parse_internal_key, MAX_SEQUENCE};
 
 fn icmp() -> InternalKeyComparator {
@@ -214,22 +214,10 @@ fn writer_guard_batches_inserts() {
     assert_eq!(mem.get(b"042", 101), MemGet::Deleted);
 }
 
-/// A comparator that orders by reversed bytes, to check the user comparator is honoured.
-struct ReverseComparator;
-
-impl Comparator for ReverseComparator {
-    fn name(&self) -> &str {
-        "test.Reverse"
-    }
-    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        b.cmp(a)
-    }
-}
-
 #[test]
 fn custom_user_comparator_orders_entries() {
     let mem = Arc::new(MemTable::new(InternalKeyComparator::new(Arc::new(
-        ReverseComparator,
+        ReverseBytewiseComparator,
     ))));
     for (seq, key) in [b"a", b"c", b"b"].iter().enumerate() {
         mem.add(seq as u64 + 1, ValueType::Value, *key, *key);

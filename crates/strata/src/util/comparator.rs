@@ -81,6 +81,21 @@ impl Comparator for BytewiseComparator {
     }
 }
 
+/// Bytewise order reversed, for tests that show code orders keys through the comparator it
+/// is given rather than by their bytes.
+#[cfg(test)]
+pub(crate) struct ReverseBytewiseComparator;
+
+#[cfg(test)]
+impl Comparator for ReverseBytewiseComparator {
+    fn name(&self) -> &str {
+        "strata.test.ReverseBytewise"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        b.cmp(a)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
