@@ -746,28 +746,27 @@ fn assert_nothing_installed_and_recovers(f: Faulted) {
     );
 }
 
-#[test]
-fn a_failing_sub_range_installs_nothing_and_leaves_no_output() {
-    let f = open_with_sub_fault(SubFault::Fail(40), MIB);
+/// A sub range meeting `fault` fails the compaction with an error saying `says`: writes then
+/// fail, nothing is installed and no output is left.
+fn a_faulty_sub_range_installs_nothing(fault: SubFault, says: &str) {
+    let f = open_with_sub_fault(fault, MIB);
     wait_until("the background error", || {
         info_log(&*f.plain).contains("background error")
     });
     assert_eq!(f.stats.injected.load(Ordering::SeqCst), 1);
     let err = f.db.put(b"k", b"v").unwrap_err();
-    assert!(err.to_string().contains("injected"), "{err}");
+    assert!(err.to_string().contains(says), "{err}");
     assert_nothing_installed_and_recovers(f);
 }
 
 #[test]
+fn a_failing_sub_range_installs_nothing_and_leaves_no_output() {
+    a_faulty_sub_range_installs_nothing(SubFault::Fail(40), "injected");
+}
+
+#[test]
 fn a_panicking_sub_range_installs_nothing_and_leaves_no_output() {
-    let f = open_with_sub_fault(SubFault::Panic(40), MIB);
-    wait_until("the background error", || {
-        info_log(&*f.plain).contains("background error")
-    });
-    assert_eq!(f.stats.injected.load(Ordering::SeqCst), 1);
-    let err = f.db.put(b"k", b"v").unwrap_err();
-    assert!(err.to_string().contains("panicked"), "{err}");
-    assert_nothing_installed_and_recovers(f);
+    a_faulty_sub_range_installs_nothing(SubFault::Panic(40), "panicked");
 }
 
 #[test]
