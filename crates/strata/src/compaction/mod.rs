@@ -144,7 +144,10 @@ impl Compaction {
         candidates.dedup_by(|a, b| icmp.compare_user(a, b) == Ordering::Equal);
         // The largest key ends the last range; it cuts nothing.
         candidates.pop();
-        let total: u64 = files.iter().map(|f| f.meta.file_size).sum();
+        // Sizes come from the manifest: saturate rather than overflow.
+        let total = files
+            .iter()
+            .fold(0u64, |sum, f| sum.saturating_add(f.meta.file_size));
         let share = u64::try_from(parts).unwrap_or(u64::MAX);
         let mut cuts: Vec<Vec<u8>> = Vec::new();
         for key in candidates {
@@ -265,6 +268,38 @@ mod tests {
 
     fn compaction(level0: Vec<FileRef>, level1: Vec<FileRef>) -> Compaction {
         compaction_with(BytewiseComparator::shared(), level0, level1)
+    }
+
+    /// File sizes: mostly table-like, sometimes near `u64::MAX` (a manifest's sizes are
+    /// whatever it says).
+    fn file_size() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            4 => 0u64..(4 << 20),
+            1 => (u64::MAX - (4 << 20))..=u64::MAX,
+            1 => any::<u64>(),
+        ]
+    }
+
+    #[test]
+    fn huge_file_sizes_do_not_overflow() {
+        let half = u64::MAX / 2 + 1;
+        let c = compaction(
+            vec![file(10, b"a", b"z", half)],
+            vec![
+                file(1, b"a", b"f", half),
+                file(2, b"g", b"m", u64::MAX),
+                file(3, b"n", b"z", u64::MAX),
+            ],
+        );
+        for parts in [2, 3, 4, usize::MAX] {
+            let cuts = c.split_points(parts, |f, _| f.meta.file_size / 2);
+            assert!(cuts.len() < parts, "{cuts:?}");
+            assert!(
+                cuts.iter()
+                    .all(|k| k.as_slice() == b"f" || k.as_slice() == b"m"),
+                "{cuts:?}"
+            );
+        }
     }
 
     #[test]
@@ -413,6 +448,83 @@ mod tests {
                     "cut {cut:?} is no input's largest key"
                 );
             }
+        }
+            #[test]
+        fn any_estimate_gives_few_increasing_cuts_inside_the_inputs(
+            level0 in proptest::collection::vec((0u8..12, 0u8..12, file_size()), 0..6),
+            level1 in proptest::collection::vec((0u8..12, file_size()), 0..10),
+            parts in prop_oneof![0usize..12, Just(usize::MAX), any::<usize>()],
+            reverse in any::<bool>(),
+            estimates in proptest::collection::vec(
+                prop_oneof![0u64..(8 << 20), Just(u64::MAX), any::<u64>()],
+                1..16,
+            ),
+        ) {
+            let user: Arc<dyn Comparator> = if reverse {
+                Arc::new(ReverseBytewiseComparator)
+            } else {
+                BytewiseComparator::shared()
+            };
+            let cmp = Arc::clone(&user);
+            let level0: Vec<FileRef> = level0
+                .iter()
+                .zip(100..)
+                .map(|(&(a, b, size), n)| {
+                    let (lo, hi) = if (cmp.compare(&[a], &[b])).is_le() { (a, b) } else { (b, a) };
+                    file(n, &[b'a' + lo], &[b'a' + hi], size)
+                })
+                .collect();
+            let mut keys: Vec<u8> = level1.iter().map(|&(k, _)| k).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let level1: Vec<FileRef> = keys
+                .iter()
+                .zip(level1.iter().map(|&(_, size)| size))
+                .zip(1..)
+                .map(|((&k, size), n)| file(n, &[b'a' + k], &[b'a' + k], size))
+                .collect();
+            let all: Vec<FileRef> = level0.iter().chain(&level1).cloned().collect();
+            let c = compaction_with(user, level0, level1);
+            // An arbitrary estimate (also above the file's size), checked to be asked only
+            // about keys inside the file's range below its largest key.
+            let mut calls = 0usize;
+            let mut outside = Vec::new();
+            let mut estimate = |f: &FileRef, key: &[u8]| {
+                if cmp.compare(key, f.smallest_user_key()).is_lt()
+                    || cmp.compare(key, f.largest_user_key()).is_ge()
+                {
+                    outside.push((f.number(), key.to_vec()));
+                }
+                calls += 1;
+                estimates[calls % estimates.len()]
+            };
+            let cuts = c.split_points(parts, &mut estimate);
+            prop_assert!(outside.is_empty(), "estimate asked outside a file: {outside:?}");
+            prop_assert!(cuts.len() <= parts.saturating_sub(1), "{} cuts for {parts} parts", cuts.len());
+            for pair in cuts.windows(2) {
+                prop_assert!(cmp.compare(&pair[0], &pair[1]).is_lt(), "cuts not increasing: {cuts:?}");
+            }
+            let largest = all
+                .iter()
+                .map(|f| f.largest_user_key())
+                .max_by(|a, b| cmp.compare(a, b));
+            for cut in &cuts {
+                prop_assert!(
+                    largest.is_some_and(|l| cmp.compare(cut, l).is_lt()),
+                    "cut {cut:?} at or past the largest key"
+                );
+                prop_assert!(
+                    all.iter().any(|f| f.largest_user_key() == cut.as_slice()),
+                    "cut {cut:?} is no input's largest key"
+                );
+            }
+            // An estimate above a file's size counts as the whole file, no more.
+            let mut calls = 0usize;
+            let clamped = c.split_points(parts, |f: &FileRef, _: &[u8]| {
+                calls += 1;
+                estimates[calls % estimates.len()].min(f.meta.file_size)
+            });
+            prop_assert_eq!(clamped, cuts);
         }
     }
 }

@@ -120,7 +120,9 @@ fn merge(
     c: &Compaction,
     smallest_snapshot: u64,
 ) -> (Vec<FileMetaData>, Result<()>) {
-    let input_bytes: u64 = c.inputs.iter().map(|files| total_file_size(files)).sum();
+    let input_bytes = c.inputs.iter().fold(0u64, |sum, files| {
+        sum.saturating_add(total_file_size(files))
+    });
     let per_part = MIN_BYTES_PER_SUBCOMPACTION.saturating_mul(c.max_output_file_size.max(1));
     let parts = usize::try_from(input_bytes / per_part)
         .unwrap_or(usize::MAX)
