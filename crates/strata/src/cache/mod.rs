@@ -172,6 +172,70 @@ mod tests {
         assert_eq!(held.size(), 4096);
     }
 
+    /// A valid, empty block of `len` bytes in a buffer of `capacity` bytes.
+    fn block_in(len: usize, capacity: usize) -> Arc<Block> {
+        let mut data = Vec::with_capacity(capacity);
+        data.resize(len, 0);
+        Arc::new(Block::new(data, 0).unwrap())
+    }
+
+    #[test]
+    fn blocks_are_charged_by_the_memory_they_hold() {
+        let cache = BlockCache::new(1 << 20);
+        let id = cache.new_id();
+        let roomy = block_in(100, 4096);
+        assert_eq!(roomy.size(), 100);
+        let memory = roomy.memory();
+        assert!(memory >= 4096, "{memory}");
+        cache.insert(id, 0, roomy);
+        cache.insert(id, 1, block(300));
+        assert_eq!(cache.total_charge(), memory + 300);
+        // Replacing a block charges the new one only.
+        cache.insert(id, 0, block(200));
+        assert_eq!(cache.total_charge(), 500);
+    }
+
+    /// Fills a cache of one `shard`-byte block per shard with `blocks` of `len` bytes each, so
+    /// that nearly every insert evicts a block nobody holds; returns the spare buffers taken.
+    fn spare_after(shard: usize, len: usize, blocks: u64) -> Vec<Vec<u8>> {
+        let cache = BlockCache::new(16 * shard);
+        let id = cache.new_id();
+        for offset in 0..blocks {
+            cache.insert(id, offset, block(len));
+        }
+        assert!(cache.total_charge() <= cache.capacity());
+        std::iter::from_fn(|| Some(cache.take_buffer()).filter(|b| b.capacity() > 0)).collect()
+    }
+
+    #[test]
+    fn only_small_buffers_are_kept() {
+        let kept = spare_after(MAX_SPARE_BUFFER, MAX_SPARE_BUFFER, 200);
+        assert_eq!(kept.len(), SPARE_BUFFERS, "64 KiB buffers are kept");
+        assert!(kept.iter().all(|b| b.capacity() <= MAX_SPARE_BUFFER));
+        let big = spare_after(MAX_SPARE_BUFFER + 1, MAX_SPARE_BUFFER + 1, 200);
+        assert!(big.is_empty(), "{} buffers over 64 KiB kept", big.len());
+    }
+
+    #[test]
+    fn readers_never_wait_for_the_spare_list() {
+        let cache = BlockCache::new(16 * 4096);
+        let id = cache.new_id();
+        for offset in 0..200 {
+            cache.insert(id, offset, block(4096));
+        }
+        let held = cache.spare.lock();
+        let spare = held.len();
+        assert!(spare > 0);
+        // Another thread has the list: no buffer, no wait, and evicted buffers are freed.
+        assert_eq!(cache.take_buffer().capacity(), 0);
+        for offset in 200..400 {
+            cache.insert(id, offset, block(4096));
+        }
+        assert_eq!(held.len(), spare);
+        drop(held);
+        assert_eq!(cache.take_buffer().len(), 4096);
+    }
+
     #[test]
     fn stays_within_capacity() {
         let cache = BlockCache::new(64 * 1024);
