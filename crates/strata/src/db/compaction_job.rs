@@ -25,6 +25,7 @@
 //! what one merge would; only where output tables are cut differs. One edit installs every
 //! range's tables, or, when any range fails, none and they are all removed.
 
+use std::collections::HashMap;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -40,6 +41,7 @@ use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
 use crate::options::ReadOptions;
 use crate::table::builder::TableBuilder;
+use crate::table::reader::Table;
 use crate::table::TableOptions;
 use crate::util::internal_key::{internal_key, parse_internal_key, ValueType, MAX_SEQUENCE};
 use crate::version::edit::FileMetaData;
@@ -129,10 +131,19 @@ fn merge(
         .min(db.options.max_subcompactions);
     let cuts = if parts > 1 {
         // A table that cannot be opened counts as holding nothing below a key (the merge will
-        // report it); the estimate only balances the ranges.
+        // report it); the estimate only balances the ranges. Each table is looked up once,
+        // however many candidate cuts ask about it (a small table cache could otherwise reopen
+        // it per candidate).
+        let mut tables: HashMap<u64, Option<Arc<Table>>> = HashMap::new();
         c.split_points(parts, |file, user_key| {
-            db.table_cache
-                .find_table(file.number(), file.meta.file_size)
+            tables
+                .entry(file.number())
+                .or_insert_with(|| {
+                    db.table_cache
+                        .find_table(file.number(), file.meta.file_size)
+                        .ok()
+                })
+                .as_ref()
                 .map_or(0, |table| {
                     table.approximate_offset_of(&last_key_of(user_key))
                 })
