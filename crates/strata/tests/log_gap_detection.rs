@@ -154,16 +154,21 @@ fn value(i: u64) -> Vec<u8> {
     v
 }
 
-fn log_names(env: &FaultEnv) -> Vec<String> {
+/// The names of the database's files that `keep` accepts, sorted (oldest number first).
+fn file_names(env: &FaultEnv, keep: impl Fn(&str) -> bool) -> Vec<String> {
     let inner: &dyn Env = &**env.inner();
-    let mut logs: Vec<String> = inner
+    let mut names: Vec<String> = inner
         .children(Path::new(DIR))
         .unwrap()
         .into_iter()
-        .filter(|n| n.ends_with(".log"))
+        .filter(|n| keep(n))
         .collect();
-    logs.sort();
-    logs
+    names.sort();
+    names
+}
+
+fn log_names(env: &FaultEnv) -> Vec<String> {
+    file_names(env, |n| n.ends_with(".log"))
 }
 
 /// How many of the keys `0..written` the database holds as a prefix; panics on a hole or on a
@@ -473,13 +478,7 @@ fn a_sync_write_failing_half_way_keeps_a_prefix() {
 /// log too).
 fn set_manifest_last_sequence(env: &FaultEnv, last_sequence: u64) {
     let inner: &dyn Env = &**env.inner();
-    let mut names: Vec<String> = inner
-        .children(Path::new(DIR))
-        .unwrap()
-        .into_iter()
-        .filter(|n| n.starts_with("MANIFEST-"))
-        .collect();
-    names.sort();
+    let names = file_names(env, |n| n.starts_with("MANIFEST-"));
     let manifest: PathBuf = Path::new(DIR).join(names.last().unwrap());
     let (records, reports) = read_log_file(inner, &manifest).unwrap();
     assert!(reports.is_empty(), "{reports:?}");

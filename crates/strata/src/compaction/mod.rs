@@ -272,6 +272,54 @@ mod tests {
 
     /// File sizes: mostly table-like, sometimes near `u64::MAX` (a manifest's sizes are
     /// whatever it says).
+    /// Non-overlapping level-1 files, one per distinct generated key, with the sizes given.
+    fn level1_files(generated: &[(u8, u64)]) -> Vec<FileRef> {
+        let mut keys: Vec<u8> = generated.iter().map(|&(k, _)| k).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.iter()
+            .zip(generated.iter().map(|&(_, size)| size))
+            .zip(1..)
+            .map(|((&k, size), n)| file(n, &[b'a' + k], &[b'a' + k], size))
+            .collect()
+    }
+
+    /// What any cuts of `all` into `parts` must be: at most `parts - 1`, strictly increasing,
+    /// each some input's largest key and below the largest of them.
+    fn check_cut_rules(
+        cuts: &[Vec<u8>],
+        all: &[FileRef],
+        parts: usize,
+        cmp: &dyn Comparator,
+    ) -> Result<(), TestCaseError> {
+        prop_assert!(
+            cuts.len() <= parts.saturating_sub(1),
+            "{} cuts for {parts} parts",
+            cuts.len()
+        );
+        for pair in cuts.windows(2) {
+            prop_assert!(
+                cmp.compare(&pair[0], &pair[1]).is_lt(),
+                "cuts not increasing: {cuts:?}"
+            );
+        }
+        let largest = all
+            .iter()
+            .map(|f| f.largest_user_key())
+            .max_by(|a, b| cmp.compare(a, b));
+        for cut in cuts {
+            prop_assert!(
+                largest.is_some_and(|l| cmp.compare(cut, l).is_lt()),
+                "cut {cut:?} at or past the largest key"
+            );
+            prop_assert!(
+                all.iter().any(|f| f.largest_user_key() == cut.as_slice()),
+                "cut {cut:?} is no input's largest key"
+            );
+        }
+        Ok(())
+    }
+
     fn file_size() -> impl Strategy<Value = u64> {
         prop_oneof![
             4 => 0u64..(4 << 20),
@@ -420,34 +468,14 @@ mod tests {
                 .zip(100..)
                 .map(|(&(a, b, size), n)| file(n, &[b'a' + a.min(b)], &[b'a' + a.max(b)], size))
                 .collect();
-            // Level 1 files do not overlap: distinct keys, one key each.
-            let mut keys: Vec<u8> = level1.iter().map(|&(k, _)| k).collect();
-            keys.sort_unstable();
-            keys.dedup();
-            let level1: Vec<FileRef> = keys
-                .iter()
-                .zip(level1.iter().map(|&(_, size)| size))
-                .zip(1..)
-                .map(|((&k, size), n)| file(n, &[b'a' + k], &[b'a' + k], size))
-                .collect();
+            let level1 = level1_files(&level1);
             let all: Vec<FileRef> = level0.iter().chain(&level1).cloned().collect();
             let c = compaction(level0, level1);
             let cuts = c.split_points(parts, |_, _| 0);
-            prop_assert!(cuts.len() <= parts.saturating_sub(1), "{} cuts for {parts} parts", cuts.len());
             if all.len() < 2 {
                 prop_assert!(cuts.is_empty());
             }
-            for pair in cuts.windows(2) {
-                prop_assert!(pair[0] < pair[1], "cuts not increasing: {cuts:?}");
-            }
-            let largest = all.iter().map(|f| f.largest_user_key().to_vec()).max();
-            for cut in &cuts {
-                prop_assert!(Some(cut) < largest.as_ref(), "cut {cut:?} at or past the largest key");
-                prop_assert!(
-                    all.iter().any(|f| f.largest_user_key() == cut.as_slice()),
-                    "cut {cut:?} is no input's largest key"
-                );
-            }
+            check_cut_rules(&cuts, &all, parts, &BytewiseComparator)?;
         }
             #[test]
         fn any_estimate_gives_few_increasing_cuts_inside_the_inputs(
@@ -474,15 +502,7 @@ mod tests {
                     file(n, &[b'a' + lo], &[b'a' + hi], size)
                 })
                 .collect();
-            let mut keys: Vec<u8> = level1.iter().map(|&(k, _)| k).collect();
-            keys.sort_unstable();
-            keys.dedup();
-            let level1: Vec<FileRef> = keys
-                .iter()
-                .zip(level1.iter().map(|&(_, size)| size))
-                .zip(1..)
-                .map(|((&k, size), n)| file(n, &[b'a' + k], &[b'a' + k], size))
-                .collect();
+            let level1 = level1_files(&level1);
             let all: Vec<FileRef> = level0.iter().chain(&level1).cloned().collect();
             let c = compaction_with(user, level0, level1);
             // An arbitrary estimate (also above the file's size), checked to be asked only
@@ -500,24 +520,7 @@ mod tests {
             };
             let cuts = c.split_points(parts, &mut estimate);
             prop_assert!(outside.is_empty(), "estimate asked outside a file: {outside:?}");
-            prop_assert!(cuts.len() <= parts.saturating_sub(1), "{} cuts for {parts} parts", cuts.len());
-            for pair in cuts.windows(2) {
-                prop_assert!(cmp.compare(&pair[0], &pair[1]).is_lt(), "cuts not increasing: {cuts:?}");
-            }
-            let largest = all
-                .iter()
-                .map(|f| f.largest_user_key())
-                .max_by(|a, b| cmp.compare(a, b));
-            for cut in &cuts {
-                prop_assert!(
-                    largest.is_some_and(|l| cmp.compare(cut, l).is_lt()),
-                    "cut {cut:?} at or past the largest key"
-                );
-                prop_assert!(
-                    all.iter().any(|f| f.largest_user_key() == cut.as_slice()),
-                    "cut {cut:?} is no input's largest key"
-                );
-            }
+            check_cut_rules(&cuts, &all, parts, &*cmp)?;
             // An estimate above a file's size counts as the whole file, no more.
             let mut calls = 0usize;
             let clamped = c.split_points(parts, |f: &FileRef, _: &[u8]| {

@@ -63,8 +63,7 @@ fn worker_loop(db: &Arc<DbInner>) {
             db.bg_work.wait(&mut state);
         }
         state.bg_busy = true;
-        let job = panic::catch_unwind(AssertUnwindSafe(|| background_job(db, &mut state)));
-        if let Err(e) = job.unwrap_or_else(|payload| Err(panic_error(&*payload))) {
+        if let Err(e) = panics_as_errors(|| background_job(db, &mut state)) {
             if !db.shutting_down.load(Ordering::Acquire) {
                 db.info_log.log(format_args!("background error: {e}"));
                 state.bg_error.get_or_insert(e);
@@ -73,6 +72,11 @@ fn worker_loop(db: &Arc<DbInner>) {
         state.bg_busy = false;
         db.bg_done.notify_all();
     }
+}
+
+/// Runs `job`, turning a panic in it (a bug) into the error [`panic_error`] describes.
+pub(crate) fn panics_as_errors<T>(job: impl FnOnce() -> Result<T>) -> Result<T> {
+    panic::catch_unwind(AssertUnwindSafe(job)).unwrap_or_else(|payload| Err(panic_error(&*payload)))
 }
 
 /// The background error a panicking job (a bug) leaves: writes, flushes and compactions then

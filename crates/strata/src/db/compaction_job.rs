@@ -26,13 +26,12 @@
 //! range's tables, or, when any range fails, none and they are all removed.
 
 use std::collections::HashMap;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::MutexGuard;
 
-use super::background::{apply_edit, compact_memtable, panic_error};
+use super::background::{apply_edit, compact_memtable, panic_error, panics_as_errors};
 use super::{DbInner, DbState, LevelStats};
 use crate::compaction::{Compaction, KeyCursor};
 use crate::db::filename::table_file_name;
@@ -122,41 +121,7 @@ fn merge(
     c: &Compaction,
     smallest_snapshot: u64,
 ) -> (Vec<FileMetaData>, Result<()>) {
-    let input_bytes = c.inputs.iter().fold(0u64, |sum, files| {
-        sum.saturating_add(total_file_size(files))
-    });
-    let per_part = MIN_BYTES_PER_SUBCOMPACTION.saturating_mul(c.max_output_file_size.max(1));
-    let parts = usize::try_from(input_bytes / per_part)
-        .unwrap_or(usize::MAX)
-        .min(db.options.max_subcompactions);
-    let cuts = if parts > 1 {
-        // A table that cannot be opened counts as holding nothing below a key (the merge will
-        // report it); the estimate only balances the ranges. Each table is looked up once,
-        // however many candidate cuts ask about it (a small table cache could otherwise reopen
-        // it per candidate).
-        let mut tables: HashMap<u64, Option<Arc<Table>>> = HashMap::new();
-        c.split_points(parts, |file, user_key| {
-            tables
-                .entry(file.number())
-                .or_insert_with(|| {
-                    db.table_cache
-                        .find_table(file.number(), file.meta.file_size)
-                        .ok()
-                })
-                .as_ref()
-                .map_or(0, |table| {
-                    table.approximate_offset_of(&last_key_of(user_key))
-                })
-        })
-    } else {
-        Vec::new()
-    };
-    let ranges: Vec<KeyRange> = (0..=cuts.len())
-        .map(|i| KeyRange {
-            after: i.checked_sub(1).map(|j| last_key_of(&cuts[j])),
-            up_to: cuts.get(i).map(|cut| last_key_of(cut)),
-        })
-        .collect();
+    let ranges = key_ranges(db, c);
     if ranges.len() > 1 {
         db.info_log.log(format_args!(
             "merging {} key ranges in parallel",
@@ -171,7 +136,7 @@ fn merge(
         let mut outputs = Vec::new();
         // A panic (a bug) fails the range like an error does: its outputs are known, so they
         // are removed with the others, and the other ranges stop early.
-        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        let result = panics_as_errors(|| {
             merge_range(
                 db,
                 c,
@@ -181,8 +146,7 @@ fn merge(
                 &failed,
                 &mut outputs,
             )
-        }))
-        .unwrap_or_else(|payload| Err(panic_error(&*payload)));
+        });
         if result.is_err() {
             failed.store(true, Ordering::Release);
         }
@@ -221,10 +185,7 @@ fn merge(
             }
         }
         if !handles.is_empty() {
-            let flushed = panic::catch_unwind(AssertUnwindSafe(|| {
-                flush_while_waiting(db, &running, &failed)
-            }))
-            .unwrap_or_else(|payload| Err(panic_error(&*payload)));
+            let flushed = panics_as_errors(|| flush_while_waiting(db, &running, &failed));
             if flushed.is_err() {
                 failed.store(true, Ordering::Release); // the other ranges stop early
             }
@@ -248,6 +209,42 @@ fn merge(
         }
     }
     (outputs, result)
+}
+
+/// The key ranges compaction `c` is merged in: one, or up to `max_subcompactions` when its
+/// input is large enough, cut where the input bytes divide evenly.
+fn key_ranges(db: &DbInner, c: &Compaction) -> Vec<KeyRange> {
+    let input_bytes = c.inputs.iter().fold(0u64, |sum, files| {
+        sum.saturating_add(total_file_size(files))
+    });
+    let per_part = MIN_BYTES_PER_SUBCOMPACTION.saturating_mul(c.max_output_file_size.max(1));
+    let parts = usize::try_from(input_bytes / per_part)
+        .unwrap_or(usize::MAX)
+        .min(db.options.max_subcompactions);
+    // A table that cannot be opened counts as holding nothing below a key (the merge will
+    // report it); the estimate only balances the ranges. Each table is looked up once,
+    // however many candidate cuts ask about it (a small table cache could otherwise reopen
+    // it per candidate).
+    let mut tables: HashMap<u64, Option<Arc<Table>>> = HashMap::new();
+    let cuts = c.split_points(parts, |file, user_key| {
+        tables
+            .entry(file.number())
+            .or_insert_with(|| {
+                db.table_cache
+                    .find_table(file.number(), file.meta.file_size)
+                    .ok()
+            })
+            .as_ref()
+            .map_or(0, |table| {
+                table.approximate_offset_of(&last_key_of(user_key))
+            })
+    });
+    (0..=cuts.len())
+        .map(|i| KeyRange {
+            after: i.checked_sub(1).map(|j| last_key_of(&cuts[j])),
+            up_to: cuts.get(i).map(|cut| last_key_of(cut)),
+        })
+        .collect()
 }
 
 /// Waits, on the background thread, until no other range is running, flushing the immutable
