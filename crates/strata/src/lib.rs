@@ -31,7 +31,9 @@ struct ReadmeExamples;
 
 pub use cache::BlockCache;
 pub use db::{destroy, repair, DbIterator, Range, Snapshot, DB};
-pub use env::{Env, FileLock, MemEnv, PosixEnv, RandomAccessFile, SequentialFile, WritableFile};
+pub use env::{
+    Env, FileLock, Logger, MemEnv, PosixEnv, RandomAccessFile, SequentialFile, WritableFile,
+};
 pub use error::{Corruption, Error, Result};
 pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
 pub use util::bloom::{BloomFilterPolicy, FilterPolicy};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::cache::BlockCache;
 use crate::db::Snapshot;
-use crate::env::{Env, PosixEnv};
+use crate::env::{Env, Logger, PosixEnv};
 use crate::util::bloom::FilterPolicy;
 use crate::util::comparator::{BytewiseComparator, Comparator};
 
@@ -66,6 +66,9 @@ pub struct Options {
     /// background thread alone, as LevelDB does. The output is the same either way, but for
     /// where tables are cut.
     pub max_subcompactions: usize,
+    /// Where informational messages go (default: the `LOG` file in the database directory,
+    /// the previous one kept as `LOG.old`). With a logger, no `LOG` file is written.
+    pub info_log: Option<Arc<dyn Logger>>,
 }
 
 impl Default for Options {
@@ -86,6 +89,7 @@ impl Default for Options {
             reuse_logs: false,
             filter_policy: None,
             max_subcompactions: 2,
+            info_log: None,
         }
     }
 }
@@ -105,6 +109,7 @@ impl std::fmt::Debug for Options {
             .field("compression", &self.compression)
             .field("reuse_logs", &self.reuse_logs)
             .field("max_subcompactions", &self.max_subcompactions)
+            .field("info_log", &self.info_log.is_some())
             .field(
                 "filter_policy",
                 &self.filter_policy.as_ref().map(|p| p.name().to_owned()),

@@ -303,6 +303,49 @@ fn log_and_properties_describe_the_database() {
     assert!(env.file_exists(Path::new("/db/LOG.old")));
 }
 
+/// Collects what a database logs.
+#[derive(Default)]
+struct Collected(parking_lot::Mutex<Vec<String>>);
+
+impl strata::Logger for Collected {
+    fn log(&self, message: &str) {
+        self.0.lock().push(message.to_owned());
+    }
+}
+
+#[test]
+fn a_user_logger_takes_the_place_of_the_log_file() {
+    let env = Arc::new(MemEnv::new());
+    let logger = Arc::new(Collected::default());
+    let options = Options {
+        write_buffer_size: 64 << 10,
+        info_log: Some(logger.clone()),
+        ..mem_options(&env)
+    };
+    let db = DB::open("/db", options.clone()).unwrap();
+    for i in 0..2000u32 {
+        db.put(format!("k{i:06}").as_bytes(), &[b'v'; 100]).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    drop(db);
+    DB::open("/db", options).unwrap();
+    let messages = logger.0.lock().clone();
+    assert!(
+        messages.iter().any(|m| m.contains("level-0 table")),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("recover")),
+        "{messages:?}"
+    );
+    assert!(messages.iter().all(|m| !m.is_empty() && !m.contains('\n')));
+    let names = env.children(Path::new("/db")).unwrap();
+    assert!(
+        !names.iter().any(|n| n.starts_with("LOG")),
+        "no LOG file is written: {names:?}"
+    );
+}
+
 #[test]
 fn destroy_removes_the_database() {
     let dir = tempfile::tempdir().unwrap();

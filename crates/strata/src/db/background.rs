@@ -48,8 +48,9 @@ pub(crate) fn spawn_worker(db: Arc<DbInner>) -> Result<JoinHandle<()>> {
 fn has_work(db: &DbInner, state: &DbState) -> bool {
     state.bg_error.is_none()
         && (state.imm.is_some()
-            || state.manual.as_ref().is_some_and(|m| !m.done)
-            || needs_compaction(state.versions.current()))
+            || (state.compactions_suspended == 0
+                && (state.manual.as_ref().is_some_and(|m| !m.done)
+                    || needs_compaction(state.versions.current()))))
         && !db.shutting_down.load(Ordering::Acquire)
 }
 
@@ -343,6 +344,22 @@ pub(crate) fn compact_range(
         run_manual_compaction(db, level, begin, end)?;
     }
     Ok(())
+}
+
+/// See [`DB::suspend_compactions`](super::DB::suspend_compactions).
+pub(crate) fn suspend_compactions(db: &DbInner) {
+    let mut state = db.state.lock();
+    state.compactions_suspended = state.compactions_suspended.saturating_add(1);
+    while state.bg_busy {
+        db.bg_done.wait(&mut state);
+    }
+}
+
+/// See [`DB::resume_compactions`](super::DB::resume_compactions).
+pub(crate) fn resume_compactions(db: &DbInner) {
+    let mut state = db.state.lock();
+    state.compactions_suspended = state.compactions_suspended.saturating_sub(1);
+    db.bg_work.notify_all();
 }
 
 /// Forces the memtable to a table and waits until it is written.

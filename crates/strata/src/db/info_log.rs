@@ -2,42 +2,54 @@
 //!
 //! At open the previous `LOG` becomes `LOG.old`. Each line is
 //! `YYYY/MM/DD-HH:MM:SS.micros <thread> <message>` (UTC), the shape LevelDB's LOG has, so
-//! tools that read one read the other. Logging never fails an operation: write errors are
-//! dropped.
+//! tools that read one read the other. With `Options::info_log` set, messages go to that
+//! [`Logger`] instead and no `LOG` file is written (as in LevelDB). Logging never fails an
+//! operation: write errors are dropped.
 
 use std::fmt;
 use std::io::Write as _;
 use std::path::Path;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use super::filename::{info_log_file_name, old_info_log_file_name};
-use crate::env::{Env, WritableFile};
+use crate::env::{Env, Logger, WritableFile};
 
-/// Writes timestamped lines to the `LOG` file; a no-op when none could be opened.
-pub(crate) struct InfoLog {
-    file: Mutex<Option<Box<dyn WritableFile>>>,
-    env_now: Box<dyn Fn() -> u64 + Send + Sync>,
+/// Writes timestamped lines to the `LOG` file (a no-op when none could be opened), or hands
+/// messages to the user's [`Logger`].
+pub(crate) enum InfoLog {
+    File {
+        file: Mutex<Option<Box<dyn WritableFile>>>,
+        env: Arc<dyn Env>,
+    },
+    User(Arc<dyn Logger>),
 }
 
 impl InfoLog {
-    /// Rotates `LOG` to `LOG.old` and starts a new `LOG` in `dir`.
-    pub(crate) fn open(env: std::sync::Arc<dyn Env>, dir: &Path) -> InfoLog {
+    /// Sends messages to `user` when given; otherwise rotates `LOG` to `LOG.old` and starts a
+    /// new `LOG` in `dir`.
+    pub(crate) fn open(env: &Arc<dyn Env>, dir: &Path, user: Option<&Arc<dyn Logger>>) -> InfoLog {
+        if let Some(user) = user {
+            return InfoLog::User(Arc::clone(user));
+        }
         let path = info_log_file_name(dir);
         if env.file_exists(&path) {
             let _ = env.rename(&path, &old_info_log_file_name(dir));
         }
-        let file = env.new_writable_file(&path).ok();
-        let clock = std::sync::Arc::clone(&env);
-        InfoLog {
-            file: Mutex::new(file),
-            env_now: Box::new(move || clock.now_micros()),
+        InfoLog::File {
+            file: Mutex::new(env.new_writable_file(&path).ok()),
+            env: Arc::clone(env),
         }
     }
 
     /// Appends one line.
     pub(crate) fn log(&self, message: fmt::Arguments<'_>) {
-        let mut guard = self.file.lock();
+        let (file, env) = match self {
+            InfoLog::User(logger) => return logger.log(&message.to_string()),
+            InfoLog::File { file, env } => (file, env),
+        };
+        let mut guard = file.lock();
         let Some(file) = guard.as_mut() else {
             return;
         };
@@ -46,7 +58,7 @@ impl InfoLog {
         let _ = write!(
             line,
             "{} {} {}",
-            format_timestamp((self.env_now)()),
+            format_timestamp(env.now_micros()),
             thread.name().unwrap_or("-"),
             message
         );

@@ -112,6 +112,9 @@ pub(crate) struct DbState {
     pub(crate) super_version: Arc<SuperVersion>,
     /// True while the background worker is running a job.
     pub(crate) bg_busy: bool,
+    /// How many [`DB::suspend_compactions`] calls are not yet resumed; while above zero the
+    /// worker only flushes memtables.
+    pub(crate) compactions_suspended: u32,
 }
 
 impl DbState {
@@ -275,6 +278,21 @@ impl DB {
     /// that has data, dropping overwritten and deleted entries no snapshot needs.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         background::compact_range(&self.inner, begin, end)
+    }
+
+    /// Stops background compactions (automatic and `compact_range`'s) until
+    /// [`resume_compactions`](Self::resume_compactions), waiting for the running job to end.
+    /// Memtables are still flushed, so writes go on until level 0 reaches its stop trigger;
+    /// then they wait for the resume, and so does `compact_range`. Calls nest: compactions
+    /// resume when every suspension is resumed.
+    pub fn suspend_compactions(&self) {
+        background::suspend_compactions(&self.inner);
+    }
+
+    /// Ends one [`suspend_compactions`](Self::suspend_compactions); a resume without a
+    /// suspension does nothing.
+    pub fn resume_compactions(&self) {
+        background::resume_compactions(&self.inner);
     }
 
     /// The directory the database lives in.

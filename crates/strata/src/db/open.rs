@@ -129,7 +129,7 @@ fn open_locked(
 ) -> std::result::Result<Arc<DbInner>, OpenFailure> {
     let env = Arc::clone(&options.env);
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
-    let info_log = InfoLog::open(Arc::clone(&env), dir);
+    let info_log = InfoLog::open(&env, dir, options.info_log.as_ref());
     let table_entries = options.max_open_files - NON_TABLE_FILES;
     let table_cache = Arc::new(TableCache::new(
         dir,
@@ -165,6 +165,7 @@ fn open_locked(
             writers: VecDeque::new(),
             super_version,
             bg_busy: false,
+            compactions_suspended: 0,
         }),
         bg_done: Condvar::new(),
         bg_work: Condvar::new(),

@@ -89,7 +89,7 @@ fn run(dir: &Path, options: &Options) -> Result<bool> {
         icmp,
         table_options,
         table_cache,
-        log: InfoLog::open(Arc::clone(&env), dir),
+        log: InfoLog::open(&env, dir, options.info_log.as_ref()),
         next_file_number: 1,
     };
 

@@ -23,6 +23,7 @@
 mod conformance;
 #[cfg(feature = "testing")]
 pub(crate) mod fault;
+mod logger;
 mod mem;
 mod posix;
 #[cfg(any(test, feature = "testing"))]
@@ -33,6 +34,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
+pub use logger::Logger;
 pub use mem::MemEnv;
 pub use posix::PosixEnv;
 
