@@ -4,16 +4,18 @@
 //! This file is the public face of the crate: it re-exports the API and nothing else.
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
 
-mod cache;
 mod compaction;
 mod db;
 mod env;
 mod error;
+mod filename;
 mod iter;
 mod log;
 mod memtable;
 mod options;
+mod snapshot;
 mod table;
 #[cfg(feature = "tools")]
 pub mod tools;
@@ -29,13 +31,15 @@ pub mod testing;
 #[doc = include_str!("../../../README.md")]
 struct ReadmeExamples;
 
-pub use cache::BlockCache;
-pub use db::{destroy, repair, DbIterator, Range, Snapshot, DB};
+pub use db::{destroy, repair, DbIterator, Range, DB};
 pub use env::{
     Env, FileLock, Logger, MemEnv, PosixEnv, RandomAccessFile, SequentialFile, WritableFile,
 };
 pub use error::{Corruption, Error, Result};
-pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
+pub use options::{Options, ReadOptions, WriteOptions};
+pub use snapshot::Snapshot;
+pub use table::block_cache::BlockCache;
+pub use table::format::CompressionType;
 pub use util::bloom::{BloomFilterPolicy, FilterPolicy};
 pub use util::comparator::{BytewiseComparator, Comparator};
 pub use write_batch::{BatchOp, WriteBatch, WriteBatchHandler};

@@ -3,31 +3,15 @@
 
 use std::sync::Arc;
 
-use crate::cache::BlockCache;
-use crate::db::Snapshot;
 use crate::env::{Env, Logger, PosixEnv};
+use crate::snapshot::Snapshot;
+use crate::table::block_cache::BlockCache;
+use crate::table::format::CompressionType;
+use crate::table::{BlockReads, TableOptions};
 use crate::util::bloom::FilterPolicy;
 use crate::util::comparator::{BytewiseComparator, Comparator};
-
-/// How blocks are compressed in tables. On-disk (the trailer's type byte): never change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CompressionType {
-    /// Blocks are stored as they are.
-    None = 0,
-    /// Blocks are Snappy-compressed when that saves at least 1/8 of their size.
-    #[default]
-    Snappy = 1,
-}
-
-impl CompressionType {
-    pub(crate) fn from_byte(byte: u8) -> Option<CompressionType> {
-        match byte {
-            0 => Some(CompressionType::None),
-            1 => Some(CompressionType::Snappy),
-            _ => None,
-        }
-    }
-}
+use crate::util::internal_key::InternalKeyComparator;
+use crate::version::version_set::VersionSetOptions;
 
 /// How a database is opened and how it lays out its files.
 #[derive(Clone)]
@@ -69,6 +53,32 @@ pub struct Options {
     /// Where informational messages go (default: the `LOG` file in the database directory,
     /// the previous one kept as `LOG.old`). With a logger, no `LOG` file is written.
     pub info_log: Option<Arc<dyn Logger>>,
+}
+
+impl Options {
+    /// The table-related part of these options. The block cache is taken as is (`None` stays
+    /// `None`; the database layer creates its default 8 MiB cache).
+    pub(crate) fn table_options(&self) -> TableOptions {
+        TableOptions {
+            icmp: InternalKeyComparator::new(Arc::clone(&self.comparator)),
+            block_size: self.block_size,
+            block_restart_interval: self.block_restart_interval,
+            compression: self.compression,
+            filter_policy: self.filter_policy.clone(),
+            block_cache: self.block_cache.clone(),
+            paranoid_checks: self.paranoid_checks,
+        }
+    }
+
+    /// What the version set needs of these options.
+    pub(crate) fn version_set_options(&self) -> VersionSetOptions {
+        VersionSetOptions {
+            env: Arc::clone(&self.env),
+            paranoid_checks: self.paranoid_checks,
+            reuse_logs: self.reuse_logs,
+            max_file_size: self.max_file_size as u64,
+        }
+    }
 }
 
 impl Default for Options {
@@ -153,6 +163,14 @@ impl Default for ReadOptions {
 }
 
 impl ReadOptions {
+    /// How this read reads table blocks.
+    pub(crate) fn block_reads(&self) -> BlockReads {
+        BlockReads {
+            verify_checksums: self.verify_checksums,
+            fill_cache: self.fill_cache,
+        }
+    }
+
     /// The sequence number reads are made at, when a snapshot is set.
     pub(crate) fn snapshot_sequence(&self) -> Option<u64> {
         self.snapshot.as_ref().map(Snapshot::sequence)

@@ -297,13 +297,14 @@ mod table {
     use crate::env::vec_files::{VecFile, VecSink};
     use crate::error::Result;
     use crate::iter::InternalIterator;
-    use crate::options::{CompressionType, ReadOptions};
     use crate::table::block::{Block, KeyOrder};
     use crate::table::block_builder::BlockBuilder;
     use crate::table::builder::TableBuilder;
     use crate::table::filter_block::FilterBlockReader;
+    use crate::table::format::CompressionType;
     use crate::table::format::{read_block, BlockHandle, Footer};
     use crate::table::reader::Table;
+    use crate::table::BlockReads;
     use crate::table::TableOptions;
     use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
     use crate::util::comparator::BytewiseComparator;
@@ -366,9 +367,11 @@ mod table {
     /// The newest entry of a user key found by [`TableFile::get`].
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct TableEntry {
+        /// The entry's sequence number.
         pub sequence: u64,
         /// False for a deletion marker.
         pub is_value: bool,
+        /// The value (empty for a deletion marker).
         pub value: Vec<u8>,
     }
 
@@ -399,11 +402,11 @@ mod table {
         /// Every internal key/value pair in order, checksums verified; also walks backwards
         /// and fails if the two directions disagree.
         pub fn entries(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-            let read = ReadOptions {
+            let read = BlockReads {
                 verify_checksums: true,
-                ..ReadOptions::default()
+                ..BlockReads::default()
             };
-            let mut it = self.table.iter(&read);
+            let mut it = self.table.iter(read);
             let mut out = Vec::new();
             it.seek_to_first();
             while it.valid() {
@@ -435,9 +438,9 @@ mod table {
         /// Looks `user_key` up at the newest sequence.
         pub fn get(&self, user_key: &[u8]) -> Result<TableGet> {
             let lookup = internal_key::lookup_key(user_key, MAX_SEQUENCE);
-            let read = ReadOptions {
+            let read = BlockReads {
                 verify_checksums: true,
-                ..ReadOptions::default()
+                ..BlockReads::default()
             };
             if !self.table.filter_may_match(&lookup)? {
                 return Ok(TableGet {
@@ -445,7 +448,7 @@ mod table {
                     filtered: true,
                 });
             }
-            let found = self.table.get(&read, &lookup, |key, value| {
+            let found = self.table.get(read, &lookup, |key, value| {
                 parse_internal_key(key)
                     .filter(|parsed| parsed.user_key == user_key)
                     .map(|parsed| TableEntry {

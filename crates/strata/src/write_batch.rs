@@ -36,7 +36,7 @@ const TAG_PUT: u8 = 1;
 /// An atomic group of updates, applied all or nothing by a write.
 ///
 /// Not synchronized: share it by reference or clone it. Invariant: `rep` is at least
-/// [`HEADER_SIZE`] bytes.
+/// `HEADER_SIZE` (12) bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteBatch {
     rep: Vec<u8>,

@@ -284,6 +284,16 @@ fn two_live_logs(plan: Plan) -> Run {
 /// Opens a fresh database behind a closed gate and writes `0..` until the memtable switches
 /// and its flush is held: two live logs. Returns the env, the gate, the database and the next
 /// key to write.
+/// Opens the gate when dropped, so a test that fails while a flush is held ends instead of
+/// leaving the flush (and whoever waits for it) blocked.
+struct OpenGateOnDrop<'a>(&'a GatedEnv);
+
+impl Drop for OpenGateOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.open_gate();
+    }
+}
+
 fn held_switch() -> (FaultEnv, GatedEnv, DB, u64) {
     let env = FaultEnv::new(Arc::new(MemEnv::new()));
     let gated = GatedEnv::new(env.clone());
@@ -602,19 +612,30 @@ fn a_flush_records_the_sequence_before_the_live_log_so_its_lost_tail_is_found() 
                 db.put(&key(i), &value(i)).unwrap();
                 i += 1;
             }
+            let first_two = log_names(&env);
             let written = std::thread::scope(|scope| {
+                // A failed assertion must not leave the forced switch waiting at the gate.
+                let _opens = OpenGateOnDrop(&gated);
                 // A forced switch waits for the held flush, then starts a third log.
                 let forced = scope.spawn(|| db.compact_range(None, None));
                 std::thread::sleep(std::time::Duration::from_millis(20));
                 gated.let_one_through();
+                // The first log is obsolete once its flush is through, but its deletion is put
+                // off when the next flush is already waiting: count the logs after it.
+                let live = || {
+                    log_names(&env)
+                        .into_iter()
+                        .filter(|n| *n > first_two[0])
+                        .count()
+                };
                 for _ in 0..10_000 {
-                    let logs = log_names(&env);
-                    if logs.len() == 2 && gated.flush_waiting() {
+                    if live() == 2 && gated.flush_waiting() {
                         break;
                     }
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
-                assert_eq!(log_names(&env).len(), 2, "the second and third logs");
+                assert_eq!(live(), 2, "the second and third logs");
+                assert!(gated.flush_waiting(), "the third log's flush is held");
                 env.sync_dir(Path::new(DIR)).unwrap();
                 for _ in 0..5 {
                     db.put(&key(i), &value(i)).unwrap();

@@ -25,7 +25,7 @@ pub(crate) fn needs_compaction(version: &Version) -> bool {
 pub(crate) fn pick_compaction(vset: &mut VersionSet) -> Option<Compaction> {
     let version = Arc::clone(vset.current());
     let icmp = version.icmp().clone();
-    let max_file_size = vset.options.max_file_size as u64;
+    let max_file_size = vset.options.max_file_size;
     let mut compaction;
     if version.compaction_score >= 1.0 {
         let level = version.compaction_level;
@@ -74,7 +74,7 @@ pub(crate) fn compact_range(
     if inputs.is_empty() {
         return None;
     }
-    let max_file_size = vset.options.max_file_size as u64;
+    let max_file_size = vset.options.max_file_size;
     // Bound the work of one step: levels >= 1 are compacted a chunk at a time (the caller
     // loops). Level 0 must be taken whole since its files overlap.
     if level > 0 {
@@ -215,7 +215,7 @@ pub(crate) fn pick_level_for_memtable_output(
     largest: &[u8],
     max_file_size: u64,
 ) -> usize {
-    use crate::version::version_set::MAX_MEM_COMPACT_LEVEL;
+    use crate::version::policy::MAX_MEM_COMPACT_LEVEL;
     let mut level = 0;
     if version.overlap_in_level(0, Some(smallest), Some(largest)) {
         return 0;

@@ -27,11 +27,10 @@ use super::table_build::build_table;
 use super::{DbInner, DbState, LevelStats, ManualCompaction};
 use crate::compaction::picker::{self, needs_compaction, pick_level_for_memtable_output};
 use crate::compaction::Compaction;
-use crate::db::filename::{parse_file_name, FileType};
 use crate::error::{Error, Result};
+use crate::filename::{parse_file_name, FileType};
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
-use crate::table::TableOptions;
 use crate::util::internal_key::user_key;
 use crate::version::edit::VersionEdit;
 use crate::version::version::Version;
@@ -237,7 +236,7 @@ pub(crate) fn write_level0_table(
     state.pending_outputs.insert(number);
     db.info_log
         .log(format_args!("level-0 table #{number}: started"));
-    let options = TableOptions::from_options(&db.options);
+    let options = db.options.table_options();
     let result = MutexGuard::unlocked(state, || {
         let mut iter = mem.iter();
         build_table(

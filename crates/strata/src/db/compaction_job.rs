@@ -34,14 +34,13 @@ use parking_lot::MutexGuard;
 use super::background::{apply_edit, compact_memtable, panic_error, panics_as_errors};
 use super::{DbInner, DbState, LevelStats};
 use crate::compaction::{Compaction, KeyCursor};
-use crate::db::filename::table_file_name;
 use crate::error::{Error, Result};
+use crate::filename::table_file_name;
 use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
-use crate::options::ReadOptions;
 use crate::table::builder::TableBuilder;
 use crate::table::reader::Table;
-use crate::table::TableOptions;
+use crate::table::{BlockReads, TableOptions};
 use crate::util::internal_key::{internal_key, parse_internal_key, ValueType, MAX_SEQUENCE};
 use crate::version::edit::FileMetaData;
 use crate::version::level_iter::{LevelFiles, LevelIter};
@@ -65,7 +64,7 @@ pub(crate) fn run(
 ) -> Result<()> {
     let start = db.env.now_micros();
     db.info_log.log(format_args!("compacting {}", c.summary()));
-    let smallest_snapshot = state.smallest_snapshot();
+    let smallest_snapshot = state.smallest_snapshot(&db.snapshots);
     let (outputs, result) = MutexGuard::unlocked(state, || merge(db, c, smallest_snapshot));
 
     let mut stats = LevelStats {
@@ -297,13 +296,12 @@ fn merge_range(
     failed: &AtomicBool,
     outputs: &mut Vec<FileMetaData>,
 ) -> Result<()> {
-    let read_options = ReadOptions {
+    let reads = BlockReads {
         verify_checksums: true,
         fill_cache: false,
-        ..ReadOptions::default()
     };
-    let mut input = input_iterator(db, c, &read_options)?;
-    let table_options = TableOptions::from_options(&db.options);
+    let mut input = input_iterator(db, c, reads)?;
+    let table_options = db.options.table_options();
     let icmp = c.comparator();
     let mut cursor = KeyCursor::default();
 
@@ -407,7 +405,7 @@ fn merge_range(
 fn input_iterator(
     db: &Arc<DbInner>,
     c: &Compaction,
-    read_options: &ReadOptions,
+    reads: BlockReads,
 ) -> Result<Box<dyn InternalIterator>> {
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     for (which, files) in c.inputs.iter().enumerate() {
@@ -416,9 +414,7 @@ fn input_iterator(
         }
         if c.level + which == 0 {
             for f in files {
-                let iter = db
-                    .table_cache
-                    .iter(read_options, f.number(), f.meta.file_size)?;
+                let iter = db.table_cache.iter(reads, f.number(), f.meta.file_size)?;
                 children.push(Box::new(iter));
             }
         } else {
@@ -426,7 +422,7 @@ fn input_iterator(
                 c.comparator(),
                 LevelFiles::Owned(files.clone()),
                 Arc::clone(&db.table_cache),
-                read_options.clone(),
+                reads,
             )));
         }
     }
@@ -464,7 +460,7 @@ fn finish_output(db: &DbInner, mut output: Output, outputs: &mut [FileMetaData])
     file.close()?;
     output.meta.file_size = size;
     // Check the table opens and is readable before it is installed.
-    let mut check = db.table_cache.iter(&ReadOptions::default(), number, size)?;
+    let mut check = db.table_cache.iter(BlockReads::default(), number, size)?;
     check.seek_to_first();
     check.status()?;
     db.info_log.log(format_args!(

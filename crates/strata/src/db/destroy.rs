@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use super::filename::{lock_file_name, parse_file_name, FileType};
 use crate::error::Result;
+use crate::filename::{lock_file_name, parse_file_name, FileType};
 use crate::options::Options;
 
 /// Removes the database files in `dir` (holding its lock meanwhile, so an open database is

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::filename::{info_log_file_name, old_info_log_file_name};
 use crate::env::{Env, Logger, WritableFile};
+use crate::filename::{info_log_file_name, old_info_log_file_name};
 
 /// Writes timestamped lines to the `LOG` file (a no-op when none could be opened), or hands
 /// messages to the user's [`Logger`].

@@ -11,8 +11,6 @@
 //! writer has its own mutex, held only by the current write-group leader. Readers take the
 //! state mutex only to clone one `Arc` (the [`SuperVersion`]) and then read without locks.
 
-pub(crate) mod filename;
-
 mod background;
 mod compaction_job;
 mod destroy;
@@ -22,12 +20,11 @@ mod open;
 mod properties;
 mod read;
 mod repair;
-mod snapshot;
 mod table_build;
 mod wal;
 mod write;
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -35,20 +32,20 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::cache::table_cache::TableCache;
 use crate::env::{Env, FileLock};
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::snapshot::{Snapshot, SnapshotList};
 use crate::util::internal_key::InternalKeyComparator;
 use crate::version::edit::VersionEdit;
+use crate::version::table_cache::TableCache;
 use crate::version::version::Version;
 use crate::version::version_set::VersionSet;
 use crate::version::NUM_LEVELS;
 use crate::write_batch::WriteBatch;
 
 pub use iterator::DbIterator;
-pub use snapshot::Snapshot;
 
 pub(crate) use info_log::InfoLog;
 
@@ -97,8 +94,6 @@ pub(crate) struct DbState {
     /// The sequence number of that log's first write: every write before it is in older logs
     /// or in tables (see `db/wal.rs`).
     pub(crate) log_first_sequence: u64,
-    /// Sequence numbers of live snapshots, with how many snapshots hold each.
-    pub(crate) snapshots: BTreeMap<u64, usize>,
     /// The first background failure; once set, every write fails with it.
     pub(crate) bg_error: Option<Error>,
     pub(crate) manual: Option<ManualCompaction>,
@@ -137,12 +132,8 @@ impl DbState {
     }
 
     /// Oldest sequence number any reader may still need.
-    pub(crate) fn smallest_snapshot(&self) -> u64 {
-        self.snapshots
-            .keys()
-            .next()
-            .copied()
-            .unwrap_or(self.versions.last_sequence)
+    pub(crate) fn smallest_snapshot(&self, snapshots: &SnapshotList) -> u64 {
+        snapshots.oldest().unwrap_or(self.versions.last_sequence)
     }
 }
 
@@ -154,6 +145,8 @@ pub(crate) struct DbInner {
     pub(crate) env: Arc<dyn Env>,
     pub(crate) table_cache: Arc<TableCache>,
     pub(crate) state: Mutex<DbState>,
+    /// Live snapshots; pinned under the state mutex (see `snapshot.rs`).
+    pub(crate) snapshots: Arc<SnapshotList>,
     /// Signalled when background work finishes a step (waiting writers and `compact_range`).
     pub(crate) bg_done: Condvar,
     /// Signalled when there may be background work to do.
@@ -187,7 +180,9 @@ impl std::fmt::Debug for DB {
 /// A key range for [`DB::approximate_sizes`]: `start` inclusive, `limit` exclusive.
 #[derive(Debug, Clone)]
 pub struct Range<'a> {
+    /// The first user key of the range.
     pub start: &'a [u8],
+    /// The user key just past the range.
     pub limit: &'a [u8],
 }
 
@@ -260,7 +255,8 @@ impl DB {
 
     /// A consistent point-in-time view; released when dropped.
     pub fn snapshot(&self) -> Snapshot {
-        snapshot::acquire(&self.inner)
+        let state = self.inner.state.lock();
+        self.inner.snapshots.pin(state.versions.last_sequence)
     }
 
     /// The value of a property (`leveldb.num-files-at-level<N>`, `leveldb.stats`,

@@ -18,7 +18,7 @@
 //! tables: then `CURRENT` was lost, and open fails with a corruption error rather than create
 //! an empty database over them (which would delete them as obsolete).
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -26,22 +26,22 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::background::{apply_edit, delete_obsolete_files, write_level0_table};
-use super::filename::{
-    descriptor_file_name, lock_file_name, log_file_name, parse_file_name, FileType,
-};
 use super::wal::Wal;
 use super::write::{check_logged_batch, insert_into_memtable};
 use super::{DbInner, DbState, InfoLog, SuperVersion};
-use crate::cache::table_cache::TableCache;
-use crate::cache::BlockCache;
 use crate::error::{Error, Result};
+use crate::filename::{
+    descriptor_file_name, lock_file_name, log_file_name, parse_file_name, FileType, MAX_FILE_NUMBER,
+};
 use crate::log::{LogReader, LogWriter, Reporter};
 use crate::memtable::MemTable;
 use crate::options::Options;
-use crate::table::TableOptions;
+use crate::table::block_cache::BlockCache;
 use crate::util::internal_key::InternalKeyComparator;
 use crate::version::edit::VersionEdit;
-use crate::version::version_set::{set_current_file, VersionSet, MAX_FILE_NUMBER};
+use crate::version::manifest::set_current_file;
+use crate::version::table_cache::TableCache;
+use crate::version::version_set::VersionSet;
 use crate::write_batch::WriteBatch;
 
 /// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
@@ -70,7 +70,7 @@ pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
     if options.create_if_missing {
         refuse_orphan_tables(&*env, dir)?;
         env.create_dir(dir)?;
-    } else if !env.file_exists(&super::filename::current_file_name(dir)) {
+    } else if !env.file_exists(&crate::filename::current_file_name(dir)) {
         return Err(Error::InvalidArgument(format!(
             "{}: does not exist (create_if_missing is false)",
             dir.display()
@@ -100,7 +100,7 @@ pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
 /// them instead. (Without `create_if_missing`, open fails as LevelDB's does: the database
 /// "does not exist".)
 fn refuse_orphan_tables(env: &dyn crate::env::Env, dir: &Path) -> Result<()> {
-    let current = super::filename::current_file_name(dir);
+    let current = crate::filename::current_file_name(dir);
     if env.file_exists(&current) {
         return Ok(());
     }
@@ -134,10 +134,10 @@ fn open_locked(
     let table_cache = Arc::new(TableCache::new(
         dir,
         Arc::clone(&env),
-        TableOptions::from_options(&options),
+        options.table_options(),
         table_entries,
     ));
-    let versions = VersionSet::new(dir, Arc::clone(&options), icmp.clone());
+    let versions = VersionSet::new(dir, options.version_set_options(), icmp.clone());
     let mem = Arc::new(MemTable::new(icmp.clone()));
     let super_version = Arc::new(SuperVersion {
         mem: Arc::clone(&mem),
@@ -156,7 +156,6 @@ fn open_locked(
             versions,
             log_file_number: 0,
             log_first_sequence: 1,
-            snapshots: BTreeMap::new(),
             bg_error: None,
             manual: None,
             pending_outputs: HashSet::new(),
@@ -167,6 +166,7 @@ fn open_locked(
             bg_busy: false,
             compactions_suspended: 0,
         }),
+        snapshots: Arc::default(),
         bg_done: Condvar::new(),
         bg_work: Condvar::new(),
         wal: Mutex::new(Wal::default()),
@@ -194,7 +194,7 @@ fn open_locked(
 fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
     let dir = &db.dir;
     let env = &db.env;
-    let current = super::filename::current_file_name(dir);
+    let current = crate::filename::current_file_name(dir);
     if !env.file_exists(&current) {
         if db.options.create_if_missing {
             db.info_log
@@ -253,7 +253,7 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
         return Err(Error::corruption(format!(
             "{} table file(s) listed in the manifest are missing, e.g. {}",
             expected.len(),
-            super::filename::table_file_name(dir, missing).display()
+            crate::filename::table_file_name(dir, missing).display()
         ))
         .in_file(descriptor_file_name(dir, state.versions.manifest_file_number).display()));
     }

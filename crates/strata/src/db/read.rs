@@ -45,7 +45,7 @@ pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Resul
     let mut charge = SeekCharge::default();
     let found = view
         .version
-        .get(options, &lookup, &db.table_cache, &mut charge)?;
+        .get(options.block_reads(), &lookup, &db.table_cache, &mut charge)?;
     if view.version.charge_seek(charge) {
         let _state = db.state.lock();
         db.bg_work.notify_all();
@@ -68,28 +68,23 @@ pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterat
     if let Some(imm) = &view.imm {
         children.push(Box::new(imm.iter()));
     }
+    let block_reads = options.block_reads();
     for file in &version.files[0] {
         match db
             .table_cache
-            .iter(options, file.number(), file.meta.file_size)
+            .iter(block_reads, file.number(), file.meta.file_size)
         {
             Ok(iter) => children.push(Box::new(iter)),
             Err(e) => children.push(Box::new(crate::iter::ErrorIter::new(e))),
         }
     }
-    // What the tables need of the options: no snapshot or bounds to clone per level.
-    let block_reads = ReadOptions {
-        verify_checksums: options.verify_checksums,
-        fill_cache: options.fill_cache,
-        ..ReadOptions::default()
-    };
     for (level, files) in version.files.iter().enumerate().skip(1) {
         if !files.is_empty() {
             children.push(Box::new(LevelIter::new(
                 db.icmp.clone(),
                 LevelFiles::Level(Arc::clone(version), level),
                 Arc::clone(&db.table_cache),
-                block_reads.clone(),
+                block_reads,
             )));
         }
     }

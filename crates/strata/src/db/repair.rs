@@ -23,23 +23,24 @@ use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::filename::{
-    descriptor_file_name, lock_file_name, parse_file_name, table_file_name, FileType,
-};
 use super::table_build::build_table;
 use super::write::{check_logged_batch, insert_into_memtable};
 use super::InfoLog;
-use crate::cache::table_cache::TableCache;
 use crate::error::{Error, Result};
+use crate::filename::{
+    descriptor_file_name, lock_file_name, parse_file_name, table_file_name, FileType,
+    MAX_FILE_NUMBER,
+};
 use crate::iter::InternalIterator;
 use crate::log::{LogReader, LogWriter, Reporter};
 use crate::memtable::MemTable;
-use crate::options::{Options, ReadOptions};
+use crate::options::Options;
 use crate::table::builder::TableBuilder;
-use crate::table::TableOptions;
+use crate::table::{BlockReads, TableOptions};
 use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator};
 use crate::version::edit::{FileMetaData, VersionEdit};
-use crate::version::version_set::{set_current_file, MAX_FILE_NUMBER};
+use crate::version::manifest::set_current_file;
+use crate::version::table_cache::TableCache;
 use crate::write_batch::WriteBatch;
 
 struct Repairer<'a> {
@@ -80,7 +81,7 @@ pub(crate) fn repair(dir: &Path, options: &Options) -> Result<()> {
 fn run(dir: &Path, options: &Options) -> Result<bool> {
     let env = Arc::clone(&options.env);
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
-    let mut table_options = TableOptions::from_options(options);
+    let mut table_options = options.table_options();
     table_options.block_cache = None;
     let table_cache = TableCache::new(dir, Arc::clone(&env), table_options.clone(), 16);
     let mut repairer = Repairer {
@@ -124,7 +125,7 @@ fn run(dir: &Path, options: &Options) -> Result<bool> {
                 .log
                 .log(format_args!("log #{number}: ignored: {e}")),
         }
-        repairer.archive(&super::filename::log_file_name(dir, number));
+        repairer.archive(&crate::filename::log_file_name(dir, number));
     }
     tables.sort_unstable();
     let mut salvaged = Vec::new();
@@ -164,7 +165,7 @@ impl Repairer<'_> {
     /// Replays log `number` into a memtable and writes it as a table. `None` when empty.
     fn convert_log(&mut self, number: u64) -> Result<Option<u64>> {
         let env = &self.options.env;
-        let path = super::filename::log_file_name(self.dir, number);
+        let path = crate::filename::log_file_name(self.dir, number);
         let lines = Arc::new(parking_lot::Mutex::new(Vec::new()));
         let reporter = RepairReporter {
             file: path.display().to_string(),
@@ -218,7 +219,7 @@ impl Repairer<'_> {
         let env = &self.options.env;
         let mut path = table_file_name(self.dir, number);
         if !env.file_exists(&path) {
-            path = super::filename::sst_table_file_name(self.dir, number);
+            path = crate::filename::sst_table_file_name(self.dir, number);
         }
         let size = match env.file_size(&path) {
             Ok(size) => size,
@@ -228,12 +229,11 @@ impl Repairer<'_> {
                 return None;
             }
         };
-        let read_options = ReadOptions {
+        let reads = BlockReads {
             verify_checksums: true,
             fill_cache: false,
-            ..ReadOptions::default()
         };
-        let mut iter = match self.table_cache.iter(&read_options, number, size) {
+        let mut iter = match self.table_cache.iter(reads, number, size) {
             Ok(iter) => iter,
             Err(e) => {
                 self.log.log(format_args!("table #{number}: ignored: {e}"));
@@ -308,7 +308,7 @@ impl Repairer<'_> {
                 max_sequence,
             });
         }
-        match self.rewrite_table(number, &read_options) {
+        match self.rewrite_table(number, reads) {
             Ok(meta) => {
                 self.table_cache.evict(number);
                 self.archive(&path);
@@ -330,15 +330,15 @@ impl Repairer<'_> {
     }
 
     /// Copies the parseable entries of every readable block of table `number` into a new table.
-    fn rewrite_table(&mut self, number: u64, read_options: &ReadOptions) -> Result<FileMetaData> {
+    fn rewrite_table(&mut self, number: u64, reads: BlockReads) -> Result<FileMetaData> {
         let env = Arc::clone(&self.options.env);
         let size = {
             let path = table_file_name(self.dir, number);
             env.file_size(&path).or_else(|_| {
-                env.file_size(&super::filename::sst_table_file_name(self.dir, number))
+                env.file_size(&crate::filename::sst_table_file_name(self.dir, number))
             })?
         };
-        let mut iter = self.table_cache.iter(read_options, number, size)?;
+        let mut iter = self.table_cache.iter(reads, number, size)?;
         let new_number = self.new_file_number();
         let new_path = table_file_name(self.dir, new_number);
         let mut builder = TableBuilder::new(
@@ -449,7 +449,7 @@ impl Repairer<'_> {
         if self.options.env.file_exists(&ldb) {
             ldb
         } else {
-            super::filename::sst_table_file_name(self.dir, number)
+            crate::filename::sst_table_file_name(self.dir, number)
         }
     }
 

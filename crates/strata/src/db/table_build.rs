@@ -2,15 +2,14 @@
 
 use std::path::Path;
 
-use crate::cache::table_cache::TableCache;
-use crate::db::filename::table_file_name;
 use crate::env::Env;
 use crate::error::Result;
+use crate::filename::table_file_name;
 use crate::iter::InternalIterator;
-use crate::options::ReadOptions;
 use crate::table::builder::TableBuilder;
-use crate::table::TableOptions;
+use crate::table::{BlockReads, TableOptions};
 use crate::version::edit::FileMetaData;
+use crate::version::table_cache::TableCache;
 
 /// Writes every entry of `iter` to table `number` in `dir`, syncs it, and checks that it opens.
 ///
@@ -52,7 +51,7 @@ pub(crate) fn build_table(
         file.sync()?;
         file.close()?;
         // Prove the table is readable before it is recorded anywhere.
-        let mut check = table_cache.iter(&ReadOptions::default(), number, meta.file_size)?;
+        let mut check = table_cache.iter(BlockReads::default(), number, meta.file_size)?;
         check.seek_to_first();
         check.status()
     })();

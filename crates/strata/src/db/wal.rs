@@ -4,7 +4,7 @@
 //! A memtable switch starts a new log without syncing the old one or the directory: that
 //! would put every logged byte on the disk, although the old memtable's flush soon makes the
 //! old log unnecessary (and deleting a log whose bytes never left the page cache is cheap).
-//! Three rules keep the guarantees of the README's "Guarantees" section:
+//! Three rules keep the write guarantees of `docs/guarantees.md`:
 //! - A `sync` write first syncs every older log still open, oldest first, and the directory
 //!   (once per new log), then its own log: once it is acknowledged, it and every write before
 //!   it are durable, under their files' names.

@@ -24,13 +24,13 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::{DbInner, DbState};
-use crate::db::filename::log_file_name;
 use crate::error::{Error, Result};
+use crate::filename::log_file_name;
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::util::internal_key::{ValueType, MAX_SEQUENCE};
-use crate::version::version_set::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
+use crate::version::policy::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
 use crate::write_batch::{BatchOp, WriteBatch, HEADER_SIZE};
 
 /// A batch group never grows past this many bytes.

@@ -106,7 +106,8 @@ impl Block {
         self.verified
     }
 
-    /// Bytes of contents.
+    /// Bytes of contents (what the inspection tools report; the engine charges `memory`).
+    #[cfg(any(test, feature = "tools"))]
     pub(crate) fn size(&self) -> usize {
         self.data.len()
     }

@@ -12,9 +12,9 @@
 //! I/O error every later call returns that error. `finish` writes the footer and flushes the file
 //! but neither syncs nor closes it: take it back with [`TableBuilder::into_file`].
 
+use super::format::CompressionType;
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
-use crate::options::CompressionType;
 use crate::util::internal_key::user_key;
 
 use super::block_builder::BlockBuilder;

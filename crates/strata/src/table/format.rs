@@ -23,9 +23,28 @@
 
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
-use crate::options::CompressionType;
 use crate::util::coding::{decode_fixed32, decode_fixed64, get_varint64, put_varint64};
 use crate::util::crc;
+
+/// How blocks are compressed in tables. On-disk (the trailer's type byte): never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompressionType {
+    /// Blocks are stored as they are.
+    None = 0,
+    /// Blocks are Snappy-compressed when that saves at least 1/8 of their size.
+    #[default]
+    Snappy = 1,
+}
+
+impl CompressionType {
+    pub(crate) fn from_byte(byte: u8) -> Option<CompressionType> {
+        match byte {
+            0 => Some(CompressionType::None),
+            1 => Some(CompressionType::Snappy),
+            _ => None,
+        }
+    }
+}
 
 /// Length of the trailer after every block: type byte + masked CRC32C. On-disk: never change.
 pub(crate) const BLOCK_TRAILER_LEN: usize = 5;

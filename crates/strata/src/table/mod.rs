@@ -7,6 +7,7 @@
 
 pub(crate) mod block;
 pub(crate) mod block_builder;
+pub(crate) mod block_cache;
 pub(crate) mod builder;
 pub(crate) mod filter_block;
 pub(crate) mod format;
@@ -17,10 +18,11 @@ mod tests;
 
 use std::sync::Arc;
 
-use crate::cache::BlockCache;
-use crate::options::{CompressionType, Options};
 use crate::util::bloom::FilterPolicy;
+
 use crate::util::internal_key::InternalKeyComparator;
+use block_cache::BlockCache;
+use format::CompressionType;
 
 /// What building and reading tables needs from the database's options.
 #[derive(Clone)]
@@ -58,18 +60,22 @@ impl std::fmt::Debug for TableOptions {
     }
 }
 
-impl TableOptions {
-    /// The table-related part of `options`. The block cache is taken as is (`None` stays
-    /// `None`; the database layer creates its default 8 MiB cache).
-    pub(crate) fn from_options(options: &Options) -> TableOptions {
-        TableOptions {
-            icmp: InternalKeyComparator::new(Arc::clone(&options.comparator)),
-            block_size: options.block_size,
-            block_restart_interval: options.block_restart_interval,
-            compression: options.compression,
-            filter_policy: options.filter_policy.clone(),
-            block_cache: options.block_cache.clone(),
-            paranoid_checks: options.paranoid_checks,
+/// How one read or iterator reads data blocks: the part of the public `ReadOptions` the table
+/// layer uses (no snapshot, no bounds), small enough to copy into every table cursor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockReads {
+    /// Verify each data block's checksum (index, filter and metaindex blocks always are).
+    pub(crate) verify_checksums: bool,
+    /// Keep the blocks read in the block cache.
+    pub(crate) fill_cache: bool,
+}
+
+impl Default for BlockReads {
+    /// What a read with default `ReadOptions` does: no checksum check, fill the cache.
+    fn default() -> BlockReads {
+        BlockReads {
+            verify_checksums: false,
+            fill_cache: true,
         }
     }
 }

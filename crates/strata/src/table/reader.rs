@@ -9,7 +9,7 @@
 //! Checksums of the index, metaindex and filter blocks are always verified when the table is
 //! opened (they are read once and then serve every lookup, so one unverified flipped byte would
 //! send reads to the wrong block or make the filter deny keys the table holds). A data block's
-//! checksum is verified when the read asks for it (`ReadOptions::verify_checksums`) or
+//! checksum is verified when the read asks for it (`BlockReads::verify_checksums`) or
 //! `TableOptions::paranoid_checks` is set; such a read does not take a block from the cache
 //! that an unverified read put there, but reads and verifies it again. Every error names the
 //! file and the offset.
@@ -22,14 +22,13 @@ use std::sync::Arc;
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::options::ReadOptions;
 use crate::util::internal_key::user_key;
 
 use super::block::{Block, BlockIter, KeyOrder};
 use super::builder::FILTER_META_PREFIX;
 use super::filter_block::FilterBlockReader;
 use super::format::{read_block, read_block_into, read_footer, BlockHandle};
-use super::TableOptions;
+use super::{BlockReads, TableOptions};
 
 /// An open table. See the module documentation.
 pub(crate) struct Table {
@@ -191,7 +190,7 @@ impl Table {
     /// the entry's user key is the one it looks for.
     pub(crate) fn get<R>(
         &self,
-        read_opts: &ReadOptions,
+        reads: BlockReads,
         internal_key: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
@@ -207,7 +206,7 @@ impl Table {
                 return Ok(None);
             }
         }
-        let block = self.data_block(read_opts.verify_checksums, read_opts.fill_cache, handle)?;
+        let block = self.data_block(reads.verify_checksums, reads.fill_cache, handle)?;
         let mut it = block.iter(self.order());
         it.seek(internal_key);
         if it.valid() {
@@ -235,12 +234,12 @@ impl Table {
     }
 
     /// A cursor over every entry of the table.
-    pub(crate) fn iter(self: &Arc<Self>, read_opts: &ReadOptions) -> TableIter {
+    pub(crate) fn iter(self: &Arc<Self>, reads: BlockReads) -> TableIter {
         TableIter {
             index: self.index_iter(),
             table: Arc::clone(self),
-            verify_checksums: read_opts.verify_checksums,
-            fill_cache: read_opts.fill_cache,
+            verify_checksums: reads.verify_checksums,
+            fill_cache: reads.fill_cache,
             data: None,
             data_handle: None,
             err: None,

@@ -5,13 +5,14 @@ use std::sync::Arc;
 use proptest::prelude::*;
 
 use super::builder::TableBuilder;
+use super::format::CompressionType;
 use super::format::{BlockHandle, FOOTER_LEN};
 use super::reader::Table;
+use super::BlockReads;
 use super::TableOptions;
-use crate::cache::BlockCache;
 use crate::env::vec_files::{VecFile, VecSink};
 use crate::iter::InternalIterator;
-use crate::options::{CompressionType, ReadOptions};
+use crate::table::block_cache::BlockCache;
 use crate::util::bloom::BloomFilterPolicy;
 use crate::util::comparator::BytewiseComparator;
 use crate::util::internal_key::{internal_key, user_key, InternalKeyComparator, ValueType};
@@ -71,7 +72,7 @@ fn sample(n: usize, value_len: usize) -> Entries {
 }
 
 fn scan_forward(table: &Arc<Table>) -> Entries {
-    let mut it = table.iter(&ReadOptions::default());
+    let mut it = table.iter(BlockReads::default());
     let mut out = Vec::new();
     it.seek_to_first();
     while it.valid() {
@@ -83,7 +84,7 @@ fn scan_forward(table: &Arc<Table>) -> Entries {
 }
 
 fn scan_backward(table: &Arc<Table>) -> Entries {
-    let mut it = table.iter(&ReadOptions::default());
+    let mut it = table.iter(BlockReads::default());
     let mut out = Vec::new();
     it.seek_to_last();
     while it.valid() {
@@ -102,7 +103,7 @@ fn get(table: &Table, user: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
         ValueType::Value,
     );
     table
-        .get(&ReadOptions::default(), &lookup, |k, v| {
+        .get(BlockReads::default(), &lookup, |k, v| {
             (k.to_vec(), v.to_vec())
         })
         .unwrap()
@@ -124,7 +125,7 @@ fn round_trip_all_configurations() {
                     let found = get(&table, user_key(k)).unwrap();
                     assert_eq!((&found.0, &found.1), (k, v));
                     // Seek lands on every key too.
-                    let mut it = table.iter(&ReadOptions::default());
+                    let mut it = table.iter(BlockReads::default());
                     it.seek(k);
                     assert_eq!(it.key(), &k[..]);
                 }
@@ -170,7 +171,7 @@ fn filter_excludes_absent_keys_without_reading_blocks() {
         if !table.filter_may_match(&missing).unwrap() {
             excluded += 1;
             let got = table
-                .get(&ReadOptions::default(), &missing, |_, _| ())
+                .get(BlockReads::default(), &missing, |_, _| ())
                 .unwrap();
             assert_eq!(got, None);
         }
@@ -197,7 +198,7 @@ fn empty_table() {
         assert!(scan_forward(&table).is_empty());
         assert!(scan_backward(&table).is_empty());
         assert_eq!(get(&table, b"a"), None);
-        let mut it = table.iter(&ReadOptions::default());
+        let mut it = table.iter(BlockReads::default());
         it.seek(b"anything");
         assert!(!it.valid());
         it.status().unwrap();
@@ -242,11 +243,11 @@ fn block_cache_is_used_and_fill_cache_false_skips_it() {
     opts.block_cache = Some(Arc::clone(&cache));
     let entries = sample(200, 50);
     let table = open(&opts, build(&opts, &entries)).unwrap();
-    let no_fill = ReadOptions {
+    let no_fill = BlockReads {
         fill_cache: false,
-        ..ReadOptions::default()
+        ..BlockReads::default()
     };
-    let mut it = table.iter(&no_fill);
+    let mut it = table.iter(no_fill);
     it.seek_to_first();
     while it.valid() {
         it.next();
@@ -277,11 +278,11 @@ fn corrupt_block_is_caught_by_verify_checksums() {
     // Without verification the damaged value reads back (damaged).
     assert_ne!(scan_forward(&table), entries);
 
-    let verify = ReadOptions {
+    let verify = BlockReads {
         verify_checksums: true,
-        ..ReadOptions::default()
+        ..BlockReads::default()
     };
-    let mut it = table.iter(&verify);
+    let mut it = table.iter(verify);
     it.seek_to_first();
     let err = it.status().unwrap_err();
     let c = err.corruption_details().unwrap();
@@ -292,7 +293,7 @@ fn corrupt_block_is_caught_by_verify_checksums() {
     assert!(it.valid());
 
     let lookup = internal_key(user_key(&entries[0].0), 2000, ValueType::Value);
-    let err = table.get(&verify, &lookup, |_, _| ()).unwrap_err();
+    let err = table.get(verify, &lookup, |_, _| ()).unwrap_err();
     assert!(err.is_corruption());
 
     // Paranoid tables verify every read.
@@ -300,7 +301,7 @@ fn corrupt_block_is_caught_by_verify_checksums() {
     paranoid.paranoid_checks = true;
     let table = open(&paranoid, bytes).unwrap();
     assert!(table
-        .get(&ReadOptions::default(), &lookup, |_, _| ())
+        .get(BlockReads::default(), &lookup, |_, _| ())
         .unwrap_err()
         .is_corruption());
 }
@@ -335,7 +336,7 @@ fn restart_interval_one_and_small_blocks() {
     assert_eq!(scan_forward(&table), entries);
     assert_eq!(scan_backward(&table), entries);
     // Walk back and forth across block boundaries.
-    let mut it = table.iter(&ReadOptions::default());
+    let mut it = table.iter(BlockReads::default());
     it.seek(&entries[200].0);
     for i in (0..200).rev() {
         it.prev();
@@ -351,11 +352,11 @@ fn exercise(opts: &TableOptions, bytes: Vec<u8>) {
     let Ok(table) = open(opts, bytes) else {
         return;
     };
-    let verify = ReadOptions {
+    let verify = BlockReads {
         verify_checksums: false,
-        ..ReadOptions::default()
+        ..BlockReads::default()
     };
-    let mut it = table.iter(&verify);
+    let mut it = table.iter(verify);
     let mut steps = 0;
     it.seek_to_first();
     while it.valid() && steps < 5000 {
@@ -372,7 +373,7 @@ fn exercise(opts: &TableOptions, bytes: Vec<u8>) {
     for probe in [&b"key000010"[..], b"", b"zz"] {
         let lookup = internal_key(probe, 1 << 40, ValueType::Value);
         it.seek(&lookup);
-        let _ = table.get(&verify, &lookup, |k, v| (k.len(), v.len()));
+        let _ = table.get(verify, &lookup, |k, v| (k.len(), v.len()));
         let _ = table.approximate_offset_of(&lookup);
     }
 }
@@ -451,11 +452,11 @@ fn reads_leveldb_tables_and_writes_them_byte_for_byte() {
     for bytes in [plain.clone(), snappy] {
         let table = open(&opts, bytes).unwrap();
         assert!(table.has_filter());
-        let read = ReadOptions {
+        let read = BlockReads {
             verify_checksums: true,
-            ..ReadOptions::default()
+            ..BlockReads::default()
         };
-        let mut it = table.iter(&read);
+        let mut it = table.iter(read);
         let mut got = Vec::new();
         it.seek_to_first();
         while it.valid() {

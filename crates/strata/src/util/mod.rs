@@ -1,5 +1,5 @@
 //! Small, dependency-free building blocks shared by every format: integer coding, checksums,
-//! hashing, comparators, internal keys and the bloom filter.
+//! hashing, comparators, internal keys, the bloom filter and the sharded LRU cache.
 
 pub(crate) mod bloom;
 pub(crate) mod coding;
@@ -7,3 +7,4 @@ pub(crate) mod comparator;
 pub(crate) mod crc;
 pub(crate) mod hash;
 pub(crate) mod internal_key;
+pub(crate) mod lru;

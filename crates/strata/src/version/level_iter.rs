@@ -4,12 +4,12 @@
 use std::sync::Arc;
 
 use super::version::{find_file, FileRef, Version};
-use crate::cache::table_cache::TableCache;
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::options::ReadOptions;
 use crate::table::reader::TableIter;
+use crate::table::BlockReads;
 use crate::util::internal_key::InternalKeyComparator;
+use crate::version::table_cache::TableCache;
 
 /// The files a [`LevelIter`] walks.
 pub(crate) enum LevelFiles {
@@ -39,11 +39,11 @@ pub(crate) struct LevelIter {
     icmp: InternalKeyComparator,
     files: LevelFiles,
     table_cache: Arc<TableCache>,
-    read_options: ReadOptions,
+    reads: BlockReads,
     /// Index of the file `current` iterates, `files.len()` when unpositioned.
     index: usize,
     current: Option<TableIter>,
-    error: Option<crate::Error>,
+    error: Option<crate::error::Error>,
 }
 
 impl LevelIter {
@@ -51,14 +51,14 @@ impl LevelIter {
         icmp: InternalKeyComparator,
         files: LevelFiles,
         table_cache: Arc<TableCache>,
-        read_options: ReadOptions,
+        reads: BlockReads,
     ) -> LevelIter {
         let index = files.len();
         LevelIter {
             icmp,
             files,
             table_cache,
-            read_options,
+            reads,
             index,
             current: None,
             error: None,
@@ -77,7 +77,7 @@ impl LevelIter {
         };
         match self
             .table_cache
-            .iter(&self.read_options, file.number(), file.meta.file_size)
+            .iter(self.reads, file.number(), file.meta.file_size)
         {
             Ok(iter) => self.current = Some(iter),
             Err(e) => {

@@ -17,10 +17,10 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::edit::FileMetaData;
+use super::table_cache::TableCache;
 use super::NUM_LEVELS;
-use crate::cache::table_cache::TableCache;
 use crate::error::{Error, Result};
-use crate::options::ReadOptions;
+use crate::table::BlockReads;
 use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator, ValueType};
 
 /// A table file as a version sees it: its metadata plus the reads it may still absorb before a
@@ -117,7 +117,7 @@ impl Version {
     /// Looks `lookup_key` (user key + sequence trailer) up in the tables, newest data first.
     pub(crate) fn get(
         &self,
-        read_options: &ReadOptions,
+        reads: BlockReads,
         lookup_key: &[u8],
         table_cache: &TableCache,
         charge: &mut SeekCharge,
@@ -135,7 +135,7 @@ impl Version {
             last_read = Some((level, Arc::clone(file)));
             let outcome = table_cache
                 .get(
-                    read_options,
+                    reads,
                     file.number(),
                     file.meta.file_size,
                     lookup_key,

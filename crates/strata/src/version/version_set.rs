@@ -7,7 +7,7 @@
 //! - A change is applied in three steps so the DB mutex is not held over manifest I/O:
 //!   [`VersionSet::prepare`] (under the mutex: build the new version and encode the record),
 //!   [`ManifestWrite::write`] (unlocked: append and sync, maybe start a new manifest and point
-//!   `CURRENT` at it), [`VersionSet::install`] (under the mutex again). Only one change is in
+//!   `CURRENT` at it; `version/manifest.rs`), [`VersionSet::install`] (under the mutex again). Only one change is in
 //!   flight at a time: the caller (the background worker, or open before it starts) guarantees
 //!   it.
 //! - A new version is installed only after its edit is durable, so a crash at any point leaves
@@ -25,36 +25,29 @@ use std::sync::{Arc, Weak};
 
 use super::builder::VersionBuilder;
 use super::edit::VersionEdit;
-use super::version::{total_file_size, Version};
+use super::manifest::{ManifestWrite, MAX_MANIFEST_SIZE};
+use super::policy::set_compaction_score;
+use super::recover::ReadManifest;
+use super::version::Version;
 use super::NUM_LEVELS;
-use crate::db::filename::{current_file_name, descriptor_file_name, temp_file_name};
-use crate::env::{parent_dir, Env};
+use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::log::{LogReader, LogWriter, Reporter};
-use crate::options::Options;
-use crate::util::internal_key::{InternalKeyComparator, SequenceNumber, MAX_SEQUENCE};
+use crate::log::LogWriter;
+use crate::util::internal_key::{InternalKeyComparator, SequenceNumber};
 
-/// Level-0 file count that triggers a compaction.
-pub(crate) const L0_COMPACTION_TRIGGER: usize = 4;
-/// Level-0 file count at which writes are slowed down by 1 ms each.
-pub(crate) const L0_SLOWDOWN_WRITES_TRIGGER: usize = 8;
-/// Level-0 file count at which writes stop until a compaction finishes.
-pub(crate) const L0_STOP_WRITES_TRIGGER: usize = 12;
-/// Deepest level a flushed memtable may be placed in when it overlaps nothing.
-pub(crate) const MAX_MEM_COMPACT_LEVEL: usize = 2;
-/// A manifest larger than this is replaced by a fresh one holding a snapshot.
-const MAX_MANIFEST_SIZE: u64 = 64 << 20;
-/// Largest file number a database uses: half the `u64` range, so counting up from any accepted
-/// number never overflows. A larger number in a manifest or a file name is damage, not ours.
-pub(crate) const MAX_FILE_NUMBER: u64 = u64::MAX / 2;
-
-/// Byte budget of a level (>= 1): 10 MiB at level 1, ten times more per level below.
-pub(crate) fn max_bytes_for_level(level: usize) -> f64 {
-    let mut result = 10.0 * 1048576.0;
-    for _ in 1..level {
-        result *= 10.0;
-    }
-    result
+/// What the version set needs of the database's options.
+#[derive(Clone)]
+pub(crate) struct VersionSetOptions {
+    /// The file system the manifest and `CURRENT` live on.
+    pub(crate) env: Arc<dyn Env>,
+    /// Fail recovery on a damaged last manifest edit instead of skipping it.
+    pub(crate) paranoid_checks: bool,
+    /// Append to the recovered manifest instead of starting a new one, when it ends cleanly
+    /// and is smaller than `max_file_size`.
+    pub(crate) reuse_logs: bool,
+    /// Target size of a table: bounds compaction outputs and their overlap with the level
+    /// below, and a manifest that may be reused.
+    pub(crate) max_file_size: u64,
 }
 
 /// The version set. See the module documentation.
@@ -62,7 +55,7 @@ pub(crate) struct VersionSet {
     dir: PathBuf,
     env: Arc<dyn Env>,
     icmp: InternalKeyComparator,
-    pub(crate) options: Arc<Options>,
+    pub(crate) options: VersionSetOptions,
     pub(crate) next_file_number: u64,
     pub(crate) manifest_file_number: u64,
     manifest_size: u64,
@@ -93,40 +86,10 @@ pub(crate) struct Recovered {
     pub(crate) damaged_tail: Option<Error>,
 }
 
-/// A version edit on its way to the manifest, prepared under the mutex.
-pub(crate) struct ManifestWrite {
-    version: Version,
-    record: Vec<u8>,
-    /// Set when a new manifest must be started: its number and the snapshot record it opens with.
-    new_manifest: Option<(u64, Vec<u8>)>,
-    writer: Option<LogWriter>,
-    dir: PathBuf,
-    env: Arc<dyn Env>,
-}
-
-/// Keeps the first damage and the first read error the manifest reader reports.
-struct ManifestReporter {
-    first_error: Arc<parking_lot::Mutex<Option<Error>>>,
-    read_error: Arc<parking_lot::Mutex<Option<Error>>>,
-}
-
-impl Reporter for ManifestReporter {
-    fn corruption(&mut self, _bytes: u64, reason: &Error) {
-        // A read error is no damage on disk: the reader stops there, so what follows is
-        // unknown and must never be taken for a torn tail.
-        let slot = if reason.is_corruption() {
-            &self.first_error
-        } else {
-            &self.read_error
-        };
-        slot.lock().get_or_insert_with(|| reason.clone());
-    }
-}
-
 impl VersionSet {
     pub(crate) fn new(
         dir: &Path,
-        options: Arc<Options>,
+        options: VersionSetOptions,
         icmp: InternalKeyComparator,
     ) -> VersionSet {
         let current = Arc::new(Version::new(icmp.clone(), Default::default()));
@@ -185,174 +148,35 @@ impl VersionSet {
         live
     }
 
-    /// Reads `CURRENT` and the manifest it names, and makes their state current.
-    ///
-    /// Damage at the manifest's end, with no whole record after it, is what a crash in the
-    /// middle of appending an edit leaves (the edit was never synced, so never installed, and
-    /// nothing depends on it): it is skipped unless `paranoid_checks` is set, and reported in
-    /// the result. Damage followed by whole records is corruption and fails.
+    /// Reads `CURRENT` and the manifest it names, and makes their state current (see
+    /// `version/recover.rs` for what is checked and what damage is skipped).
     pub(crate) fn recover(&mut self) -> Result<Recovered> {
-        let current_path = current_file_name(&self.dir);
-        let current = crate::env::read_file_to_vec(&*self.env, &current_path)?;
-        let name = match current.strip_suffix(b"\n") {
-            Some(name) if !name.is_empty() && !name.contains(&b'/') => {
-                String::from_utf8(name.to_vec()).map_err(|_| {
-                    Error::corruption("CURRENT names a manifest that is not UTF-8")
-                        .in_file(current_path.display())
-                })?
-            }
-            _ => {
-                return Err(
-                    Error::corruption("CURRENT file does not end with a newline")
-                        .in_file(current_path.display()),
-                )
-            }
-        };
-        let manifest_path = self.dir.join(&name);
-        let file = self
-            .env
-            .new_sequential_file(&manifest_path)
-            .map_err(|e| match e {
-                Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                    Error::corruption(format!("CURRENT points to a non-existent file: {name}"))
-                        .in_file(current_path.display())
-                }
-                other => other,
-            })?;
-        let first_error = Arc::new(parking_lot::Mutex::new(None));
-        let read_error = Arc::new(parking_lot::Mutex::new(None));
-        let reporter = ManifestReporter {
-            first_error: Arc::clone(&first_error),
-            read_error: Arc::clone(&read_error),
-        };
-        let mut reader = LogReader::new(file, Some(Box::new(reporter)), true, 0);
-
-        let mut builder_edits = Vec::new();
-        let mut log_number = None;
-        let mut prev_log_number = None;
-        let mut next_file = None;
-        let mut last_sequence = None;
-        let mut compact_pointers: [Vec<u8>; NUM_LEVELS] = Default::default();
-        let mut scratch = Vec::new();
-        while let Some(record) = reader.read_record(&mut scratch) {
-            if let Some(error) = first_error.lock().take() {
-                // A whole record after damage: the damage is not a torn last edit.
-                return Err(error.in_file(manifest_path.display()));
-            }
-            let decoded = VersionEdit::decode(record);
-            let offset = reader.last_record_offset();
-            let edit = decoded.map_err(|e| e.offset_by(offset).in_file(manifest_path.display()))?;
-            if let Some(cmp) = &edit.comparator {
-                if cmp != self.icmp.user_comparator().name() {
-                    return Err(Error::InvalidArgument(format!(
-                        "{}: comparator {cmp:?} of the database does not match the comparator \
-                         {:?} it is opened with",
-                        self.dir.display(),
-                        self.icmp.user_comparator().name()
-                    )));
-                }
-            }
-            log_number = edit.log_number.or(log_number);
-            prev_log_number = edit.prev_log_number.or(prev_log_number);
-            next_file = edit.next_file_number.or(next_file);
-            last_sequence = edit.last_sequence.or(last_sequence);
-            for (level, key) in &edit.compact_pointers {
-                if let Some(slot) = compact_pointers.get_mut(*level) {
-                    slot.clone_from(key);
-                }
-            }
-            builder_edits.push(edit);
+        let state = ReadManifest {
+            env: &*self.env,
+            dir: &self.dir,
+            comparator: self.icmp.user_comparator().name(),
+            paranoid_checks: self.options.paranoid_checks,
+            base: &self.current,
         }
-        if let Some(error) = read_error.lock().take() {
-            return Err(error.in_file(manifest_path.display()));
-        }
-        let damaged_tail = first_error
-            .lock()
-            .take()
-            .map(|error| error.in_file(manifest_path.display()));
-        if let Some(error) = damaged_tail
-            .as_ref()
-            .filter(|_| self.options.paranoid_checks)
-        {
-            return Err(error.clone());
-        }
-        let clean_end = reader.end_of_last_record();
-        drop(reader);
-        let missing = |what: &str| {
-            Error::corruption(format!("no {what} entry in manifest"))
-                .in_file(manifest_path.display())
-        };
-        let next_file = next_file.ok_or_else(|| missing("next-file-number"))?;
-        let log_number = log_number.ok_or_else(|| missing("log-number"))?;
-        let last_sequence = last_sequence.ok_or_else(|| missing("last-sequence"))?;
-        if last_sequence > MAX_SEQUENCE {
-            return Err(Error::corruption(format!(
-                "last sequence {last_sequence} is past the largest sequence number {MAX_SEQUENCE}"
-            ))
-            .in_file(manifest_path.display()));
-        }
-        let prev_log_number = prev_log_number.unwrap_or(0);
-        for (what, number) in [
-            ("next file number", next_file),
-            ("log number", log_number),
-            ("previous log number", prev_log_number),
-        ] {
-            if number > MAX_FILE_NUMBER {
-                return Err(Error::corruption(format!(
-                    "{what} {number} is past the largest file number {MAX_FILE_NUMBER}"
-                ))
-                .in_file(manifest_path.display()));
-            }
-        }
-
-        let mut builder = VersionBuilder::new(&self.current);
-        for edit in &builder_edits {
-            builder.apply(edit);
-        }
-        let mut version = builder
-            .build()
-            .map_err(|e| e.in_file(manifest_path.display()))?;
-        finalize(&mut version);
-        for files in &version.files {
-            for f in files {
-                if f.number() >= next_file {
-                    return Err(Error::corruption(format!(
-                        "table {} is numbered at or past the next file number {next_file}",
-                        f.number()
-                    ))
-                    .in_file(manifest_path.display()));
-                }
-            }
-        }
-
-        self.install_version(version);
-        self.next_file_number = next_file;
-        self.mark_file_number_used(log_number);
-        self.mark_file_number_used(prev_log_number);
-        self.log_number = log_number;
-        self.prev_log_number = prev_log_number;
-        self.last_sequence = last_sequence;
-        self.recorded_sequence = last_sequence;
-        self.compact_pointers = compact_pointers;
-        let manifest_number = crate::db::filename::parse_file_name(&name)
-            .filter(|&(n, kind)| {
-                kind == crate::db::filename::FileType::Descriptor && n <= MAX_FILE_NUMBER
-            })
-            .map(|(n, _)| n)
-            .ok_or_else(|| {
-                Error::corruption(format!("CURRENT names {name:?}, which is not a manifest"))
-                    .in_file(current_path.display())
-            })?;
-        self.manifest_file_number = manifest_number;
-        self.mark_file_number_used(manifest_number);
+        .read()?;
+        self.install_version(state.version);
+        self.next_file_number = state.next_file_number;
+        self.mark_file_number_used(state.log_number);
+        self.mark_file_number_used(state.prev_log_number);
+        self.log_number = state.log_number;
+        self.prev_log_number = state.prev_log_number;
+        self.last_sequence = state.last_sequence;
+        self.recorded_sequence = state.last_sequence;
+        self.compact_pointers = state.compact_pointers;
+        self.manifest_file_number = state.manifest_number;
+        self.mark_file_number_used(state.manifest_number);
 
         let mut save_manifest = true;
-        if self.options.reuse_logs && damaged_tail.is_none() {
-            let size = self.env.file_size(&manifest_path)?;
+        if self.options.reuse_logs && state.damaged_tail.is_none() {
+            let size = self.env.file_size(&state.manifest_path)?;
             // Appending behind a torn last record would hide every later edit from readers.
-            if size == clean_end && size < MAX_MANIFEST_SIZE.min(self.options.max_file_size as u64)
-            {
-                let file = self.env.new_appendable_file(&manifest_path)?;
+            if size == state.clean_end && size < MAX_MANIFEST_SIZE.min(self.options.max_file_size) {
+                let file = self.env.new_appendable_file(&state.manifest_path)?;
                 self.manifest = Some(LogWriter::with_offset(file, size));
                 self.manifest_size = size;
                 save_manifest = false;
@@ -360,7 +184,7 @@ impl VersionSet {
         }
         Ok(Recovered {
             save_manifest,
-            damaged_tail,
+            damaged_tail: state.damaged_tail,
         })
     }
 
@@ -381,7 +205,7 @@ impl VersionSet {
         let mut builder = VersionBuilder::new(&self.current);
         builder.apply(edit);
         let mut version = builder.build()?;
-        finalize(&mut version);
+        set_compaction_score(&mut version);
 
         let mut new_manifest = None;
         if self.manifest.is_none() || self.manifest_size >= MAX_MANIFEST_SIZE {
@@ -477,7 +301,7 @@ impl VersionSet {
     pub(crate) fn approximate_offset_of(
         version: &Version,
         ikey: &[u8],
-        table_cache: &crate::cache::table_cache::TableCache,
+        table_cache: &crate::version::table_cache::TableCache,
     ) -> u64 {
         let icmp = version.icmp();
         let mut result = 0;
@@ -496,114 +320,4 @@ impl VersionSet {
         }
         result
     }
-}
-
-impl ManifestWrite {
-    /// Step 2: appends the edit (starting a new manifest first when asked) and syncs it.
-    /// Call without the DB mutex.
-    pub(crate) fn write(&mut self) -> Result<()> {
-        let mut created = None;
-        if let Some((number, snapshot)) = &self.new_manifest {
-            let path = descriptor_file_name(&self.dir, *number);
-            let file = self.env.new_writable_file(&path)?;
-            created = Some(path);
-            let mut writer = LogWriter::new(file);
-            let result = writer.add_record(snapshot);
-            self.writer = Some(writer);
-            if let Err(e) = result {
-                return Err(self.fail_new_manifest(created, e));
-            }
-        }
-        let Some(writer) = self.writer.as_mut() else {
-            return Err(Error::InvalidArgument("manifest writer is missing".into()));
-        };
-        if created.is_none() {
-            // Files are created without syncing the directory: the entries of the tables and
-            // log this edit names must be durable before the edit can be. (A new manifest gets
-            // this from the directory sync in `set_current_file`, which comes after its edit.)
-            self.env.sync_dir(&self.dir)?;
-        }
-        let result = writer.add_record(&self.record).and_then(|()| writer.sync());
-        if let Err(e) = result {
-            return Err(self.fail_new_manifest(created, e));
-        }
-        if let Some((number, _)) = &self.new_manifest {
-            if let Err(failure) = set_current_file(&*self.env, &self.dir, *number) {
-                // Once the rename happened `CURRENT` names the new manifest (durably or not):
-                // removing it would leave `CURRENT` naming nothing.
-                let created = created.filter(|_| !failure.renamed);
-                return Err(self.fail_new_manifest(created, failure.error));
-            }
-        }
-        Ok(())
-    }
-
-    fn fail_new_manifest(&mut self, created: Option<PathBuf>, error: Error) -> Error {
-        if let Some(path) = created {
-            self.writer = None;
-            let _ = self.env.remove_file(&path);
-        }
-        error
-    }
-}
-
-/// Why [`set_current_file`] failed.
-#[derive(Debug)]
-pub(crate) struct SetCurrentError {
-    pub(crate) error: Error,
-    /// The rename over `CURRENT` happened (only syncing the directory failed): `CURRENT` may
-    /// name the new manifest now or after a crash, so the manifest must not be removed.
-    pub(crate) renamed: bool,
-}
-
-/// Points `CURRENT` at `MANIFEST-<number>`: writes a temporary file, syncs it, renames it over
-/// `CURRENT` and syncs the directory.
-pub(crate) fn set_current_file(
-    env: &dyn Env,
-    dir: &Path,
-    manifest_number: u64,
-) -> std::result::Result<(), SetCurrentError> {
-    let manifest = descriptor_file_name(dir, manifest_number);
-    let name = manifest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = temp_file_name(dir, manifest_number);
-    let contents = format!("{name}\n");
-    let current = current_file_name(dir);
-    let renamed = crate::env::write_file(env, &temp, contents.as_bytes(), true)
-        .and_then(|()| env.rename(&temp, &current));
-    if let Err(error) = renamed {
-        let _ = env.remove_file(&temp);
-        return Err(SetCurrentError {
-            error,
-            renamed: false,
-        });
-    }
-    env.sync_dir(&parent_dir(&current))
-        .map_err(|error| SetCurrentError {
-            error,
-            renamed: true,
-        })
-}
-
-/// Computes which level most needs compaction, and how much.
-pub(crate) fn finalize(version: &mut Version) {
-    let mut best_level = 0;
-    let mut best_score = -1.0;
-    for level in 0..NUM_LEVELS - 1 {
-        let score = if level == 0 {
-            // Counted in files, not bytes: with small write buffers many small L0 files would
-            // otherwise pile up, and every read must merge all of them.
-            version.files[0].len() as f64 / L0_COMPACTION_TRIGGER as f64
-        } else {
-            total_file_size(&version.files[level]) as f64 / max_bytes_for_level(level)
-        };
-        if score > best_score {
-            best_level = level;
-            best_score = score;
-        }
-    }
-    version.compaction_level = best_level;
-    version.compaction_score = best_score;
 }

@@ -9,10 +9,12 @@ use std::sync::Arc;
 use arbitrary::{Result, Unstructured};
 
 use super::bytes;
-use crate::cache::BlockCache;
-use crate::db::{DbIterator, Range, Snapshot};
+use crate::db::{DbIterator, Range};
 use crate::env::MemEnv;
-use crate::options::{CompressionType, Options, ReadOptions, WriteOptions};
+use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::snapshot::Snapshot;
+use crate::table::block_cache::BlockCache;
+use crate::table::format::CompressionType;
 use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
 use crate::write_batch::WriteBatch;
 use crate::DB;

@@ -5,14 +5,15 @@ use std::sync::Arc;
 use arbitrary::{Result, Unstructured};
 
 use super::{bytes, damage, pattern_value, small_key, Damage};
-use crate::cache::BlockCache;
 use crate::env::vec_files::{VecFile, VecSink};
 use crate::error::Error;
 use crate::iter::InternalIterator;
-use crate::options::{CompressionType, ReadOptions};
+use crate::table::block_cache::BlockCache;
 use crate::table::builder::TableBuilder;
+use crate::table::format::CompressionType;
 use crate::table::format::FOOTER_LEN;
 use crate::table::reader::Table;
+use crate::table::BlockReads;
 use crate::table::TableOptions;
 use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
 use crate::util::comparator::BytewiseComparator;
@@ -60,11 +61,11 @@ fn read_table(
         len,
         "fuzz".into(),
     )?;
-    let read = ReadOptions {
+    let read = BlockReads {
         verify_checksums: true,
-        ..ReadOptions::default()
+        ..BlockReads::default()
     };
-    let mut it = table.iter(&read);
+    let mut it = table.iter(read);
     let mut entries = Vec::new();
     it.seek_to_first();
     while it.valid() {
@@ -83,7 +84,7 @@ fn read_table(
         if it.valid() {
             it.prev();
         }
-        let _ = table.get(&read, &target, |k, v| (k.len(), v.len()));
+        let _ = table.get(read, &target, |k, v| (k.len(), v.len()));
         let _ = table.filter_may_match(&target);
         let _ = table.approximate_offset_of(&target);
     }
@@ -172,8 +173,8 @@ fn table_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
         Ok(read) => assert_eq!(read, entries, "a built table reads back different entries"),
         Err(e) => panic!("a freshly built table does not read back: {e}"),
     }
-    let read = ReadOptions::default();
-    let mut it = table.iter(&read);
+    let read = BlockReads::default();
+    let mut it = table.iter(read);
     it.seek_to_last();
     for (k, v) in entries.iter().rev() {
         assert!(it.valid(), "backward walk ended early");
@@ -195,7 +196,7 @@ fn table_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
         let key = bytes(u, 12)?;
         if user_keys.binary_search(&key).is_err() {
             let target = lookup_key(&key, MAX_SEQUENCE);
-            let found = table.get(&read, &target, |k, _| {
+            let found = table.get(read, &target, |k, _| {
                 parse_internal_key(k).is_some_and(|p| p.user_key == key)
             });
             assert!(
@@ -239,9 +240,9 @@ fn table_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
 /// Looks every user key up and checks it finds its newest version (or, when `may_fail`, an
 /// error). The filter must never rule a present key out.
 fn check_gets(table: &Table, user_keys: &[Vec<u8>], versions: &[Vec<Version>], may_fail: bool) {
-    let read = ReadOptions {
+    let read = BlockReads {
         verify_checksums: may_fail,
-        ..ReadOptions::default()
+        ..BlockReads::default()
     };
     for (key, versions) in user_keys.iter().zip(versions) {
         let target = lookup_key(key, MAX_SEQUENCE);
@@ -250,7 +251,7 @@ fn check_gets(table: &Table, user_keys: &[Vec<u8>], versions: &[Vec<Version>], m
             Err(_) if may_fail => {}
             other => panic!("the filter answers {other:?} for present key {key:?}"),
         }
-        let found = table.get(&read, &target, |k, v| {
+        let found = table.get(read, &target, |k, v| {
             parse_internal_key(k).map(|p| {
                 (
                     p.user_key.to_vec(),

@@ -9,14 +9,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::db::filename::{sst_table_file_name, table_file_name};
 use crate::env::Env;
 use crate::error::Result;
-use crate::options::ReadOptions;
+use crate::filename::{sst_table_file_name, table_file_name};
 use crate::table::reader::{Table, TableIter};
-use crate::table::TableOptions;
+use crate::table::{BlockReads, TableOptions};
 
-use super::lru::LruCache;
+use crate::util::lru::LruCache;
 
 /// Open tables of one database directory, by file number.
 pub(crate) struct TableCache {
@@ -73,24 +72,24 @@ impl TableCache {
     /// Point lookup in table `file_number`; see [`Table::get`].
     pub(crate) fn get<R>(
         &self,
-        read_opts: &ReadOptions,
+        reads: BlockReads,
         file_number: u64,
         file_size: u64,
         internal_key: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
         self.find_table(file_number, file_size)?
-            .get(read_opts, internal_key, f)
+            .get(reads, internal_key, f)
     }
 
     /// A cursor over table `file_number`; it keeps the table open while it lives.
     pub(crate) fn iter(
         &self,
-        read_opts: &ReadOptions,
+        reads: BlockReads,
         file_number: u64,
         file_size: u64,
     ) -> Result<TableIter> {
-        Ok(self.find_table(file_number, file_size)?.iter(read_opts))
+        Ok(self.find_table(file_number, file_size)?.iter(reads))
     }
 
     /// Forgets table `file_number` (its file is being deleted).
@@ -112,8 +111,8 @@ mod tests {
     use crate::env::{FileLock, RandomAccessFile, SequentialFile, WritableFile};
     use crate::error::Error;
     use crate::iter::InternalIterator;
-    use crate::options::CompressionType;
     use crate::table::builder::TableBuilder;
+    use crate::table::format::CompressionType;
     use crate::util::comparator::BytewiseComparator;
     use crate::util::internal_key::{internal_key, user_key, InternalKeyComparator, ValueType};
     use parking_lot::Mutex;
@@ -227,13 +226,13 @@ mod tests {
 
         let lookup = internal_key(b"key042", 10, ValueType::Value);
         let got = cache
-            .get(&ReadOptions::default(), 5, ldb_len, &lookup, |k, v| {
+            .get(BlockReads::default(), 5, ldb_len, &lookup, |k, v| {
                 (user_key(k).to_vec(), v.to_vec())
             })
             .unwrap();
         assert_eq!(got, Some((b"key042".to_vec(), b"ldb42".to_vec())));
         let got = cache
-            .get(&ReadOptions::default(), 7, sst_len, &lookup, |_, v| {
+            .get(BlockReads::default(), 7, sst_len, &lookup, |_, v| {
                 v.to_vec()
             })
             .unwrap();
@@ -241,7 +240,7 @@ mod tests {
         assert_eq!(*env.opens.lock(), 2);
 
         // Cached: no new opens.
-        let mut it = cache.iter(&ReadOptions::default(), 5, ldb_len).unwrap();
+        let mut it = cache.iter(BlockReads::default(), 5, ldb_len).unwrap();
         it.seek_to_first();
         assert_eq!(user_key(it.key()), b"key000");
         assert_eq!(*env.opens.lock(), 2);

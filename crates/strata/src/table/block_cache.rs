@@ -1,28 +1,23 @@
-//! Caches: the sharded LRU block cache (bounded by bytes of uncompressed blocks) and the table
-//! cache (bounded by open tables).
+//! The block cache: a sharded LRU (`util::lru`) of uncompressed table blocks, bounded by bytes.
 //!
-//! - [`lru`]: the generic sharded LRU both are built on.
-//! - [`BlockCache`]: `(table cache id, block offset) -> Arc<Block>`, charged by the memory a
-//!   block holds (its size, or a reused buffer's larger capacity). Each open table takes a
-//!   fresh id from [`BlockCache::new_id`], so one cache can be shared by many tables (and
-//!   databases) without key clashes, and a reopened file never sees stale blocks.
-//!   The buffers of evicted blocks nobody still reads are kept (a few small ones, see
-//!   [`SPARE_BUFFERS`] and [`MAX_SPARE_BUFFER`]) and handed to the next block reads: a cache
-//!   that misses a lot (random reads over data much larger than the cache) then reads blocks
-//!   without allocating and zeroing a fresh buffer each time. The spare buffers are not
-//!   charged: at most `SPARE_BUFFERS * MAX_SPARE_BUFFER` bytes, typically 16 blocks.
-//! - [`table_cache`]: file number -> open `Table`, charged 1 per table.
-
-pub(crate) mod lru;
-pub(crate) mod table_cache;
+//! `(table cache id, block offset) -> Arc<Block>`, charged by the memory a block holds (its
+//! size, or a reused buffer's larger capacity). Each open table takes a fresh id from
+//! [`BlockCache::new_id`], so one cache can be shared by many tables (and databases) without
+//! key clashes, and a reopened file never sees stale blocks.
+//!
+//! The buffers of evicted blocks nobody still reads are kept (a few small ones, see
+//! [`SPARE_BUFFERS`] and [`MAX_SPARE_BUFFER`]) and handed to the next block reads: a cache that
+//! misses a lot (random reads over data much larger than the cache) then reads blocks without
+//! allocating and zeroing a fresh buffer each time. The spare buffers are not charged: at most
+//! `SPARE_BUFFERS * MAX_SPARE_BUFFER` bytes, typically 16 blocks.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::table::block::Block;
-use lru::LruCache;
+use super::block::Block;
+use crate::util::lru::LruCache;
 
 /// How many evicted blocks' buffers the block cache keeps for reuse. A reader takes one per
 /// block it reads and the insert that follows gives one back, so a handful covers every thread.

@@ -13,6 +13,10 @@
 
 use std::path::{Path, PathBuf};
 
+/// Largest file number a database uses: half the `u64` range, so counting up from any accepted
+/// number never overflows. A larger number in a manifest or a file name is damage, not ours.
+pub(crate) const MAX_FILE_NUMBER: u64 = u64::MAX / 2;
+
 /// The kind of a file found in a database directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum FileType {

@@ -1,0 +1,108 @@
+//! Snapshots: pinned sequence numbers that reads can be made at.
+//!
+//! A [`SnapshotList`] counts, per sequence number, the [`Snapshot`] handles that pin it; while
+//! a sequence number is pinned, compactions keep every entry a read at it can see (they ask
+//! [`SnapshotList::oldest`]). Dropping the last clone of a snapshot releases its pin.
+//!
+//! Thread safety: the list has its own mutex, taken only to pin, release and ask for the
+//! oldest pin. The database pins under its state mutex too (reading its last sequence number
+//! and pinning it is one step for compactions, which ask under that mutex), so a compaction
+//! never misses a snapshot being taken; a release may race with a compaction, which then
+//! keeps a little more than it needed to.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+/// The pinned sequence numbers of one database, with how many snapshots hold each.
+#[derive(Debug, Default)]
+pub(crate) struct SnapshotList {
+    pins: Mutex<BTreeMap<u64, usize>>,
+}
+
+impl SnapshotList {
+    /// Pins `sequence` for as long as the returned snapshot (or a clone) lives.
+    pub(crate) fn pin(self: &Arc<Self>, sequence: u64) -> Snapshot {
+        *self.pins.lock().entry(sequence).or_insert(0) += 1;
+        Snapshot {
+            pin: Arc::new(Pin {
+                sequence,
+                list: Arc::clone(self),
+            }),
+        }
+    }
+
+    /// The oldest pinned sequence number, if any.
+    pub(crate) fn oldest(&self) -> Option<u64> {
+        self.pins.lock().keys().next().copied()
+    }
+
+    fn release(&self, sequence: u64) {
+        let mut pins = self.pins.lock();
+        if let Some(count) = pins.get_mut(&sequence) {
+            *count -= 1;
+            if *count == 0 {
+                pins.remove(&sequence);
+            }
+        }
+    }
+}
+
+/// A consistent, read-only view of the database at the moment it was taken: pass it in
+/// `ReadOptions::snapshot` to read as of then.
+///
+/// Cheap to clone (clones share the same pin). Thread safety: `Send + Sync`.
+#[derive(Clone)]
+pub struct Snapshot {
+    pin: Arc<Pin>,
+}
+
+struct Pin {
+    sequence: u64,
+    list: Arc<SnapshotList>,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("sequence", &self.pin.sequence)
+            .finish()
+    }
+}
+
+impl Snapshot {
+    /// The sequence number this snapshot reads at.
+    pub fn sequence(&self) -> u64 {
+        self.pin.sequence
+    }
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        self.list.release(self.sequence);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oldest_pin_lasts_until_its_last_clone_is_dropped() {
+        let list = Arc::new(SnapshotList::default());
+        assert_eq!(list.oldest(), None);
+        let newer = list.pin(9);
+        let older = list.pin(5);
+        let same = list.pin(5);
+        let clone = older.clone();
+        assert_eq!((older.sequence(), list.oldest()), (5, Some(5)));
+        drop(older);
+        drop(same);
+        assert_eq!(list.oldest(), Some(5), "a clone still holds the pin");
+        drop(clone);
+        assert_eq!(list.oldest(), Some(9));
+        drop(newer);
+        assert_eq!(list.oldest(), None);
+    }
+}
