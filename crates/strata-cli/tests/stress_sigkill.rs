@@ -226,7 +226,7 @@ fn verify_only_names_a_sync_acknowledged_key_deleted_behind_its_back() {
     // op, and the verifier names the hole it leaves at the op's other keys instead. Such a
     // victim is put back and the next key tried.
     let mut candidates = 0;
-    let (victim, report) = loop {
+    let report = loop {
         candidates += 1;
         assert!(candidates <= 5, "every victim was ambiguous");
         let (victim, value) = {
@@ -250,7 +250,7 @@ fn verify_only_names_a_sync_acknowledged_key_deleted_behind_its_back() {
         if report.contains(&format!(
             "VIOLATION thread 0: lost write at key {victim} (op "
         )) {
-            break (victim, report);
+            break report;
         }
         assert!(report.contains(": hole at key "), "{report}");
         strata::DB::open(&db, strata::Options::default())

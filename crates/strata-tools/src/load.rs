@@ -26,9 +26,8 @@ use std::time::{Duration, Instant};
 
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 
-use super::text::Encoding;
-use crate::error::{Error, Result};
-use crate::write_batch::WriteBatch;
+use crate::text::Encoding;
+use strata::{Error, Result, WriteBatch};
 
 /// The JSON shape of a load's input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -100,7 +99,7 @@ pub struct LoadSummary {
 ///
 /// ```no_run
 /// # fn demo(db: &strata::DB, file: std::fs::File) -> strata::Result<()> {
-/// use strata::tools::{load_json, LoadOptions};
+/// use strata_tools::{load_json, LoadOptions};
 /// let sync = strata::WriteOptions { sync: true };
 /// let summary = load_json(file, &LoadOptions::default(), &mut |b| db.write_opt(&sync, b))?;
 /// println!("{} pairs", summary.pairs);

@@ -1,5 +1,5 @@
 //! `scan` and `export`: walking a key range of an open database, and writing it as JSON Lines
-//! that [`load_json`](super::load_json) reads back byte for byte.
+//! that [`load_json`](crate::load_json) reads back byte for byte.
 //!
 //! Export writes one `{"key": ..., "value": ...}` object a line, keys in order, strings in the
 //! chosen [`Encoding`]. With `utf8`, a key or value that is not UTF-8 stops the export with an
@@ -10,10 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::text::Encoding;
-use crate::db::DB;
-use crate::error::{Error, Result};
-use crate::options::ReadOptions;
+use crate::text::Encoding;
+use strata::{Error, ReadOptions, Result, DB};
 
 /// A range of keys: at or after `start`, before `end`, and beginning with `prefix`; every part
 /// optional. `prefix` (and combining it with `start`/`end`) assumes the bytewise order.
@@ -169,22 +167,21 @@ pub fn export_json(db: &DB, options: &ExportOptions, out: &mut dyn Write) -> Res
 }
 
 /// Every property the database reports, as `(name, value)` in a fixed order: the file count
-/// of each level, then `leveldb.stats`, `leveldb.sstables` and
+/// of each level (as many as the database has), then `leveldb.stats`, `leveldb.sstables` and
 /// `leveldb.approximate-memory-usage`.
 pub fn properties(db: &DB) -> Vec<(String, String)> {
-    let names = (0..crate::version::NUM_LEVELS)
-        .map(|level| format!("leveldb.num-files-at-level{level}"))
-        .chain(
-            [
-                "leveldb.stats",
-                "leveldb.sstables",
-                "leveldb.approximate-memory-usage",
-            ]
-            .map(String::from),
-        );
-    names
-        .filter_map(|name| db.property(&name).map(|value| (name, value)))
-        .collect()
+    let levels = (0..).map_while(|level| {
+        let name = format!("leveldb.num-files-at-level{level}");
+        db.property(&name).map(|value| (name, value))
+    });
+    let others = [
+        "leveldb.stats",
+        "leveldb.sstables",
+        "leveldb.approximate-memory-usage",
+    ]
+    .into_iter()
+    .filter_map(|name| db.property(name).map(|value| (name.to_owned(), value)));
+    levels.chain(others).collect()
 }
 
 #[cfg(test)]

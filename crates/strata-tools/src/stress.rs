@@ -19,7 +19,7 @@
 //!
 //! ```no_run
 //! # fn demo() -> strata::Result<()> {
-//! use strata::tools::{StressOptions, StressSession};
+//! use strata_tools::{StressOptions, StressSession};
 //! let options = StressOptions {
 //!     duration: std::time::Duration::from_secs(60),
 //!     ..StressOptions::default()
@@ -47,9 +47,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::db::DB;
-use crate::error::{Error, Result};
-use crate::options::Options;
+use strata::{Error, Options, Result, DB};
 
 pub use journal::journal_path;
 pub use report::{CrashModel, KeyState, ThreadVerdict, VerifyReport, Violation, ViolationKind};

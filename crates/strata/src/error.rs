@@ -61,7 +61,7 @@ impl fmt::Display for Corruption {
 
 impl Error {
     /// A corruption error with a reason and no location yet.
-    pub(crate) fn corruption(reason: impl Into<String>) -> Error {
+    pub fn corruption(reason: impl Into<String>) -> Error {
         Error::Corruption(Corruption {
             file: None,
             offset: None,
@@ -70,7 +70,7 @@ impl Error {
     }
 
     /// A corruption error at a byte offset.
-    pub(crate) fn corruption_at(offset: u64, reason: impl Into<String>) -> Error {
+    pub fn corruption_at(offset: u64, reason: impl Into<String>) -> Error {
         Error::Corruption(Corruption {
             file: None,
             offset: Some(offset),
@@ -79,7 +79,7 @@ impl Error {
     }
 
     /// Attaches a file name to a corruption error that has none; other errors pass unchanged.
-    pub(crate) fn in_file(mut self, file: impl fmt::Display) -> Error {
+    pub fn in_file(mut self, file: impl fmt::Display) -> Error {
         if let Error::Corruption(c) = &mut self {
             if c.file.is_none() {
                 c.file = Some(file.to_string());
@@ -97,8 +97,8 @@ impl Error {
         self
     }
 
-    /// Wraps an I/O error with what was being done.
-    pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Error {
+    /// Wraps an I/O error with what was being done (an `Env` implementation's failures).
+    pub fn io(context: impl Into<String>, source: io::Error) -> Error {
         Error::Io {
             context: context.into(),
             source: Arc::new(source),

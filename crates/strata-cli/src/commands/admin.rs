@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use strata::tools::{properties, unescape};
 use strata::Options;
+use strata_tools::{properties, unescape};
 
 use super::{open_db, CommandResult, NEGATIVE};
 

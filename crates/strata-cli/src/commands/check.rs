@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use strata::tools::check_db;
 use strata::Options;
+use strata_tools::check_db;
 
 use super::{CommandResult, NEGATIVE};
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use strata::tools::{dump_file, DumpFormat, DumpOptions, FileKind};
+use strata_tools::{dump_file, DumpFormat, DumpOptions, FileKind};
 
 use super::{show, CommandResult, NEGATIVE};
 

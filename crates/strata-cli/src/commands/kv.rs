@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use strata::tools::{scan as scan_range, ScanOptions};
 use strata::{WriteBatch, WriteOptions};
+use strata_tools::{scan as scan_range, ScanOptions};
 
 use super::{io_error, open_db, parse_bytes, show, CommandResult, RangeArgs, NEGATIVE};
 

@@ -1,6 +1,6 @@
 //! The inspection and maintenance commands: `dump`, `check`, `load`, `export`, `get`, `put`,
 //! `delete`, `scan`, `stats`, `compact`, `repair`, `destroy`, `stress`. Each parses its flags, calls
-//! `strata::tools` (or the `DB` API) and prints; no storage logic lives here.
+//! `strata_tools` (or the `DB` API) and prints; no storage logic lives here.
 //!
 //! Exit codes: 0 success; 1 a negative answer (a key not found, problems found by `check` or
 //! `dump`); 2 an error (bad arguments, a database that cannot be opened, I/O failure).
@@ -18,8 +18,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use strata::tools::{from_hex, unescape, KeyRange, Show};
 use strata::{Options, DB};
+use strata_tools::{from_hex, unescape, KeyRange, Show};
 
 /// Exit code of a negative answer.
 const NEGATIVE: u8 = 1;

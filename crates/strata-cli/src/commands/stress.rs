@@ -1,4 +1,4 @@
-//! `strata stress DB --duration SECONDS`: the crash test (`strata::tools::StressSession`).
+//! `strata stress DB --duration SECONDS`: the crash test (`strata_tools::StressSession`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use strata::tools::{verify_stress_db, CrashModel, StressOptions, StressSession};
 use strata::Options;
+use strata_tools::{verify_stress_db, CrashModel, StressOptions, StressSession};
 
 use super::{io_error, CommandResult, NEGATIVE};
 

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use strata::tools::{
+use strata::WriteOptions;
+use strata_tools::{
     export_json, load_json, unescape, Encoding, ExportOptions, InputFormat, LoadOptions,
 };
-use strata::WriteOptions;
 
 use super::{io_error, open_db, progress_bar, CommandResult, RangeArgs};
 

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 
 use super::*;
-use crate::write_batch::BatchOp;
+use strata::BatchOp;
 
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 

@@ -2,9 +2,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::*;
-use crate::env::MemEnv;
-use crate::options::Options;
-use crate::tools::load::{load_json, LoadOptions};
+use crate::load::{load_json, LoadOptions};
+use strata::{MemEnv, Options};
 
 fn open(env: &Arc<MemEnv>, dir: &str) -> DB {
     let options = Options {

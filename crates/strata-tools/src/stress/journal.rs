@@ -29,8 +29,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::workload::Workload;
-use crate::error::{Error, Result};
-use crate::util::crc::crc32c;
+use crc32c::crc32c;
+use strata::{Error, Result};
 
 /// First word of the journal; names the format version. Never change: older journals must
 /// keep reading (a new format gets a new version word).

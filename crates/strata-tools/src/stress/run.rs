@@ -18,10 +18,7 @@ use super::journal::{Journal, Progress};
 use super::report::{Violation, ViolationKind};
 use super::verify::{apply, describe, Touch};
 use super::workload::{OpKind, Rng, Scratch, Workload};
-use crate::db::DB;
-use crate::error::Result;
-use crate::options::WriteOptions;
-use crate::write_batch::WriteBatch;
+use strata::{Result, WriteBatch, WriteOptions, DB};
 
 /// What a run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

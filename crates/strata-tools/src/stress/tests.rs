@@ -9,7 +9,7 @@ use super::run::op_batch;
 use super::verify::{apply, Touch};
 use super::workload::{OpKind, Scratch, SlotWrite, Workload, MAX_BATCH};
 use super::*;
-use crate::options::WriteOptions;
+use strata::WriteOptions;
 
 const WORKLOAD: Workload = Workload {
     seed: 42,

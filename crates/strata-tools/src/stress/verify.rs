@@ -20,10 +20,8 @@ use std::collections::BTreeMap;
 use super::journal::Progress;
 use super::report::{CrashModel, KeyState, ThreadVerdict, VerifyReport, Violation, ViolationKind};
 use super::workload::{Scratch, Workload};
-use crate::db::DB;
-use crate::error::Result;
-use crate::options::ReadOptions;
-use crate::util::crc::crc32c;
+use crc32c::crc32c;
+use strata::{ReadOptions, Result, DB};
 
 /// The last write to a slot in a replayed state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,7 +24,7 @@
 //! slot (one in four among the first sixteenth of the slots, so some keys are hot). A batch may
 //! write one slot twice; the later write wins.
 
-use crate::util::crc::crc32c;
+use crc32c::crc32c;
 
 /// Most threads a workload may have (the key holds four digits).
 pub(crate) const MAX_THREADS: u32 = 1024;

@@ -3,9 +3,9 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::db::filename::{parse_file_name, FileType};
 use crate::env::Env;
 use crate::error::{Error, Result};
+use crate::filename::{parse_file_name, FileType};
 use crate::log::LogReader;
 use crate::table::format::{FOOTER_LEN, TABLE_MAGIC};
 use crate::util::coding::decode_fixed64;

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use crate::env::{read_file_to_vec, write_file, Env, MemEnv};
 use crate::log::LogWriter;
-use crate::options::{CompressionType, Options};
+use crate::options::Options;
 use crate::table::builder::TableBuilder;
-use crate::table::TableOptions;
+use crate::table::format::CompressionType;
 use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
 use crate::util::internal_key::{internal_key, ValueType};
 use crate::version::edit::VersionEdit;
@@ -42,7 +42,7 @@ pub(crate) fn write_table_with(
         ..Options::default()
     };
     let mut builder = TableBuilder::new(
-        TableOptions::from_options(&options),
+        options.table_options(),
         env.new_writable_file(path).unwrap(),
     );
     for (key, value) in entries {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{unreadable, CheckReport, DirFiles, FileProblems};
-use crate::db::filename::{parse_file_name, FileType};
 use crate::env::read_file_to_vec;
+use crate::filename::{parse_file_name, FileType};
 use crate::options::Options;
 use crate::tools::records::{describe_in_record, for_each_record, LogItem};
 use crate::util::internal_key::{parse_internal_key, InternalKeyComparator};

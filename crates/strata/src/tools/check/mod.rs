@@ -30,8 +30,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 
-use crate::db::filename::{parse_file_name, FileType};
 use crate::error::{Error, Result};
+use crate::filename::{parse_file_name, FileType};
 use crate::options::Options;
 use crate::tools::records::{describe_in_record, for_each_record, LogItem};
 use crate::util::internal_key::InternalKeyComparator;
