@@ -14,9 +14,15 @@ ROCKSDB_CXXFLAGS ?= -msse4.2 -mpclmul
 
 # Every check: formatting, lints, all tests including the interop tests against real LevelDB
 # and the `strata bench` smoke test with LevelDB as the peer (RocksDB stays out: its build is long).
+# The engine is also linted and documented as an embedder builds it (no features), and its
+# dependency tree is checked to hold none of the tools' dependencies. The test that keeps the
+# engine's modules importing one way is crates/strata/tests/module_layers.rs.
 test: deps
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --features strata/testing,strata-cli/leveldb -- -D warnings
+	$(CARGO) clippy -p strata --lib -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p strata --no-deps
+	! $(CARGO) tree -p strata -e normal --prefix none | grep -E '^(serde|base64|clap|arbitrary) '
 	$(CARGO) test --workspace --features strata/testing,strata-cli/leveldb
 	# The C API under valgrind and installed as libleveldb, the Go binding, the Python binding.
 	$(MAKE) --no-print-directory capi-test go-test test-python
