@@ -167,7 +167,7 @@ impl Cursor {
     /// Reads up to `size` entries (at least one unless the end is reached) or about
     /// `max_bytes` of them. Runs on the thread pool.
     fn read(&self, size: usize, max_bytes: usize, mut chunk: Chunk) -> Outcome<Chunk> {
-        self.handle.read(|db| {
+        let result = self.handle.read(|db| {
             let mut state = self.state.lock();
             let result = self.read_locked(db, &mut state, size, max_bytes, &mut chunk);
             if self.closed.load(Ordering::Acquire) {
@@ -175,7 +175,14 @@ impl Cursor {
                 release(&mut state);
             }
             result.map(|()| chunk)
-        })
+        });
+        match result {
+            // An iterator of a closed database is closed too.
+            Err(failure) if failure.code == Code::DatabaseNotOpen => {
+                Err(Failure::iterator_not_open())
+            }
+            other => other,
+        }
     }
 
     fn read_locked(
