@@ -19,7 +19,9 @@ pub(crate) fn to_vec(data: Data<'_>) -> Vec<u8> {
 /// `bytes` as a JavaScript string or `Buffer`.
 pub(crate) fn to_js<'a>(env: &'a Env, bytes: &[u8], as_string: bool) -> napi::Result<Unknown<'a>> {
     if as_string {
-        String::from_utf8_lossy(bytes).into_owned().into_unknown(env)
+        String::from_utf8_lossy(bytes)
+            .into_owned()
+            .into_unknown(env)
     } else {
         BufferSlice::copy_from(env, bytes)?.into_unknown(env)
     }

@@ -126,7 +126,8 @@ impl Database {
         let handle = Arc::clone(&self.handle);
         Ok(spawn(
             move || {
-                let value = handle.read(|db| db.get_opt(&options, &key).map_err(at(Stage::Other)))?;
+                let value =
+                    handle.read(|db| db.get_opt(&options, &key).map_err(at(Stage::Other)))?;
                 Ok(Found {
                     value,
                     as_string: value_as_string,
@@ -187,7 +188,10 @@ impl Database {
                     .map_err(|_| napi::Error::from_reason("too many keys"))?;
                 let mut array = env.create_array(count)?;
                 for (index, value) in (0..count).zip(&found.values) {
-                    array.set(index, optional_to_js(env, value.as_deref(), found.as_string)?)?;
+                    array.set(
+                        index,
+                        optional_to_js(env, value.as_deref(), found.as_string)?,
+                    )?;
                 }
                 array.into_unknown(env)
             },

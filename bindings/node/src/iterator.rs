@@ -356,12 +356,18 @@ impl Iterator {
 
     /// Moves the next read to the entry closest to `target` (see the module docs).
     #[napi]
-    pub fn seek(&self, #[napi(ts_arg_type = "Uint8Array | string")] target: Data<'_>) -> napi::Result<(), Code> {
+    pub fn seek(
+        &self,
+        #[napi(ts_arg_type = "Uint8Array | string")] target: Data<'_>,
+    ) -> napi::Result<(), Code> {
         if self.cursor.closed.load(Ordering::Acquire) {
             return Err(Failure::iterator_not_open().into());
         }
         let mut state = self.cursor.state.try_lock().ok_or_else(|| {
-            Failure::new(Code::IteratorBusy, "Iterator is busy: a read is in progress")
+            Failure::new(
+                Code::IteratorBusy,
+                "Iterator is busy: a read is in progress",
+            )
         })?;
         state.position = Position::Seek(to_vec(target));
         self.cursor.exhausted.store(false, Ordering::Release);

@@ -48,7 +48,8 @@ impl<'task, T: Send + 'static> ScopedTask<'task> for Job<T> {
         let Some(work) = self.work.take() else {
             return Err(napi::Error::from_reason("a task ran twice"));
         };
-        Ok(catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|payload| Err(Failure::panic(payload))))
+        Ok(catch_unwind(AssertUnwindSafe(work))
+            .unwrap_or_else(|payload| Err(Failure::panic(payload))))
     }
 
     fn resolve(&mut self, env: &'task Env, output: Outcome<T>) -> napi::Result<Unknown<'task>> {

@@ -123,14 +123,10 @@ impl OpenOptions {
                 defaults.block_restart_interval,
                 1,
             )?,
-            max_file_size: count(
-                "maxFileSize",
-                self.max_file_size,
-                defaults.max_file_size,
-                1,
-            )?,
-            filter_policy: (bloom_bits > 0)
-                .then(|| Arc::new(BloomFilterPolicy::new(bloom_bits)) as Arc<dyn strata::FilterPolicy>),
+            max_file_size: count("maxFileSize", self.max_file_size, defaults.max_file_size, 1)?,
+            filter_policy: (bloom_bits > 0).then(|| {
+                Arc::new(BloomFilterPolicy::new(bloom_bits)) as Arc<dyn strata::FilterPolicy>
+            }),
             max_subcompactions: count(
                 "maxSubcompactions",
                 self.max_subcompactions,
