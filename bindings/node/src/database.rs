@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::{Env, ToNapiValue, Unknown};
 use napi_derive::napi;
-use strata::{ReadOptions, WriteBatch, WriteOptions};
+use strata::{ReadOptions, WriteBatch, WriteOptions, DB};
 
 use crate::batch::{Batch, BatchOp};
 use crate::bytes::{optional_to_js, to_vec, Data};
@@ -48,6 +48,11 @@ fn read_options(snapshot: Option<strata::Snapshot>, fill_cache: bool) -> ReadOpt
         fill_cache,
         ..ReadOptions::default()
     }
+}
+
+/// The value of `key` in `db`.
+fn lookup(db: &DB, options: &ReadOptions, key: &[u8]) -> Outcome<Option<Vec<u8>>> {
+    db.get_opt(options, key).map_err(at(Stage::Other))
 }
 
 /// Checks the location argument of `open`, `destroy` and `repair`.
@@ -121,20 +126,18 @@ impl Database {
         fill_cache: bool,
         snapshot: Option<&Snapshot>,
     ) -> napi::Result<Promise<Found>, Code> {
-        let options = read_options(Some(pin(&self.handle, snapshot)?), fill_cache);
         let key = to_vec(key);
-        let handle = Arc::clone(&self.handle);
-        Ok(spawn(
-            move || {
-                let value =
-                    handle.read(|db| db.get_opt(&options, &key).map_err(at(Stage::Other)))?;
+        self.read_task(
+            fill_cache,
+            snapshot,
+            move |db, options| {
                 Ok(Found {
-                    value,
+                    value: lookup(db, options, &key)?,
                     as_string: value_as_string,
                 })
             },
             |env, found| optional_to_js(env, found.value.as_deref(), found.as_string),
-        ))
+        )
     }
 
     /// `get` on the JavaScript thread.
@@ -152,10 +155,9 @@ impl Database {
             None => None,
         };
         let options = read_options(explicit, fill_cache);
-        let key = to_vec(key);
         let value = self
             .handle
-            .read_now(|db| db.get_opt(&options, &key).map_err(at(Stage::Other)))?;
+            .read_now(|db| lookup(db, &options, &to_vec(key)))?;
         optional_to_js(env, value.as_deref(), value_as_string).map_err(napi_failure)
     }
 
@@ -168,16 +170,15 @@ impl Database {
         fill_cache: bool,
         snapshot: Option<&Snapshot>,
     ) -> napi::Result<Promise<FoundMany>, Code> {
-        let options = read_options(Some(pin(&self.handle, snapshot)?), fill_cache);
         let keys: Vec<Vec<u8>> = keys.into_iter().map(to_vec).collect();
-        let handle = Arc::clone(&self.handle);
-        Ok(spawn(
-            move || {
-                let values = handle.read(|db| {
-                    keys.iter()
-                        .map(|key| db.get_opt(&options, key).map_err(at(Stage::Other)))
-                        .collect::<Outcome<Vec<_>>>()
-                })?;
+        self.read_task(
+            fill_cache,
+            snapshot,
+            move |db, options| {
+                let values = keys
+                    .iter()
+                    .map(|key| lookup(db, options, key))
+                    .collect::<Outcome<Vec<_>>>()?;
                 Ok(FoundMany {
                     values,
                     as_string: value_as_string,
@@ -195,7 +196,7 @@ impl Database {
                 }
                 array.into_unknown(env)
             },
-        ))
+        )
     }
 
     /// True when `key` has a value.
@@ -206,18 +207,13 @@ impl Database {
         fill_cache: bool,
         snapshot: Option<&Snapshot>,
     ) -> napi::Result<Promise<bool>, Code> {
-        let options = read_options(Some(pin(&self.handle, snapshot)?), fill_cache);
         let key = to_vec(key);
-        let handle = Arc::clone(&self.handle);
-        Ok(spawn(
-            move || {
-                handle.read(|db| {
-                    let value = db.get_opt(&options, &key).map_err(at(Stage::Other))?;
-                    Ok(value.is_some())
-                })
-            },
+        self.read_task(
+            fill_cache,
+            snapshot,
+            move |db, options| Ok(lookup(db, options, &key)?.is_some()),
             |env, found| found.into_unknown(env),
-        ))
+        )
     }
 
     /// For each of `keys`, true when it has a value; read at one snapshot in one task.
@@ -228,22 +224,17 @@ impl Database {
         fill_cache: bool,
         snapshot: Option<&Snapshot>,
     ) -> napi::Result<Promise<Vec<bool>>, Code> {
-        let options = read_options(Some(pin(&self.handle, snapshot)?), fill_cache);
         let keys: Vec<Vec<u8>> = keys.into_iter().map(to_vec).collect();
-        let handle = Arc::clone(&self.handle);
-        Ok(spawn(
-            move || {
-                handle.read(|db| {
-                    keys.iter()
-                        .map(|key| {
-                            let value = db.get_opt(&options, key).map_err(at(Stage::Other))?;
-                            Ok(value.is_some())
-                        })
-                        .collect()
-                })
+        self.read_task(
+            fill_cache,
+            snapshot,
+            move |db, options| {
+                keys.iter()
+                    .map(|key| Ok(lookup(db, options, key)?.is_some()))
+                    .collect()
             },
             |env, found| found.into_unknown(env),
-        ))
+        )
     }
 
     /// Sets `key` to `value`.
@@ -414,6 +405,19 @@ impl Database {
 }
 
 impl Database {
+    /// A read of the database on the thread pool, at `snapshot` or at one taken now.
+    fn read_task<T: Send + 'static>(
+        &self,
+        fill_cache: bool,
+        snapshot: Option<&Snapshot>,
+        work: impl FnOnce(&DB, &ReadOptions) -> Outcome<T> + Send + 'static,
+        deliver: for<'a> fn(&'a Env, T) -> napi::Result<Unknown<'a>>,
+    ) -> napi::Result<Promise<T>, Code> {
+        let options = read_options(Some(pin(&self.handle, snapshot)?), fill_cache);
+        let handle = Arc::clone(&self.handle);
+        Ok(spawn(move || handle.read(|db| work(db, &options)), deliver))
+    }
+
     fn write(&self, batch: WriteBatch, sync: bool) -> Promise<()> {
         let handle = Arc::clone(&self.handle);
         spawn_unit(move || {

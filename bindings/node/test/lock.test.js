@@ -30,14 +30,23 @@ function openInChild (location, pkg) {
 
 const LOCKED = { code: 'LEVEL_DATABASE_NOT_OPEN', cause: 'LEVEL_LOCKED' }
 
-test('a second process opening a database Strata holds gets LEVEL_LOCKED, then opens it once closed', async (t) => {
-  const location = path.join(tempDir(t), 'db')
-  const db = new StrataLevel(location)
-  await db.open()
-  assert.deepEqual(await openInChild(location, '.'), LOCKED)
-  await db.close()
-  assert.deepEqual(await openInChild(location, '.'), { opened: true })
-})
+// Who holds the directory, and which package a second process opens it with.
+const CASES = [
+  ['Strata', StrataLevel, 'strata-kv', '.'],
+  ['Strata', StrataLevel, 'classic-level (real LevelDB)', 'classic-level'],
+  ['classic-level (real LevelDB)', ClassicLevel, 'strata-kv', '.']
+]
+
+for (const [holderName, Holder, openerName, opener] of CASES) {
+  test(`${openerName} in a second process gets LEVEL_LOCKED while ${holderName} holds the database, and opens it once closed`, async (t) => {
+    const location = path.join(tempDir(t), 'db')
+    const db = new Holder(location)
+    await db.open()
+    assert.deepEqual(await openInChild(location, opener), LOCKED)
+    await db.close()
+    assert.deepEqual(await openInChild(location, opener), { opened: true })
+  })
+}
 
 test('a second instance in the same process gets LEVEL_LOCKED', async (t) => {
   const location = path.join(tempDir(t), 'db')
@@ -53,22 +62,4 @@ test('a second instance in the same process gets LEVEL_LOCKED', async (t) => {
   await db.close()
   await second.open()
   await second.close()
-})
-
-test('classic-level (real LevelDB) gets LEVEL_LOCKED on a database Strata holds', async (t) => {
-  const location = path.join(tempDir(t), 'db')
-  const db = new StrataLevel(location)
-  await db.open()
-  assert.deepEqual(await openInChild(location, 'classic-level'), LOCKED)
-  await db.close()
-  assert.deepEqual(await openInChild(location, 'classic-level'), { opened: true })
-})
-
-test('Strata gets LEVEL_LOCKED on a database classic-level (real LevelDB) holds', async (t) => {
-  const location = path.join(tempDir(t), 'db')
-  const db = new ClassicLevel(location)
-  await db.open()
-  assert.deepEqual(await openInChild(location, '.'), LOCKED)
-  await db.close()
-  assert.deepEqual(await openInChild(location, '.'), { opened: true })
 })
