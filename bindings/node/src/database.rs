@@ -56,7 +56,7 @@ fn lookup(db: &DB, options: &ReadOptions, key: &[u8]) -> Outcome<Option<Vec<u8>>
 }
 
 /// Checks the location argument of `open`, `destroy` and `repair`.
-fn location(location: String) -> Outcome<String> {
+fn check_location(location: String) -> Outcome<String> {
     if location.is_empty() {
         Err(Failure::new(
             Code::InvalidArgument,
@@ -74,8 +74,8 @@ fn napi_failure(error: napi::Error) -> napi::Error<Code> {
 
 /// Opens (creating it by default) the database in directory `location`.
 #[napi(ts_return_type = "Promise<Database>")]
-pub fn open(location_: String, options: OpenOptions) -> napi::Result<Promise<Database>, Code> {
-    let path = location(location_)?;
+pub fn open(location: String, options: OpenOptions) -> napi::Result<Promise<Database>, Code> {
+    let path = check_location(location)?;
     let options = options.to_engine()?;
     Ok(spawn(
         move || {
@@ -89,8 +89,8 @@ pub fn open(location_: String, options: OpenOptions) -> napi::Result<Promise<Dat
 
 /// Deletes every file of the database in `location` (which must not be open).
 #[napi(ts_return_type = "Promise<void>")]
-pub fn destroy(location_: String) -> napi::Result<Promise<()>, Code> {
-    let path = location(location_)?;
+pub fn destroy(location: String) -> napi::Result<Promise<()>, Code> {
+    let path = check_location(location)?;
     Ok(spawn_unit(move || {
         strata::destroy(path, &strata::Options::default()).map_err(at(Stage::Open))
     }))
@@ -98,8 +98,8 @@ pub fn destroy(location_: String) -> napi::Result<Promise<()>, Code> {
 
 /// Rebuilds the database in `location` from whatever of it can be read.
 #[napi(ts_return_type = "Promise<void>")]
-pub fn repair(location_: String) -> napi::Result<Promise<()>, Code> {
-    let path = location(location_)?;
+pub fn repair(location: String) -> napi::Result<Promise<()>, Code> {
+    let path = check_location(location)?;
     Ok(spawn_unit(move || {
         strata::repair(path, &strata::Options::default()).map_err(at(Stage::Open))
     }))
