@@ -84,10 +84,10 @@ export class StrataLevel<KDefault = string, VDefault = string>
 
   /**
    * The value of an engine property: `'leveldb.stats'`, `'leveldb.sstables'`,
-   * `'leveldb.num-files-at-level<N>'` or `'leveldb.approximate-memory-usage'`; `undefined`
-   * for other names. Synchronous: the database must be open.
+   * `'leveldb.num-files-at-level<N>'` or `'leveldb.approximate-memory-usage'`; an empty
+   * string for other names, as in classic-level. Synchronous: the database must be open.
    */
-  getProperty (property: string): string | undefined
+  getProperty (property: string): string
 
   /** Deletes every file of the database at `location`, which must not be open. */
   static destroy (location: string): Promise<void>

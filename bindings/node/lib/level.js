@@ -181,7 +181,7 @@ class StrataLevel extends AbstractLevel {
 
   // The value of an engine property: 'leveldb.stats', 'leveldb.sstables',
   // 'leveldb.num-files-at-level<N>' or 'leveldb.approximate-memory-usage'. Synchronous, so it
-  // needs an open database. Unknown names give undefined.
+  // needs an open database. Unknown names give an empty string, as in classic-level.
   getProperty (property) {
     if (typeof property !== 'string') {
       throw new TypeError("The first argument 'property' must be a string")
@@ -189,7 +189,7 @@ class StrataLevel extends AbstractLevel {
     if (this.status !== 'open') {
       throw new ModuleError('Database is not open', { code: 'LEVEL_DATABASE_NOT_OPEN' })
     }
-    return this.#db.getProperty(property) ?? undefined
+    return this.#db.getProperty(property) ?? ''
   }
 
   // Deletes every file of the database at `location`, which must not be open.

@@ -18,7 +18,7 @@ async function main (): Promise<void> {
   const keys: string[] = await db.keys({ reverse: true }).all()
   const size: number = await db.approximateSize('a', 'z')
   await db.compactRange('a', 'z')
-  const stats: string | undefined = db.getProperty('leveldb.stats')
+  const stats: string = db.getProperty('leveldb.stats')
   const snapshot = db.snapshot()
   await db.get('a', { snapshot })
   await snapshot.close()
