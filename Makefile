@@ -1,5 +1,5 @@
 # Strata's two entry points. See README.md.
-.PHONY: test test-python bench deps lint
+.PHONY: test test-python test-node bench deps lint
 
 CARGO ?= cargo
 # The default suite at 1M entries, three repeats (medians and spread), with the SVG charts.
@@ -24,8 +24,8 @@ test: deps
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p strata --no-deps
 	! $(CARGO) tree -p strata -e normal --prefix none | grep -E '^(serde|base64|clap|arbitrary) '
 	$(CARGO) test --workspace --features strata/testing,strata-cli/leveldb
-	# The C API under valgrind and installed as libleveldb, the Go binding, the Python binding.
-	$(MAKE) --no-print-directory capi-test go-test test-python
+	# The C API under valgrind and installed as libleveldb, the Go, Python and Node bindings.
+	$(MAKE) --no-print-directory capi-test go-test test-python test-node
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
 # built from the system Python with its site packages (Debian's python3-plyvel, i.e. real
@@ -107,3 +107,26 @@ go-test:
 	$(CARGO) build -p strata-capi --profile=test
 	cd bindings/go && $(go_env) $(GO) vet ./...
 	cd bindings/go && $(go_env) $(GO) test -race -count=1 ./...
+
+# ---- The Node.js binding (bindings/node, npm package strata-kv, its own cargo workspace) ----
+
+# Node.js and npm from apt when missing; the npm dependencies from package-lock.json (classic-level
+# is real LevelDB for the interop tests); lints; the native module in the test-node profile;
+# the TypeScript declarations type-checked; abstract-level's suite (tape); the binding's own
+# tests (node --test); and the npm tarball installed into an empty project without Rust.
+NODE_DIR := bindings/node
+test-node:
+	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { \
+		sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq nodejs npm >/dev/null; }
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	cd $(NODE_DIR) && $(CARGO) fmt --check
+	cd $(NODE_DIR) && $(CARGO) clippy -- -D warnings
+	cd $(NODE_DIR) && npx napi build --platform --profile test-node --no-js --dts native.d.ts
+	cd $(NODE_DIR) && npx tsc -p tsconfig.json
+	cd $(NODE_DIR) && node test/abstract-level-suite.js > target/abstract-level-suite.tap; \
+		status=$$?; grep -A12 '^not ok' target/abstract-level-suite.tap; \
+		tail -n 5 target/abstract-level-suite.tap; exit $$status
+	cd $(NODE_DIR) && node --test test/*.test.js test/*.test.mjs
+	cd $(NODE_DIR) && sh test/pack.sh

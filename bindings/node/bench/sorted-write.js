@@ -1,0 +1,127 @@
+'use strict'
+
+// Seed 000's benchmark: 10M pre-sorted entries (16-byte keys, 100-byte values) written through
+// the binding in batches of 1000, as fast as they are acknowledged, with Strata and with
+// classic-level (real LevelDB) in turn, --repeat times (who goes first alternating), in one run.
+// Each batch's latency is recorded; the run prints, per engine and run, the total time, the CPU
+// time the process used meanwhile, the median, 99th percentile and max batch latency, and how
+// many batches took over 10 times the median; then the medians over the runs and the ratios of
+// the median totals and CPU times. It draws the average latency per write of each batch over
+// time, one line per engine (each engine's run with the median total), as an SVG (Vega-Lite).
+//
+//   node bench/sorted-write.js [--num 10000000] [--repeat 3] [--out out]
+//
+// Writes <out>/sorted-write.svg and <out>/sorted-write.json.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { parseArgs } = require('node:util')
+const { ENGINES, assertReleaseBuild, freshDir, removeDir, now, median, random, key, value } = require('./common')
+
+const { values: args } = parseArgs({
+  options: {
+    num: { type: 'string', default: '10000000' },
+    repeat: { type: 'string', default: '3' },
+    out: { type: 'string', default: path.join(__dirname, 'out') }
+  }
+})
+const NUM = Number(args.num)
+const REPEAT = Number(args.repeat)
+const BATCH = 1000
+
+async function run1 (Engine, label) {
+  const dir = freshDir(label)
+  const db = new Engine(dir)
+  await db.open()
+  const rand = random(42)
+  const latencies = []
+  const points = []
+  const cpuStart = process.cpuUsage()
+  const start = now()
+  for (let i = 0; i < NUM; i += BATCH) {
+    const ops = []
+    for (let j = i; j < Math.min(i + BATCH, NUM); j++) ops.push({ type: 'put', key: key(j), value: value(rand) })
+    const before = now()
+    await db.batch(ops)
+    const after = now()
+    latencies.push(after - before)
+    points.push({ t: after - start, us: (after - before) / ops.length * 1e6 })
+  }
+  const total = now() - start
+  const used = process.cpuUsage(cpuStart)
+  // CPU seconds of the whole process (JavaScript and engine threads): less swayed than wall
+  // time by other load on the machine.
+  const cpu = (used.user + used.system) / 1e6
+  const closeStart = now()
+  await db.close()
+  const close = now() - closeStart
+  removeDir(dir)
+  return { total, cpu, close, latencies, points }
+}
+
+// The figures of one run.
+function summarize (run) {
+  const sorted = [...run.latencies].sort((a, b) => a - b)
+  const med = median(sorted)
+  const max = sorted[sorted.length - 1]
+  return {
+    total: run.total,
+    cpu: run.cpu,
+    close: run.close,
+    median: med,
+    p99: sorted[Math.floor(sorted.length * 0.99)],
+    max,
+    maxOverMedian: max / med,
+    over10xMedian: sorted.filter((l) => l > 10 * med).length
+  }
+}
+
+function row (label, s) {
+  const ms = (x) => (x * 1e3).toFixed(3)
+  return `| ${label} | ${s.total.toFixed(1)} | ${s.cpu.toFixed(1)} | ${ms(s.median)} | ${ms(s.p99)} | ${(s.max * 1e3).toFixed(1)} | ${s.maxOverMedian.toFixed(1)} | ${s.over10xMedian} |`
+}
+
+async function main () {
+  assertReleaseBuild()
+  const names = Object.keys(ENGINES)
+  const runs = Object.fromEntries(names.map((name) => [name, []]))
+  for (let r = 0; r < REPEAT; r++) {
+    for (const name of r % 2 === 0 ? names : [...names].reverse()) {
+      const run = await run1(ENGINES[name], name)
+      runs[name].push(run)
+      console.error(`run ${r + 1}/${REPEAT} ${name}: ${run.total.toFixed(1)} s`)
+    }
+  }
+
+  console.log(`\n${NUM.toLocaleString('en-US')} sorted entries in batches of ${BATCH}, ${REPEAT} runs per engine\n`)
+  console.log('| engine, run | total (s) | CPU (s) | median batch (ms) | p99 batch (ms) | max batch (ms) | max / median | batches > 10x median |')
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|')
+  const summary = {}
+  const chosen = {}
+  for (const name of names) {
+    const figures = runs[name].map(summarize)
+    figures.forEach((f, i) => console.log(row(`${name} ${i + 1}`, f)))
+    const medianOf = (field) => median(figures.map((f) => f[field]))
+    summary[name] = Object.fromEntries(Object.keys(figures[0]).map((field) => [field, medianOf(field)]))
+    console.log(row(`**${name} median**`, summary[name]))
+    const byTotal = [...runs[name]].sort((a, b) => a.total - b.total)
+    chosen[name] = byTotal[(byTotal.length - 1) >> 1]
+  }
+  const ratio = summary.strata.total / summary['classic-level'].total
+  const cpuRatio = summary.strata.cpu / summary['classic-level'].cpu
+  console.log(`\nStrata's median total time / classic-level's: ${ratio.toFixed(2)}; median CPU time: ${cpuRatio.toFixed(2)}`)
+
+  fs.mkdirSync(args.out, { recursive: true })
+  const { latencyChart } = await import('./plot.mjs')
+  const series = Object.fromEntries(names.map((name) => [name, chosen[name].points]))
+  const svg = await latencyChart(series, `${NUM.toLocaleString('en-US')} sorted writes in batches of ${BATCH}: Strata vs classic-level (each engine's median run)`)
+  fs.writeFileSync(path.join(args.out, 'sorted-write.svg'), svg)
+  const figures = Object.fromEntries(names.map((name) => [name, runs[name].map(summarize)]))
+  fs.writeFileSync(path.join(args.out, 'sorted-write.json'), JSON.stringify({ num: NUM, batch: BATCH, repeat: REPEAT, ratio, cpuRatio, summary, runs: figures }, null, 2))
+  console.log(`chart: ${path.join(args.out, 'sorted-write.svg')}`)
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

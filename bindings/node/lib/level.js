@@ -1,0 +1,208 @@
+'use strict'
+
+const { AbstractLevel } = require('abstract-level')
+const ModuleError = require('module-error')
+const native = require('./native')
+const { StrataChainedBatch } = require('./chained-batch')
+const { StrataIterator, StrataKeyIterator, StrataValueIterator } = require('./iterator')
+const { StrataSnapshot, nativeSnapshot } = require('./snapshot')
+
+// The options of `open()` (and the constructor) passed through to the engine, under
+// classic-level's names; see index.d.ts.
+const ENGINE_OPTIONS = [
+  'createIfMissing',
+  'errorIfExists',
+  'compression',
+  'cacheSize',
+  'writeBufferSize',
+  'blockSize',
+  'maxOpenFiles',
+  'blockRestartInterval',
+  'maxFileSize',
+  'bloomFilterBits',
+  'paranoidChecks',
+  'maxSubcompactions'
+]
+
+function checkLocation (location) {
+  if (typeof location !== 'string' || location === '') {
+    throw new TypeError("The first argument 'location' must be a non-empty string")
+  }
+}
+
+// The options of a native read: reads `fillCache` unless it is false.
+function fillCache (options) {
+  return options.fillCache !== false
+}
+
+// An abstract-level database over Strata, a storage engine that reads and writes LevelDB's
+// on-disk format. Everything that touches the disk runs on libuv's thread pool.
+class StrataLevel extends AbstractLevel {
+  #location
+  // The native database while open, else null.
+  #db = null
+
+  constructor (location, options) {
+    checkLocation(location)
+    super({
+      encodings: { buffer: true, utf8: true, view: true },
+      has: true,
+      getSync: true,
+      createIfMissing: true,
+      errorIfExists: true,
+      implicitSnapshots: true,
+      explicitSnapshots: true,
+      permanence: true,
+      seek: true,
+      signals: { iterators: true },
+      additionalMethods: { approximateSize: true, compactRange: true }
+    }, options)
+    this.#location = location
+  }
+
+  get location () {
+    return this.#location
+  }
+
+  async _open (options) {
+    const engineOptions = {}
+    for (const name of ENGINE_OPTIONS) {
+      if (options[name] !== undefined) engineOptions[name] = options[name]
+    }
+    this.#db = await native.open(this.#location, engineOptions)
+  }
+
+  async _close () {
+    const db = this.#db
+    this.#db = null
+    await db.close()
+  }
+
+  _get (key, options) {
+    return this.#db.get(key, options.valueEncoding === 'utf8', fillCache(options), nativeSnapshot(options))
+  }
+
+  _getSync (key, options) {
+    return this.#db.getSync(key, options.valueEncoding === 'utf8', fillCache(options), nativeSnapshot(options))
+  }
+
+  _getMany (keys, options) {
+    return this.#db.getMany(keys, options.valueEncoding === 'utf8', fillCache(options), nativeSnapshot(options))
+  }
+
+  _has (key, options) {
+    return this.#db.has(key, fillCache(options), nativeSnapshot(options))
+  }
+
+  _hasMany (keys, options) {
+    return this.#db.hasMany(keys, fillCache(options), nativeSnapshot(options))
+  }
+
+  _put (key, value, options) {
+    return this.#db.put(key, value, options.sync === true)
+  }
+
+  _del (key, options) {
+    return this.#db.del(key, options.sync === true)
+  }
+
+  _batch (operations, options) {
+    return this.#db.batch(operations, options.sync === true)
+  }
+
+  _chainedBatch () {
+    return new StrataChainedBatch(this, native, this.#db)
+  }
+
+  _clear (options) {
+    return this.#db.clear(options, options.limit, nativeSnapshot(options))
+  }
+
+  _iterator (options) {
+    return new StrataIterator(this, options, this.#nativeIterator(options))
+  }
+
+  _keys (options) {
+    return new StrataKeyIterator(this, options, this.#nativeIterator({ ...options, keys: true, values: false }))
+  }
+
+  _values (options) {
+    return new StrataValueIterator(this, options, this.#nativeIterator({ ...options, keys: false, values: true }))
+  }
+
+  #nativeIterator (options) {
+    return this.#db.iterator({
+      gt: options.gt,
+      gte: options.gte,
+      lt: options.lt,
+      lte: options.lte,
+      reverse: options.reverse === true,
+      keys: options.keys !== false,
+      values: options.values !== false,
+      keyEncoding: options.keyEncoding,
+      valueEncoding: options.valueEncoding,
+      fillCache: fillCache(options)
+    }, nativeSnapshot(options))
+  }
+
+  _snapshot (options) {
+    return new StrataSnapshot(options, this.#db.snapshot())
+  }
+
+  // Approximate bytes on disk used by the keys in [start, end).
+  async approximateSize (start, end, options) {
+    return this.#maintenance('approximateSize', start, end, options, arguments.length)
+  }
+
+  // Compacts the keys in [start, end] down to the deepest level holding data.
+  async compactRange (start, end, options) {
+    return this.#maintenance('compactRange', start, end, options, arguments.length)
+  }
+
+  // approximateSize() and compactRange(): two keys, deferred while the database opens.
+  async #maintenance (method, start, end, options, argumentCount) {
+    if (argumentCount < 2) {
+      throw new TypeError("The arguments 'start' and 'end' are required")
+    }
+    if (typeof options !== 'object' || options === null) options = {}
+    if (this.status === 'opening') {
+      return this.deferAsync(() => this.#maintenance(method, start, end, options, 2))
+    }
+    if (this.status !== 'open') {
+      throw new ModuleError(`Database is not open: cannot call ${method}()`, {
+        code: 'LEVEL_DATABASE_NOT_OPEN'
+      })
+    }
+    const keyEncoding = this.keyEncoding(options.keyEncoding)
+    const from = this.prefixKey(keyEncoding.encode(start), keyEncoding.format, true)
+    const to = this.prefixKey(keyEncoding.encode(end), keyEncoding.format, true)
+    return this.#db[method](from, to)
+  }
+
+  // The value of an engine property: 'leveldb.stats', 'leveldb.sstables',
+  // 'leveldb.num-files-at-level<N>' or 'leveldb.approximate-memory-usage'. Synchronous, so it
+  // needs an open database. Unknown names give an empty string, as in classic-level.
+  getProperty (property) {
+    if (typeof property !== 'string') {
+      throw new TypeError("The first argument 'property' must be a string")
+    }
+    if (this.status !== 'open') {
+      throw new ModuleError('Database is not open', { code: 'LEVEL_DATABASE_NOT_OPEN' })
+    }
+    return this.#db.getProperty(property) ?? ''
+  }
+
+  // Deletes every file of the database at `location`, which must not be open.
+  static async destroy (location) {
+    checkLocation(location)
+    return native.destroy(location)
+  }
+
+  // Rebuilds the database at `location` from whatever of its files can be read.
+  static async repair (location) {
+    checkLocation(location)
+    return native.repair(location)
+  }
+}
+
+module.exports = { StrataLevel }

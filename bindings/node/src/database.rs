@@ -1,0 +1,430 @@
+//! The `Database` class: one open engine database and every operation on it, plus the
+//! functions that work on a closed one (`open`, `destroy`, `repair`).
+//!
+//! Reads take their snapshot on the JavaScript thread when called (see [`crate::snapshot`]);
+//! `getMany` and `hasMany` read every key in one task against one snapshot, so a batch of keys
+//! crosses the boundary once and sees one point in time.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{Env, ToNapiValue, Unknown};
+use napi_derive::napi;
+use strata::{ReadOptions, WriteBatch, WriteOptions, DB};
+
+use crate::batch::{Batch, BatchOp};
+use crate::bytes::{optional_to_js, to_vec, Data};
+use crate::errors::{at, Code, Failure, Outcome, Stage};
+use crate::handle::Handle;
+use crate::iterator::{seek_start, Iterator, IteratorOptions};
+use crate::job::{spawn, spawn_unit, Promise};
+use crate::options::OpenOptions;
+use crate::range::{KeyRange, RangeOptions};
+use crate::snapshot::{pin, Snapshot};
+
+/// Keys `clear` deletes per write.
+const CLEAR_BATCH: usize = 1000;
+
+/// An open database.
+#[napi]
+pub struct Database {
+    handle: Arc<Handle>,
+}
+
+/// A value read, and how JavaScript wants it.
+pub struct Found {
+    value: Option<Vec<u8>>,
+    as_string: bool,
+}
+
+/// Values read by `getMany`.
+pub struct FoundMany {
+    values: Vec<Option<Vec<u8>>>,
+    as_string: bool,
+}
+
+fn read_options(snapshot: Option<strata::Snapshot>, fill_cache: bool) -> ReadOptions {
+    ReadOptions {
+        snapshot,
+        fill_cache,
+        ..ReadOptions::default()
+    }
+}
+
+/// The value of `key` in `db`.
+fn lookup(db: &DB, options: &ReadOptions, key: &[u8]) -> Outcome<Option<Vec<u8>>> {
+    db.get_opt(options, key).map_err(at(Stage::Other))
+}
+
+/// Checks the location argument of `open`, `destroy` and `repair`.
+fn check_location(location: String) -> Outcome<String> {
+    if location.is_empty() {
+        Err(Failure::new(
+            Code::InvalidArgument,
+            "The location must be a non-empty string",
+        ))
+    } else {
+        Ok(location)
+    }
+}
+
+/// A napi failure met while building a result on the JavaScript thread.
+fn napi_failure(error: napi::Error) -> napi::Error<Code> {
+    napi::Error::new(Code::IoError, error.reason)
+}
+
+/// Opens (creating it by default) the database in directory `location`.
+#[napi(ts_return_type = "Promise<Database>")]
+pub fn open(location: String, options: OpenOptions) -> napi::Result<Promise<Database>, Code> {
+    let path = check_location(location)?;
+    let options = options.to_engine()?;
+    Ok(spawn(
+        move || {
+            Ok(Database {
+                handle: Arc::new(Handle::open(path, options)?),
+            })
+        },
+        |env, database| database.into_unknown(env),
+    ))
+}
+
+/// Deletes every file of the database in `location` (which must not be open).
+#[napi(ts_return_type = "Promise<void>")]
+pub fn destroy(location: String) -> napi::Result<Promise<()>, Code> {
+    let path = check_location(location)?;
+    Ok(spawn_unit(move || {
+        strata::destroy(path, &strata::Options::default()).map_err(at(Stage::Open))
+    }))
+}
+
+/// Rebuilds the database in `location` from whatever of it can be read.
+#[napi(ts_return_type = "Promise<void>")]
+pub fn repair(location: String) -> napi::Result<Promise<()>, Code> {
+    let path = check_location(location)?;
+    Ok(spawn_unit(move || {
+        strata::repair(path, &strata::Options::default()).map_err(at(Stage::Open))
+    }))
+}
+
+#[napi]
+impl Database {
+    /// Closes the database once the operations in flight finish.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close(&self) -> Promise<()> {
+        let handle = Arc::clone(&self.handle);
+        spawn_unit(move || {
+            handle.close();
+            Ok(())
+        })
+    }
+
+    /// The value of `key`, or `undefined`.
+    #[napi(ts_return_type = "Promise<Uint8Array | string | undefined>")]
+    pub fn get(
+        &self,
+        #[napi(ts_arg_type = "Uint8Array | string")] key: Data<'_>,
+        value_as_string: bool,
+        fill_cache: bool,
+        snapshot: Option<&Snapshot>,
+    ) -> napi::Result<Promise<Found>, Code> {
+        let key = to_vec(key);
+        self.read_task(
+            fill_cache,
+            snapshot,
+            move |db, options| {
+                Ok(Found {
+                    value: lookup(db, options, &key)?,
+                    as_string: value_as_string,
+                })
+            },
+            |env, found| optional_to_js(env, found.value.as_deref(), found.as_string),
+        )
+    }
+
+    /// `get` on the JavaScript thread.
+    #[napi(ts_return_type = "Uint8Array | string | undefined")]
+    pub fn get_sync<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "Uint8Array | string")] key: Data<'_>,
+        value_as_string: bool,
+        fill_cache: bool,
+        snapshot: Option<&Snapshot>,
+    ) -> napi::Result<Unknown<'env>, Code> {
+        let explicit = match snapshot {
+            Some(snapshot) => Some(pin(&self.handle, Some(snapshot))?),
+            None => None,
+        };
+        let options = read_options(explicit, fill_cache);
+        let value = self
+            .handle
+            .read_now(|db| lookup(db, &options, &to_vec(key)))?;
+        optional_to_js(env, value.as_deref(), value_as_string).map_err(napi_failure)
+    }
+
+    /// The values of `keys` (`undefined` where absent), read at one snapshot in one task.
+    #[napi(ts_return_type = "Promise<Array<Uint8Array | string | undefined>>")]
+    pub fn get_many(
+        &self,
+        #[napi(ts_arg_type = "Array<Uint8Array | string>")] keys: Vec<Data<'_>>,
+        value_as_string: bool,
+        fill_cache: bool,
+        snapshot: Option<&Snapshot>,
+    ) -> napi::Result<Promise<FoundMany>, Code> {
+        let keys: Vec<Vec<u8>> = keys.into_iter().map(to_vec).collect();
+        self.read_task(
+            fill_cache,
+            snapshot,
+            move |db, options| {
+                let values = keys
+                    .iter()
+                    .map(|key| lookup(db, options, key))
+                    .collect::<Outcome<Vec<_>>>()?;
+                Ok(FoundMany {
+                    values,
+                    as_string: value_as_string,
+                })
+            },
+            |env, found| {
+                let count = u32::try_from(found.values.len())
+                    .map_err(|_| napi::Error::from_reason("too many keys"))?;
+                let mut array = env.create_array(count)?;
+                for (index, value) in (0..count).zip(&found.values) {
+                    array.set(
+                        index,
+                        optional_to_js(env, value.as_deref(), found.as_string)?,
+                    )?;
+                }
+                array.into_unknown(env)
+            },
+        )
+    }
+
+    /// True when `key` has a value.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn has(
+        &self,
+        #[napi(ts_arg_type = "Uint8Array | string")] key: Data<'_>,
+        fill_cache: bool,
+        snapshot: Option<&Snapshot>,
+    ) -> napi::Result<Promise<bool>, Code> {
+        let key = to_vec(key);
+        self.read_task(
+            fill_cache,
+            snapshot,
+            move |db, options| Ok(lookup(db, options, &key)?.is_some()),
+            |env, found| found.into_unknown(env),
+        )
+    }
+
+    /// For each of `keys`, true when it has a value; read at one snapshot in one task.
+    #[napi(ts_return_type = "Promise<Array<boolean>>")]
+    pub fn has_many(
+        &self,
+        #[napi(ts_arg_type = "Array<Uint8Array | string>")] keys: Vec<Data<'_>>,
+        fill_cache: bool,
+        snapshot: Option<&Snapshot>,
+    ) -> napi::Result<Promise<Vec<bool>>, Code> {
+        let keys: Vec<Vec<u8>> = keys.into_iter().map(to_vec).collect();
+        self.read_task(
+            fill_cache,
+            snapshot,
+            move |db, options| {
+                keys.iter()
+                    .map(|key| Ok(lookup(db, options, key)?.is_some()))
+                    .collect()
+            },
+            |env, found| found.into_unknown(env),
+        )
+    }
+
+    /// Sets `key` to `value`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn put(
+        &self,
+        #[napi(ts_arg_type = "Uint8Array | string")] key: Data<'_>,
+        #[napi(ts_arg_type = "Uint8Array | string")] value: Data<'_>,
+        sync: bool,
+    ) -> Promise<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(&to_vec(key), &to_vec(value));
+        self.write(batch, sync)
+    }
+
+    /// Deletes `key`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn del(
+        &self,
+        #[napi(ts_arg_type = "Uint8Array | string")] key: Data<'_>,
+        sync: bool,
+    ) -> Promise<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete(&to_vec(key));
+        self.write(batch, sync)
+    }
+
+    /// Applies `operations` (`{ type: 'put' | 'del', key, value }`) atomically.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn batch(
+        &self,
+        operations: Vec<BatchOp<'_>>,
+        sync: bool,
+    ) -> napi::Result<Promise<()>, Code> {
+        let mut batch = WriteBatch::new();
+        for operation in operations {
+            operation.add_to(&mut batch)?;
+        }
+        Ok(self.write(batch, sync))
+    }
+
+    /// Applies a chained batch's operations atomically; the batch is left empty.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn write_batch(&self, batch: &mut Batch, sync: bool) -> napi::Result<Promise<()>, Code> {
+        Ok(self.write(batch.take()?, sync))
+    }
+
+    /// Deletes the keys of a range (the first `limit` of them in iteration order, when
+    /// `limit >= 0`), as of a snapshot taken now. Not atomic: it writes batches of
+    /// [`CLEAR_BATCH`] deletions.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn clear(
+        &self,
+        options: IteratorOptions<'_>,
+        limit: i64,
+        snapshot: Option<&Snapshot>,
+    ) -> napi::Result<Promise<()>, Code> {
+        let snapshot = pin(&self.handle, snapshot)?;
+        let reverse = options.reverse.unwrap_or(false);
+        let range = KeyRange::new(RangeOptions {
+            gt: options.gt,
+            gte: options.gte,
+            lt: options.lt,
+            lte: options.lte,
+        });
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        let handle = Arc::clone(&self.handle);
+        Ok(spawn_unit(move || {
+            handle.read(|db| {
+                if range.is_empty() || limit == 0 {
+                    return Ok(());
+                }
+                let mut iter = db.iter_opt(&range.read_options(snapshot, false));
+                seek_start(&mut iter, &range, reverse);
+                let mut batch = WriteBatch::new();
+                let mut deleted = 0;
+                while iter.valid() && deleted < limit {
+                    let key = iter.key();
+                    if range.is_below(key) || range.is_above(key) {
+                        break;
+                    }
+                    batch.delete(key);
+                    deleted += 1;
+                    if batch.len() >= CLEAR_BATCH {
+                        db.write(&batch).map_err(at(Stage::Write))?;
+                        batch.clear();
+                    }
+                    if reverse {
+                        iter.prev();
+                    } else {
+                        iter.next();
+                    }
+                }
+                iter.status().map_err(at(Stage::Other))?;
+                if !batch.is_empty() {
+                    db.write(&batch).map_err(at(Stage::Write))?;
+                }
+                Ok(())
+            })
+        }))
+    }
+
+    /// Approximate bytes on disk used by keys in `[start, end)`.
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn approximate_size(
+        &self,
+        #[napi(ts_arg_type = "Uint8Array | string")] start: Data<'_>,
+        #[napi(ts_arg_type = "Uint8Array | string")] end: Data<'_>,
+    ) -> Promise<f64> {
+        let (start, end) = (to_vec(start), to_vec(end));
+        let handle = Arc::clone(&self.handle);
+        spawn(
+            move || {
+                handle.read(|db| {
+                    let range = strata::Range {
+                        start: &start,
+                        limit: &end,
+                    };
+                    let sizes = db.approximate_sizes(&[range]);
+                    // Exact below 2^53 bytes.
+                    Ok(sizes.first().copied().unwrap_or(0) as f64)
+                })
+            },
+            |env, size| size.into_unknown(env),
+        )
+    }
+
+    /// Compacts the keys in `[start, end]`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn compact_range(
+        &self,
+        #[napi(ts_arg_type = "Uint8Array | string")] start: Data<'_>,
+        #[napi(ts_arg_type = "Uint8Array | string")] end: Data<'_>,
+    ) -> Promise<()> {
+        let (start, end) = (to_vec(start), to_vec(end));
+        let handle = Arc::clone(&self.handle);
+        spawn_unit(move || {
+            handle.read(|db| {
+                db.compact_range(Some(&start), Some(&end))
+                    .map_err(at(Stage::Write))
+            })
+        })
+    }
+
+    /// The value of an engine property (`leveldb.stats`, `leveldb.sstables`,
+    /// `leveldb.num-files-at-level<N>`, `leveldb.approximate-memory-usage`), or `undefined`.
+    #[napi]
+    pub fn get_property(&self, name: String) -> napi::Result<Option<String>, Code> {
+        Ok(self.handle.read_now(|db| Ok(db.property(&name)))?)
+    }
+
+    /// A snapshot of the database as of now.
+    #[napi]
+    pub fn snapshot(&self) -> napi::Result<Snapshot, Code> {
+        Ok(Snapshot::take(&self.handle)?)
+    }
+
+    /// An iterator at `snapshot`, or at a snapshot taken now.
+    #[napi]
+    pub fn iterator(
+        &self,
+        options: IteratorOptions<'_>,
+        snapshot: Option<&Snapshot>,
+    ) -> napi::Result<Iterator, Code> {
+        let snapshot = pin(&self.handle, snapshot)?;
+        Ok(Iterator::new(&self.handle, options, snapshot))
+    }
+}
+
+impl Database {
+    /// A read of the database on the thread pool, at `snapshot` or at one taken now.
+    fn read_task<T: Send + 'static>(
+        &self,
+        fill_cache: bool,
+        snapshot: Option<&Snapshot>,
+        work: impl FnOnce(&DB, &ReadOptions) -> Outcome<T> + Send + 'static,
+        deliver: for<'a> fn(&'a Env, T) -> napi::Result<Unknown<'a>>,
+    ) -> napi::Result<Promise<T>, Code> {
+        let options = read_options(Some(pin(&self.handle, snapshot)?), fill_cache);
+        let handle = Arc::clone(&self.handle);
+        Ok(spawn(move || handle.read(|db| work(db, &options)), deliver))
+    }
+
+    fn write(&self, batch: WriteBatch, sync: bool) -> Promise<()> {
+        let handle = Arc::clone(&self.handle);
+        spawn_unit(move || {
+            handle.read(|db| {
+                db.write_opt(&WriteOptions { sync }, &batch)
+                    .map_err(at(Stage::Write))
+            })
+        })
+    }
+}
