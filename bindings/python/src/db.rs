@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use strata::{Range, ReadOptions, WriteOptions};
 
 use crate::batch::PyWriteBatch;
@@ -196,36 +196,9 @@ impl PyDB {
     }
 
     /// An `Iterator` over a range of the database.
-    #[pyo3(signature = (*, reverse=false, start=None, stop=None, include_start=true,
-        include_stop=false, prefix=None, include_key=true, include_value=true,
-        verify_checksums=false, fill_cache=true))]
-    #[allow(clippy::too_many_arguments)]
-    fn iterator(
-        &self,
-        py: Python<'_>,
-        reverse: bool,
-        start: Option<&[u8]>,
-        stop: Option<&[u8]>,
-        include_start: bool,
-        include_stop: bool,
-        prefix: Option<&[u8]>,
-        include_key: bool,
-        include_value: bool,
-        verify_checksums: bool,
-        fill_cache: bool,
-    ) -> PyResult<PyIterator> {
-        let args = IterArgs {
-            reverse,
-            start,
-            stop,
-            include_start,
-            include_stop,
-            prefix,
-            include_key,
-            include_value,
-            verify_checksums,
-            fill_cache,
-        };
+    #[pyo3(signature = (**kwargs))]
+    fn iterator(&self, py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyIterator> {
+        let args = IterArgs::from_kwargs(kwargs)?;
         PyIterator::new(py, &self.handle, None, args, None)
     }
 
@@ -425,36 +398,9 @@ impl PyPrefixedDB {
     }
 
     /// See `DB.iterator`; bounds and keys are relative to the prefix.
-    #[pyo3(signature = (*, reverse=false, start=None, stop=None, include_start=true,
-        include_stop=false, prefix=None, include_key=true, include_value=true,
-        verify_checksums=false, fill_cache=true))]
-    #[allow(clippy::too_many_arguments)]
-    fn iterator(
-        &self,
-        py: Python<'_>,
-        reverse: bool,
-        start: Option<&[u8]>,
-        stop: Option<&[u8]>,
-        include_start: bool,
-        include_stop: bool,
-        prefix: Option<&[u8]>,
-        include_key: bool,
-        include_value: bool,
-        verify_checksums: bool,
-        fill_cache: bool,
-    ) -> PyResult<PyIterator> {
-        let args = IterArgs {
-            reverse,
-            start,
-            stop,
-            include_start,
-            include_stop,
-            prefix,
-            include_key,
-            include_value,
-            verify_checksums,
-            fill_cache,
-        };
+    #[pyo3(signature = (**kwargs))]
+    fn iterator(&self, py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyIterator> {
+        let args = IterArgs::from_kwargs(kwargs)?;
         PyIterator::new(py, &self.handle, Some(&self.key_prefix), args, None)
     }
 

@@ -30,9 +30,10 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use pyo3::exceptions::PyStopIteration;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use strata::{DbIterator, ReadOptions};
 
 use crate::convert::prefix_successor;
@@ -48,23 +49,25 @@ pub(crate) enum State {
     Positioned,
 }
 
-/// The arguments of `iterator()`, as plyvel takes them.
-pub(crate) struct IterArgs<'a> {
+/// The arguments of `iterator()` (on a `DB`, a `PrefixedDB` and a `Snapshot` alike), as plyvel
+/// takes them: keyword-only, with plyvel's names and defaults.
+pub(crate) struct IterArgs {
     pub(crate) reverse: bool,
-    pub(crate) start: Option<&'a [u8]>,
-    pub(crate) stop: Option<&'a [u8]>,
+    pub(crate) start: Option<Vec<u8>>,
+    pub(crate) stop: Option<Vec<u8>>,
     pub(crate) include_start: bool,
     pub(crate) include_stop: bool,
-    pub(crate) prefix: Option<&'a [u8]>,
+    pub(crate) prefix: Option<Vec<u8>>,
     pub(crate) include_key: bool,
     pub(crate) include_value: bool,
     pub(crate) verify_checksums: bool,
     pub(crate) fill_cache: bool,
 }
 
-impl IterArgs<'_> {
-    /// Every entry, forward, keys and values: what `iter(db)` gives.
-    pub(crate) fn all() -> IterArgs<'static> {
+impl IterArgs {
+    /// Every entry, forward, keys and values: what `iter(db)` gives, and `iterator()`'s
+    /// defaults.
+    pub(crate) fn all() -> IterArgs {
         IterArgs {
             reverse: false,
             start: None,
@@ -77,6 +80,53 @@ impl IterArgs<'_> {
             verify_checksums: false,
             fill_cache: true,
         }
+    }
+
+    /// The arguments `iterator(**kwargs)` was called with. A flag given as `None` keeps its
+    /// default, as in plyvel; bounds and the prefix are `bytes` or `None`; an unknown keyword is a
+    /// `TypeError` naming it.
+    pub(crate) fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<IterArgs> {
+        let mut args = IterArgs::all();
+        let Some(kwargs) = kwargs else {
+            return Ok(args);
+        };
+        for (name, value) in kwargs.iter() {
+            let name: String = name.extract()?;
+            let flag = |default: bool| -> PyResult<bool> {
+                if value.is_none() {
+                    Ok(default)
+                } else {
+                    value.extract()
+                }
+            };
+            let bytes = || -> PyResult<Option<Vec<u8>>> {
+                if value.is_none() {
+                    return Ok(None);
+                }
+                let bytes = value.cast::<PyBytes>().map_err(|_| {
+                    PyTypeError::new_err(format!("iterator() argument '{name}' must be bytes"))
+                })?;
+                Ok(Some(bytes.as_bytes().to_vec()))
+            };
+            match name.as_str() {
+                "reverse" => args.reverse = flag(false)?,
+                "start" => args.start = bytes()?,
+                "stop" => args.stop = bytes()?,
+                "include_start" => args.include_start = flag(true)?,
+                "include_stop" => args.include_stop = flag(false)?,
+                "prefix" => args.prefix = bytes()?,
+                "include_key" => args.include_key = flag(true)?,
+                "include_value" => args.include_value = flag(true)?,
+                "verify_checksums" => args.verify_checksums = flag(false)?,
+                "fill_cache" => args.fill_cache = flag(true)?,
+                _ => {
+                    return Err(PyTypeError::new_err(format!(
+                        "iterator() got an unexpected keyword argument '{name}'"
+                    )))
+                }
+            }
+        }
+        Ok(args)
     }
 }
 
@@ -115,14 +165,14 @@ impl PyIterator {
         py: Python<'_>,
         handle: &Arc<Handle>,
         db_prefix: Option<&[u8]>,
-        args: IterArgs<'_>,
+        args: IterArgs,
         snapshot: Option<strata::Snapshot>,
     ) -> PyResult<PyIterator> {
         let db_prefix = db_prefix.unwrap_or_default();
         let join = |key: &[u8]| [db_prefix, key].concat();
         let (mut start, mut stop, mut include_start, mut include_stop) = (
-            args.start.map(join),
-            args.stop.map(join),
+            args.start.as_deref().map(join),
+            args.stop.as_deref().map(join),
             args.include_start,
             args.include_stop,
         );
@@ -136,9 +186,9 @@ impl PyIterator {
                 include_stop = false;
             }
         }
-        if let Some(prefix) = args.prefix {
+        if let Some(prefix) = args.prefix.as_deref() {
             if args.start.is_some() || args.stop.is_some() {
-                return Err(pyo3::exceptions::PyTypeError::new_err(
+                return Err(PyTypeError::new_err(
                     "'prefix' cannot be used together with 'start' or 'stop'",
                 ));
             }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use strata::ReadOptions;
 
 use crate::errors::snapshot_closed;
@@ -103,37 +103,10 @@ impl PySnapshot {
     }
 
     /// An `Iterator` over the snapshot; see `DB.iterator`.
-    #[pyo3(signature = (*, reverse=false, start=None, stop=None, include_start=true,
-        include_stop=false, prefix=None, include_key=true, include_value=true,
-        verify_checksums=false, fill_cache=true))]
-    #[allow(clippy::too_many_arguments)]
-    fn iterator(
-        &self,
-        py: Python<'_>,
-        reverse: bool,
-        start: Option<&[u8]>,
-        stop: Option<&[u8]>,
-        include_start: bool,
-        include_stop: bool,
-        prefix: Option<&[u8]>,
-        include_key: bool,
-        include_value: bool,
-        verify_checksums: bool,
-        fill_cache: bool,
-    ) -> PyResult<PyIterator> {
+    #[pyo3(signature = (**kwargs))]
+    fn iterator(&self, py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyIterator> {
         let snapshot = self.pinned(py)?;
-        let args = IterArgs {
-            reverse,
-            start,
-            stop,
-            include_start,
-            include_stop,
-            prefix,
-            include_key,
-            include_value,
-            verify_checksums,
-            fill_cache,
-        };
+        let args = IterArgs::from_kwargs(kwargs)?;
         PyIterator::new(
             py,
             &self.handle,

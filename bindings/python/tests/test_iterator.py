@@ -83,6 +83,22 @@ def test_bounds_must_be_bytes(small, name):
         small.iterator(**{name: "b"})
 
 
+def test_iterator_keywords_are_checked_alike_on_db_prefixed_db_and_snapshot(small):
+    snapshot = small.snapshot()
+    for owner in [small, small.prefixed_db(b""), snapshot]:
+        with pytest.raises(TypeError, match="unexpected keyword argument 'revers'"):
+            owner.iterator(revers=True)
+        with pytest.raises(TypeError):
+            owner.iterator(True)  # keyword-only, as in plyvel
+        # A flag given as None keeps its default, as plyvel takes it.
+        defaults = list(owner.iterator())
+        assert list(owner.iterator(reverse=None, include_key=None, include_value=None,
+                                   include_start=None, include_stop=None,
+                                   verify_checksums=None, fill_cache=None)) == defaults
+        assert list(owner.iterator(reverse=True, start=None, stop=None, prefix=None)) == defaults[::-1]
+    snapshot.close()
+
+
 def test_user_guide_stepping_example(db):
     for i in range(1, 6):
         db.put(b"key-%d" % i, b"value-%d" % i)

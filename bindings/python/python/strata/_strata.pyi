@@ -68,16 +68,16 @@ class DB:
     def iterator(
         self,
         *,
-        reverse: bool = False,
+        reverse: Optional[bool] = False,
         start: Optional[bytes] = None,
         stop: Optional[bytes] = None,
-        include_start: bool = True,
-        include_stop: bool = False,
+        include_start: Optional[bool] = True,
+        include_stop: Optional[bool] = False,
         prefix: Optional[bytes] = None,
-        include_key: bool = True,
-        include_value: bool = True,
-        verify_checksums: bool = False,
-        fill_cache: bool = True,
+        include_key: Optional[bool] = True,
+        include_value: Optional[bool] = True,
+        verify_checksums: Optional[bool] = False,
+        fill_cache: Optional[bool] = True,
     ) -> Iterator: ...
     def raw_iterator(self, *, verify_checksums: bool = False, fill_cache: bool = True) -> RawIterator: ...
     def snapshot(self) -> Snapshot: ...
@@ -116,16 +116,16 @@ class PrefixedDB:
     def iterator(
         self,
         *,
-        reverse: bool = False,
+        reverse: Optional[bool] = False,
         start: Optional[bytes] = None,
         stop: Optional[bytes] = None,
-        include_start: bool = True,
-        include_stop: bool = False,
+        include_start: Optional[bool] = True,
+        include_stop: Optional[bool] = False,
         prefix: Optional[bytes] = None,
-        include_key: bool = True,
-        include_value: bool = True,
-        verify_checksums: bool = False,
-        fill_cache: bool = True,
+        include_key: Optional[bool] = True,
+        include_value: Optional[bool] = True,
+        verify_checksums: Optional[bool] = False,
+        fill_cache: Optional[bool] = True,
     ) -> Iterator: ...
     def snapshot(self) -> Snapshot: ...
     def prefixed_db(self, prefix: bytes) -> PrefixedDB: ...
@@ -162,16 +162,16 @@ class Snapshot:
     def iterator(
         self,
         *,
-        reverse: bool = False,
+        reverse: Optional[bool] = False,
         start: Optional[bytes] = None,
         stop: Optional[bytes] = None,
-        include_start: bool = True,
-        include_stop: bool = False,
+        include_start: Optional[bool] = True,
+        include_stop: Optional[bool] = False,
         prefix: Optional[bytes] = None,
-        include_key: bool = True,
-        include_value: bool = True,
-        verify_checksums: bool = False,
-        fill_cache: bool = True,
+        include_key: Optional[bool] = True,
+        include_value: Optional[bool] = True,
+        verify_checksums: Optional[bool] = False,
+        fill_cache: Optional[bool] = True,
     ) -> Iterator: ...
     def raw_iterator(self, *, verify_checksums: bool = False, fill_cache: bool = True) -> RawIterator: ...
     def close(self) -> None: ...
