@@ -101,3 +101,25 @@ go-test:
 	$(CARGO) build -p strata-capi --profile=test
 	cd bindings/go && $(go_env) $(GO) vet ./...
 	cd bindings/go && $(go_env) $(GO) test -race -count=1 ./...
+
+# ---- CometBFT on Strata (integrations/cometbft) ----
+.PHONY: test-cometbft
+
+COMETBFT_OUT = $(TARGET_DIR)/cometbft
+cometbft_test_env = GOTOOLCHAIN=local \
+	COMETBFT_STRATA=$(COMETBFT_OUT)/cometbft-strata COMETBFT_LEVELDB=$(COMETBFT_OUT)/cometbft-leveldb \
+	STRATA_LIB=$(COMETBFT_OUT)/strata/lib/libstrata.so STRATA_CLI=$(TARGET_DIR)/debug/strata
+
+# CometBFT v0.38.17 (pinned in integrations/cometbft/go.mod, from the Go module proxy) built with
+# -tags cleveldb twice: against Strata installed as libleveldb (a debug build of the C library)
+# and against Debian's LevelDB, each checked with ldd; then the localnet test (four validators
+# on 127.0.0.1 moving LevelDB -> Strata -> LevelDB, one killed and restarted under load) and the
+# tests of its checks. The hand-run engine comparison is integrations/cometbft/compare.sh.
+test-cometbft: deps
+	rm -rf $(COMETBFT_OUT)
+	$(MAKE) --no-print-directory install-c CAPI_PROFILE=test PREFIX=$(COMETBFT_OUT)/strata
+	$(CARGO) build -p strata-cli --profile=test
+	GO=$(GO) integrations/cometbft/build.sh strata $(COMETBFT_OUT)/strata $(COMETBFT_OUT)/cometbft-strata
+	GO=$(GO) integrations/cometbft/build.sh leveldb $(COMETBFT_OUT)/cometbft-leveldb
+	cd integrations/cometbft && GOTOOLCHAIN=local $(GO) vet ./...
+	cd integrations/cometbft && $(cometbft_test_env) $(GO) test -count=1 -timeout 15m -v ./...

@@ -39,14 +39,19 @@ func Txs(prefix string, n int) []Tx {
 	return txs
 }
 
-// sendAttempts bounds how often one transaction is offered before Send gives up.
-const sendAttempts = 8
+// sendAttempts bounds how often one transaction is offered to a node that does not answer
+// before Send gives up; fullPause is the wait after a node answers that its mempool is full,
+// which is back pressure rather than failure and is waited out for as long as ctx lasts.
+const (
+	sendAttempts = 8
+	fullPause    = 100 * time.Millisecond
+)
 
 // Send broadcasts every tx with broadcast_tx_sync, spread over targets in turn, from workers
 // goroutines and at most rate transactions a second overall (0: as fast as they go). Each must
-// pass CheckTx: a rejection fails Send. A failed connection or a full mempool is retried on the
-// next target after a pause; a retry answered "already in cache" counts as accepted, since the
-// tx reached a mempool on an earlier attempt. accepted (if not nil) counts the accepted txs as
+// pass CheckTx: a rejection fails Send. A failed connection (up to sendAttempts) or a full
+// mempool is retried on the next target after a pause; a retry answered "already in cache"
+// counts as accepted, since the tx reached a mempool on an earlier attempt. accepted (if not nil) counts the accepted txs as
 // they go. Send returns once every tx is accepted, or with the first one that cannot be.
 func Send(ctx context.Context, targets []*Node, txs []Tx, workers int, rate float64, accepted *atomic.Int64) error {
 	if len(targets) == 0 {
@@ -97,8 +102,8 @@ func Send(ctx context.Context, targets []*Node, txs []Tx, workers int, rate floa
 // sendOne offers tx to targets starting at the first-th, as Send describes.
 func sendOne(ctx context.Context, targets []*Node, first int, tx Tx) error {
 	var failures []error
-	for attempt := range sendAttempts {
-		node := targets[(first+attempt)%len(targets)]
+	for offer := 0; len(failures) < sendAttempts; offer++ {
+		node := targets[(first+offer)%len(targets)]
 		res, err := node.RPC.BroadcastTxSync(ctx, tx.Bytes())
 		if err == nil {
 			if res.Code != abci.CodeTypeOK {
@@ -109,22 +114,26 @@ func sendOne(ctx context.Context, targets []*Node, first int, tx Tx) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		pause := fullPause
 		var answer *rpctypes.RPCError
 		var transport *url.Error
 		switch {
-		case errors.As(err, &answer) && attempt > 0 && strings.Contains(answer.Data, "tx already exists in cache"):
+		case errors.As(err, &answer) && offer > 0 && strings.Contains(answer.Data, "tx already exists in cache"):
 			return nil
-		case errors.As(err, &answer) && !strings.Contains(answer.Data, "mempool is full"):
+		case errors.As(err, &answer) && strings.Contains(answer.Data, "mempool is full"):
+		case errors.As(err, &answer):
 			return fmt.Errorf("%s refused tx %s: %w", node.Name, tx.Key, err)
-		case answer == nil && !errors.As(err, &transport):
+		case errors.As(err, &transport):
+			failures = append(failures, fmt.Errorf("%s: %w", node.Name, err))
+			pause = time.Duration(len(failures)) * 250 * time.Millisecond
+		default:
 			return fmt.Errorf("sending tx %s to %s: %w", tx.Key, node.Name, err)
 		}
-		failures = append(failures, fmt.Errorf("%s: %w", node.Name, err))
 		select {
-		case <-time.After(time.Duration(attempt+1) * 250 * time.Millisecond):
+		case <-time.After(pause):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	return fmt.Errorf("tx %s not accepted in %d attempts: %w", tx.Key, sendAttempts, errors.Join(failures...))
+	return fmt.Errorf("tx %s not accepted, %d nodes did not answer: %w", tx.Key, sendAttempts, errors.Join(failures...))
 }

@@ -1,0 +1,194 @@
+// Command compare runs the same CometBFT localnet on several storage engines side by side and
+// prints one table: committed transactions a second, block time, and the size of each node's
+// databases. Each engine is a cometbft binary (integrations/cometbft/build.sh builds them);
+// compare.sh builds all three and runs this. Runs go round by round, every engine once a round in
+// a rotating order, and the table gives each engine's median over the rounds.
+//
+// One run: a fresh network of -validators nodes, -txs kvstore transactions sent as fast as
+// -workers senders go (broadcast_tx_sync, spread over every node), then the network settles,
+// every node must hold the same blocks with exactly those transactions, and the figures are
+// taken from node0's blocks (localnet.Measure) and from every node's data/*.db after it stops.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/strata-db/strata/integrations/cometbft/localnet"
+)
+
+// engine is one column of the comparison: a cometbft binary and the db_backend it runs with.
+type engine struct {
+	name, slug, binary, backend string
+}
+
+// result is one run's figures, with the mean size of a node's databases.
+type result struct {
+	localnet.Figures
+	diskPerNode int64
+}
+
+func main() {
+	goleveldb := flag.String("goleveldb", "", "cometbft binary built without tags (db_backend goleveldb)")
+	leveldb := flag.String("leveldb", "", "cometbft binary built with -tags cleveldb against Debian's LevelDB")
+	strata := flag.String("strata", "", "cometbft binary built with -tags cleveldb against Strata")
+	validators := flag.Int("validators", 4, "validators in the network")
+	txs := flag.Int("txs", 10000, "transactions a run")
+	workers := flag.Int("workers", 16, "concurrent senders")
+	rounds := flag.Int("rounds", 3, "runs of each engine")
+	dir := flag.String("dir", "", "where the networks go (default: a temporary directory, removed)")
+	runTimeout := flag.Duration("run-timeout", 10*time.Minute, "bound on one run")
+	flag.Parse()
+
+	engines := []engine{
+		{"goleveldb", "goleveldb", *goleveldb, "goleveldb"},
+		{"LevelDB 1.23", "leveldb", *leveldb, "cleveldb"},
+		{"Strata", "strata", *strata, "cleveldb"},
+	}
+	for _, e := range engines {
+		if e.binary == "" {
+			log.Fatalf("missing the %s binary (-goleveldb, -leveldb, -strata are all needed)", e.name)
+		}
+		linked, err := localnet.LinkedLevelDB(e.binary)
+		if e.backend == "goleveldb" {
+			linked = "none (pure Go)"
+		} else if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%-13s %s, libleveldb: %s\n", e.name, e.binary, linked)
+	}
+	base := *dir
+	if base == "" {
+		tmp, err := os.MkdirTemp("", "cometbft-compare")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(tmp)
+		base = tmp
+	}
+	results := make([][]result, len(engines))
+	for round := range *rounds {
+		for k := range engines {
+			i := (round + k) % len(engines)
+			runDir := filepath.Join(base, fmt.Sprintf("round%d-%s", round+1, engines[i].slug))
+			r, err := run(engines[i], runDir, *validators, *txs, *workers, *runTimeout)
+			if err != nil {
+				log.Fatalf("round %d, %s: %v", round+1, engines[i].name, err)
+			}
+			fmt.Printf("round %d  %-13s %8.1f tx/s  block time %4d ms  %3d blocks  %6.1f MiB a node\n", round+1,
+				engines[i].name, r.TxPerSecond, r.BlockTime.Milliseconds(), r.Blocks, mib(r.diskPerNode))
+			results[i] = append(results[i], r)
+		}
+	}
+	printTable(engines, results, *validators, *txs, *workers, *rounds)
+}
+
+// run measures one engine on a fresh network in dir.
+func run(e engine, dir string, validators, txs, workers int, timeout time.Duration) (result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	net, err := localnet.Generate(ctx, e.binary, dir, validators, e.backend)
+	if err != nil {
+		return result{}, err
+	}
+	defer net.Close()
+	if err := net.Start(ctx, e.binary); err != nil {
+		return result{}, err
+	}
+	sent := localnet.Txs("bench", txs)
+	start := time.Now()
+	if err := localnet.Send(ctx, net.Nodes, sent, workers, 0, nil); err != nil {
+		return result{}, err
+	}
+	endpoints := net.Endpoints()
+	tip, err := localnet.WaitSettled(ctx, endpoints, 3, time.Second)
+	if err != nil {
+		return result{}, err
+	}
+	blocks, err := localnet.SameBlocks(ctx, endpoints, tip.Height)
+	if err != nil {
+		return result{}, err
+	}
+	if n := localnet.CountTxs(blocks); n != txs {
+		return result{}, fmt.Errorf("the blocks hold %d txs, %d were sent", n, txs)
+	}
+	figures, err := localnet.Measure(blocks, start)
+	if err != nil {
+		return result{}, err
+	}
+	if err := net.Stop(); err != nil {
+		return result{}, err
+	}
+	var disk int64
+	for _, node := range net.Nodes {
+		dirs, err := localnet.DatabaseDirs(node.Home)
+		if err != nil {
+			return result{}, err
+		}
+		for _, db := range dirs {
+			size, err := localnet.DiskUsage(db)
+			if err != nil {
+				return result{}, err
+			}
+			disk += size
+		}
+	}
+	return result{figures, disk / int64(validators)}, os.RemoveAll(dir)
+}
+
+func printTable(engines []engine, results [][]result, validators, txs, workers, rounds int) {
+	fmt.Printf("\n%d validators, %d kvstore txs a run by %d senders, median of %d runs each\n\n",
+		validators, txs, workers, rounds)
+	fmt.Println("| engine | committed tx/s | block time (ms) | blocks | data/*.db a node (MiB) | tx/s, Strata = 1 | size, Strata = 1 |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+	strata := medians(results[len(results)-1])
+	for i, e := range engines {
+		m := medians(results[i])
+		fmt.Printf("| %s | %.1f | %d | %d | %.1f | %.2f | %.2f |\n", e.name, m.TxPerSecond, m.BlockTime.Milliseconds(),
+			m.Blocks, mib(m.diskPerNode), m.TxPerSecond/strata.TxPerSecond, float64(m.diskPerNode)/float64(strata.diskPerNode))
+	}
+	fmt.Println()
+	fmt.Println("tx/s: transactions over the time from the first send to the commit of the last one's block;")
+	fmt.Println("block time: mean interval between those blocks' header times; size: blockstore, state,")
+	fmt.Println("tx_index and evidence databases after the nodes stopped (cs.wal and the rest of data/ left out).")
+	fmt.Println("Runs:", strings.Join(runsLine(engines, results), "; "))
+}
+
+// medians is the median of each figure on its own.
+func medians(rs []result) result {
+	pick := func(values []float64) float64 {
+		slices.Sort(values)
+		return values[len(values)/2]
+	}
+	var tps, blockTime, blocks, disk []float64
+	for _, r := range rs {
+		tps = append(tps, r.TxPerSecond)
+		blockTime = append(blockTime, float64(r.BlockTime))
+		blocks = append(blocks, float64(r.Blocks))
+		disk = append(disk, float64(r.diskPerNode))
+	}
+	m := result{diskPerNode: int64(pick(disk))}
+	m.TxPerSecond, m.BlockTime, m.Blocks = pick(tps), time.Duration(pick(blockTime)), int(pick(blocks))
+	return m
+}
+
+func runsLine(engines []engine, results [][]result) []string {
+	var out []string
+	for i, e := range engines {
+		var tps []string
+		for _, r := range results[i] {
+			tps = append(tps, fmt.Sprintf("%.1f", r.TxPerSecond))
+		}
+		out = append(out, fmt.Sprintf("%s %s tx/s", e.name, strings.Join(tps, ", ")))
+	}
+	return out
+}
+
+func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
