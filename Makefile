@@ -18,8 +18,9 @@ test: deps
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --features strata/testing,strata-cli/leveldb -- -D warnings
 	$(CARGO) test --workspace --features strata/testing,strata-cli/leveldb
-	# The C API under valgrind and installed as libleveldb, the Go binding, the Python binding.
-	$(MAKE) --no-print-directory capi-test go-test test-python
+	# The C API under valgrind and installed as libleveldb, the Go binding, the Python binding,
+	# CometBFT validators on Strata.
+	$(MAKE) --no-print-directory capi-test go-test test-python test-cometbft
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
 # built from the system Python with its site packages (Debian's python3-plyvel, i.e. real
