@@ -70,7 +70,7 @@ func TestValidatorsMoveBetweenLevelDBAndStrata(t *testing.T) {
 	env := readEnvironment(t)
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
-	net, err := localnet.Generate(ctx, env.strataNode, t.TempDir(), validators, "cleveldb")
+	net, err := localnet.Generate(ctx, env.strataNode, t.TempDir(), localnet.Layout{Validators: validators, Backend: "cleveldb"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,13 +74,27 @@ func TestRewriteConfigRefusesUnknownKeysAndTypes(t *testing.T) {
 	}
 }
 
-func TestNodeSettingsNameOnlyKeysCometBFTWrites(t *testing.T) {
+func TestNodeSettingsJoinPeersAndSetTheMempoolOnlyWhenAsked(t *testing.T) {
 	// The generated config.toml of CometBFT v0.38 holds every key nodeSettings sets; the
-	// localnet test proves it on a real one. Here: the peers are joined as CometBFT reads them.
-	settings := nodeSettings("cleveldb", 1, 2, []string{"a@127.0.0.1:3", "b@127.0.0.1:4"})
-	for _, s := range settings {
-		if s.key == "p2p.persistent_peers" && s.value != "a@127.0.0.1:3,b@127.0.0.1:4" {
-			t.Fatalf("persistent_peers = %v", s.value)
+	// localnet test and compare apply them to real ones.
+	find := func(settings []setting, key string) any {
+		for _, s := range settings {
+			if s.key == key {
+				return s.value
+			}
 		}
+		return nil
+	}
+	peers := []string{"a@127.0.0.1:3", "b@127.0.0.1:4"}
+	settings := nodeSettings(Layout{Validators: 3, Backend: "cleveldb"}, 1, 2, peers)
+	if got := find(settings, "p2p.persistent_peers"); got != "a@127.0.0.1:3,b@127.0.0.1:4" {
+		t.Fatalf("persistent_peers = %v", got)
+	}
+	if got := find(settings, "mempool.size"); got != nil {
+		t.Fatalf("mempool.size set to %v without being asked", got)
+	}
+	settings = nodeSettings(Layout{Validators: 3, Backend: "cleveldb", MempoolSize: 70000}, 1, 2, peers)
+	if got := find(settings, "mempool.size"); got != int64(70000) {
+		t.Fatalf("mempool.size = %#v", got)
 	}
 }

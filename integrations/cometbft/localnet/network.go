@@ -28,10 +28,20 @@ type Network struct {
 	Nodes []*Node
 }
 
-// Generate lays out a network of n validators in dir (which must not hold one already) with
-// `binary testnet`, and sets each node's config.toml for this machine and the given db backend
-// ("cleveldb", "goleveldb").
-func Generate(ctx context.Context, binary, dir string, n int, backend string) (*Network, error) {
+// Layout is what a generated network is made of.
+type Layout struct {
+	Validators int
+	Backend    string // db_backend: "cleveldb", "goleveldb"
+	// MempoolSize, when not 0, is each node's mempool capacity in transactions. CometBFT's
+	// default (5,000) is a back pressure a saturating load runs into, and at that limit
+	// broadcast_tx_sync can answer code 0 for a transaction the mempool then drops.
+	MempoolSize int
+}
+
+// Generate lays out a network in dir (which must not hold one already) with `binary testnet`,
+// and sets each node's config.toml for this machine and the layout.
+func Generate(ctx context.Context, binary, dir string, layout Layout) (*Network, error) {
+	n := layout.Validators
 	out, err := exec.CommandContext(ctx, binary, "testnet", "--v", fmt.Sprint(n), "--o", dir).CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("%s testnet: %w\n%s", binary, err, out)
@@ -61,7 +71,7 @@ func Generate(ctx context.Context, binary, dir string, n int, backend string) (*
 				peers = append(peers, fmt.Sprintf("%s@127.0.0.1:%d", peer.ID, peer.P2PPort))
 			}
 		}
-		settings := nodeSettings(backend, node.P2PPort, node.RPCPort, peers)
+		settings := nodeSettings(layout, node.P2PPort, node.RPCPort, peers)
 		if err := rewriteConfig(filepath.Join(node.Home, "config", "config.toml"), settings); err != nil {
 			return nil, err
 		}

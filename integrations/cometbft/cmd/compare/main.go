@@ -4,8 +4,10 @@
 // compare.sh builds all three and runs this. Runs go round by round, every engine once a round in
 // a rotating order, and the table gives each engine's median over the rounds.
 //
-// One run: a fresh network of -validators nodes, -txs kvstore transactions sent as fast as
-// -workers senders go (broadcast_tx_sync, spread over every node), then the network settles,
+// One run: a fresh network of -validators nodes, each mempool sized to hold the whole load (at
+// CometBFT's default size a saturating load is throttled by the mempool, and may lose
+// transactions it was told were accepted), -txs kvstore transactions sent as fast as -workers
+// senders go (broadcast_tx_sync, spread over every node), then the network settles,
 // every node must hold the same blocks with exactly those transactions, and the figures are
 // taken from node0's blocks (localnet.Measure) and from every node's data/*.db after it stops.
 package main
@@ -94,7 +96,7 @@ func main() {
 func run(e engine, dir string, validators, txs, workers int, timeout time.Duration) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	net, err := localnet.Generate(ctx, e.binary, dir, validators, e.backend)
+	net, err := localnet.Generate(ctx, e.binary, dir, localnet.Layout{Validators: validators, Backend: e.backend, MempoolSize: txs})
 	if err != nil {
 		return result{}, err
 	}
