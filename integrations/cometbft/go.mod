@@ -7,6 +7,8 @@ tool github.com/cometbft/cometbft/cmd/cometbft
 require (
 	github.com/BurntSushi/toml v1.4.0
 	github.com/cometbft/cometbft v0.38.17
+	github.com/prometheus/client_model v0.6.1
+	github.com/prometheus/common v0.62.0
 	golang.org/x/sync v0.10.0
 )
 
@@ -61,8 +63,6 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.20.5 // indirect
-	github.com/prometheus/client_model v0.6.1 // indirect
-	github.com/prometheus/common v0.62.0 // indirect
 	github.com/prometheus/procfs v0.15.1 // indirect
 	github.com/rcrowley/go-metrics v0.0.0-20201227073835-cf1acfcdf475 // indirect
 	github.com/rogpeppe/go-internal v1.12.0 // indirect

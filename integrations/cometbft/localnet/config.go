@@ -20,13 +20,13 @@ type setting struct {
 // book would refuse them, all being on one IP, without the two relaxations), the built-in
 // kvstore application, the storage backend, blocks made only when there are transactions (so
 // that an idle network stops at one height every node can be compared at), and the mempool size
-// if the layout sets one.
-func nodeSettings(layout Layout, p2pPort, rpcPort int, peers []string) []setting {
+// and Prometheus endpoint if the layout asks for them.
+func nodeSettings(layout Layout, node *Node, peers []string) []setting {
 	settings := []setting{
 		{"proxy_app", "kvstore"},
 		{"db_backend", layout.Backend},
-		{"rpc.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", rpcPort)},
-		{"p2p.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", p2pPort)},
+		{"rpc.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", node.RPCPort)},
+		{"p2p.laddr", fmt.Sprintf("tcp://127.0.0.1:%d", node.P2PPort)},
 		{"p2p.persistent_peers", strings.Join(peers, ",")},
 		{"p2p.pex", false},
 		{"p2p.addr_book_strict", false},
@@ -35,6 +35,10 @@ func nodeSettings(layout Layout, p2pPort, rpcPort int, peers []string) []setting
 	}
 	if layout.MempoolSize != 0 {
 		settings = append(settings, setting{"mempool.size", int64(layout.MempoolSize)})
+	}
+	if layout.Metrics {
+		settings = append(settings, setting{"instrumentation.prometheus", true},
+			setting{"instrumentation.prometheus_listen_addr", fmt.Sprintf("127.0.0.1:%d", node.MetricsPort)})
 	}
 	return settings
 }

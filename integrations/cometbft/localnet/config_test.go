@@ -74,7 +74,7 @@ func TestRewriteConfigRefusesUnknownKeysAndTypes(t *testing.T) {
 	}
 }
 
-func TestNodeSettingsJoinPeersAndSetTheMempoolOnlyWhenAsked(t *testing.T) {
+func TestNodeSettingsJoinPeersAndSetMempoolAndMetricsOnlyWhenAsked(t *testing.T) {
 	// The generated config.toml of CometBFT v0.38 holds every key nodeSettings sets; the
 	// localnet test and compare apply them to real ones.
 	find := func(settings []setting, key string) any {
@@ -86,15 +86,21 @@ func TestNodeSettingsJoinPeersAndSetTheMempoolOnlyWhenAsked(t *testing.T) {
 		return nil
 	}
 	peers := []string{"a@127.0.0.1:3", "b@127.0.0.1:4"}
-	settings := nodeSettings(Layout{Validators: 3, Backend: "cleveldb"}, 1, 2, peers)
+	node := &Node{P2PPort: 1, RPCPort: 2, MetricsPort: 5}
+	settings := nodeSettings(Layout{Validators: 3, Backend: "cleveldb"}, node, peers)
 	if got := find(settings, "p2p.persistent_peers"); got != "a@127.0.0.1:3,b@127.0.0.1:4" {
 		t.Fatalf("persistent_peers = %v", got)
 	}
-	if got := find(settings, "mempool.size"); got != nil {
-		t.Fatalf("mempool.size set to %v without being asked", got)
+	for _, key := range []string{"mempool.size", "instrumentation.prometheus", "instrumentation.prometheus_listen_addr"} {
+		if got := find(settings, key); got != nil {
+			t.Fatalf("%s set to %v without being asked", key, got)
+		}
 	}
-	settings = nodeSettings(Layout{Validators: 3, Backend: "cleveldb", MempoolSize: 70000}, 1, 2, peers)
+	settings = nodeSettings(Layout{Validators: 3, Backend: "cleveldb", MempoolSize: 70000, Metrics: true}, node, peers)
 	if got := find(settings, "mempool.size"); got != int64(70000) {
 		t.Fatalf("mempool.size = %#v", got)
+	}
+	if got := find(settings, "instrumentation.prometheus_listen_addr"); got != "127.0.0.1:5" {
+		t.Fatalf("prometheus_listen_addr = %#v", got)
 	}
 }

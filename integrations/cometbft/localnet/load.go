@@ -51,8 +51,13 @@ const (
 // goroutines and at most rate transactions a second overall (0: as fast as they go). Each must
 // pass CheckTx: a rejection fails Send. A failed connection (up to sendAttempts) or a full
 // mempool is retried on the next target after a pause; a retry answered "already in cache"
-// counts as accepted, since the tx reached a mempool on an earlier attempt. accepted (if not nil) counts the accepted txs as
-// they go. Send returns once every tx is accepted, or with the first one that cannot be.
+// counts as accepted, since the tx reached a mempool on an earlier attempt. accepted (if not
+// nil) counts the accepted txs as they go. Send returns once every tx is accepted, or with the
+// first one that cannot be.
+//
+// Accepted is not yet committed: a mempool that fills between CometBFT's two checks of its size
+// drops a tx it answered with code 0. Layout.MempoolSize avoids that under a saturating load;
+// the checks of the committed blocks would show such a loss.
 func Send(ctx context.Context, targets []*Node, txs []Tx, workers int, rate float64, accepted *atomic.Int64) error {
 	if len(targets) == 0 {
 		return errors.New("no node to send to")

@@ -36,6 +36,8 @@ type Layout struct {
 	// default (5,000) is a back pressure a saturating load runs into, and at that limit
 	// broadcast_tx_sync can answer code 0 for a transaction the mempool then drops.
 	MempoolSize int
+	// Metrics turns on each node's Prometheus endpoint (Node.MetricsPort), for ReadCommitTimes.
+	Metrics bool
 }
 
 // Generate lays out a network in dir (which must not hold one already) with `binary testnet`,
@@ -46,7 +48,12 @@ func Generate(ctx context.Context, binary, dir string, layout Layout) (*Network,
 	if err != nil {
 		return nil, fmt.Errorf("%s testnet: %w\n%s", binary, err, out)
 	}
-	ports, err := freePorts(2 * n)
+	// Each node's P2P, RPC and, with Metrics, Prometheus port.
+	perNode := 2
+	if layout.Metrics {
+		perNode = 3
+	}
+	ports, err := freePorts(perNode * n)
 	if err != nil {
 		return nil, err
 	}
@@ -58,9 +65,12 @@ func Generate(ctx context.Context, binary, dir string, layout Layout) (*Network,
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		node, err := newNode(name, home, string(key.ID()), ports[2*i], ports[2*i+1])
+		node, err := newNode(name, home, string(key.ID()), ports[perNode*i], ports[perNode*i+1])
 		if err != nil {
 			return nil, err
+		}
+		if layout.Metrics {
+			node.MetricsPort = ports[perNode*i+2]
 		}
 		network.Nodes = append(network.Nodes, node)
 	}
@@ -71,7 +81,7 @@ func Generate(ctx context.Context, binary, dir string, layout Layout) (*Network,
 				peers = append(peers, fmt.Sprintf("%s@127.0.0.1:%d", peer.ID, peer.P2PPort))
 			}
 		}
-		settings := nodeSettings(layout, node.P2PPort, node.RPCPort, peers)
+		settings := nodeSettings(layout, node, peers)
 		if err := rewriteConfig(filepath.Join(node.Home, "config", "config.toml"), settings); err != nil {
 			return nil, err
 		}

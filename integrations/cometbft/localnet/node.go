@@ -27,7 +27,9 @@ type Node struct {
 	ID      string
 	P2PPort int
 	RPCPort int
-	RPC     *rpchttp.HTTP
+	// MetricsPort serves Prometheus metrics when the layout asks for them; 0 otherwise.
+	MetricsPort int
+	RPC         *rpchttp.HTTP
 	// LogPath collects the output of every run of the node, each run headed by a line naming
 	// the binary.
 	LogPath string

@@ -1,6 +1,6 @@
 // Command compare runs the same CometBFT localnet on several storage engines side by side and
-// prints one table: committed transactions a second, block time, and the size of each node's
-// databases. Each engine is a cometbft binary (integrations/cometbft/build.sh builds them);
+// prints one table: committed transactions a second, block time, the time a block spends in
+// consensus's Commit step (where the storage engine is), and the size of each node's databases. Each engine is a cometbft binary (integrations/cometbft/build.sh builds them);
 // compare.sh builds all three and runs this. Runs go round by round, every engine once a round in
 // a rotating order, and the table gives each engine's median over the rounds.
 //
@@ -31,10 +31,13 @@ type engine struct {
 	name, slug, binary, backend string
 }
 
-// result is one run's figures, with the mean size of a node's databases.
+// result is one run's figures, with the mean over the nodes of the time a block spent in the
+// consensus Commit step (localnet.CommitTimes) and of the size of a node's databases.
 type result struct {
 	localnet.Figures
-	diskPerNode int64
+	commitPerBlock   time.Duration
+	finalizePerBlock time.Duration
+	diskPerNode      int64
 }
 
 func main() {
@@ -84,8 +87,8 @@ func main() {
 			if err != nil {
 				log.Fatalf("round %d, %s: %v", round+1, engines[i].name, err)
 			}
-			fmt.Printf("round %d  %-13s %8.1f tx/s  block time %4d ms  %3d blocks  %6.1f MiB a node\n", round+1,
-				engines[i].name, r.TxPerSecond, r.BlockTime.Milliseconds(), r.Blocks, mib(r.diskPerNode))
+			fmt.Printf("round %d  %-13s %8.1f tx/s  block time %4d ms  %3d blocks  commit %6.1f ms a block  %6.1f MiB a node\n",
+				round+1, engines[i].name, r.TxPerSecond, r.BlockTime.Milliseconds(), r.Blocks, ms(r.commitPerBlock), mib(r.diskPerNode))
 			results[i] = append(results[i], r)
 		}
 	}
@@ -96,7 +99,9 @@ func main() {
 func run(e engine, dir string, validators, txs, workers int, timeout time.Duration) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	net, err := localnet.Generate(ctx, e.binary, dir, localnet.Layout{Validators: validators, Backend: e.backend, MempoolSize: txs})
+	net, err := localnet.Generate(ctx, e.binary, dir, localnet.Layout{
+		Validators: validators, Backend: e.backend, MempoolSize: txs, Metrics: true,
+	})
 	if err != nil {
 		return result{}, err
 	}
@@ -125,6 +130,19 @@ func run(e engine, dir string, validators, txs, workers int, timeout time.Durati
 	if err != nil {
 		return result{}, err
 	}
+	var commits localnet.CommitTimes
+	for _, node := range net.Nodes {
+		times, err := localnet.ReadCommitTimes(ctx, node)
+		if err != nil {
+			return result{}, err
+		}
+		commits.Blocks += times.Blocks
+		commits.Commit += times.Commit
+		commits.Finalize += times.Finalize
+	}
+	if commits.Blocks == 0 {
+		return result{}, fmt.Errorf("no node reports a commit step")
+	}
 	if err := net.Stop(); err != nil {
 		return result{}, err
 	}
@@ -142,55 +160,73 @@ func run(e engine, dir string, validators, txs, workers int, timeout time.Durati
 			disk += size
 		}
 	}
-	return result{figures, disk / int64(validators)}, os.RemoveAll(dir)
+	perBlock := func(total time.Duration) time.Duration { return total / time.Duration(commits.Blocks) }
+	r := result{figures, perBlock(commits.Commit), perBlock(commits.Finalize), disk / int64(validators)}
+	return r, os.RemoveAll(dir)
 }
 
 func printTable(engines []engine, results [][]result, validators, txs, workers, rounds int) {
 	fmt.Printf("\n%d validators, %d kvstore txs a run by %d senders, median of %d runs each\n\n",
 		validators, txs, workers, rounds)
-	fmt.Println("| engine | committed tx/s | block time (ms) | blocks | data/*.db a node (MiB) | tx/s, Strata = 1 | size, Strata = 1 |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| engine | committed tx/s | block time (ms) | blocks | Commit step (ms a block) | of which FinalizeBlock | data/*.db a node (MiB) | tx/s, Strata = 1 | Commit step, Strata = 1 | size, Strata = 1 |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	strata := medians(results[len(results)-1])
 	for i, e := range engines {
 		m := medians(results[i])
-		fmt.Printf("| %s | %.1f | %d | %d | %.1f | %.2f | %.2f |\n", e.name, m.TxPerSecond, m.BlockTime.Milliseconds(),
-			m.Blocks, mib(m.diskPerNode), m.TxPerSecond/strata.TxPerSecond, float64(m.diskPerNode)/float64(strata.diskPerNode))
+		fmt.Printf("| %s | %.1f | %d | %d | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f |\n", e.name, m.TxPerSecond,
+			m.BlockTime.Milliseconds(), m.Blocks, ms(m.commitPerBlock), ms(m.finalizePerBlock), mib(m.diskPerNode),
+			m.TxPerSecond/strata.TxPerSecond, float64(m.commitPerBlock)/float64(strata.commitPerBlock),
+			float64(m.diskPerNode)/float64(strata.diskPerNode))
 	}
 	fmt.Println()
-	fmt.Println("tx/s: transactions over the time from the first send to the commit of the last one's block;")
-	fmt.Println("block time: mean interval between those blocks' header times; size: blockstore, state,")
-	fmt.Println("tx_index and evidence databases after the nodes stopped (cs.wal and the rest of data/ left out).")
+	fmt.Println("tx/s: transactions over the time from the first send to the commit of the last one's block.")
+	fmt.Println("block time: mean interval between those blocks' header times.")
+	fmt.Println("Commit step: mean time a block spent in consensus's Commit step (block store write, execution,")
+	fmt.Println("state store write, consensus WAL sync) over every block of every node, from Prometheus metrics;")
+	fmt.Println("FinalizeBlock is the in-memory kvstore's part of it.")
+	fmt.Println("size: blockstore, state, tx_index and evidence databases after the nodes stopped (cs.wal and")
+	fmt.Println("the rest of data/ left out).")
 	fmt.Println("Runs:", strings.Join(runsLine(engines, results), "; "))
 }
 
 // medians is the median of each figure on its own.
 func medians(rs []result) result {
-	pick := func(values []float64) float64 {
-		slices.Sort(values)
-		return values[len(values)/2]
-	}
-	var tps, blockTime, blocks, disk []float64
+	var tps, blockTime, blocks, commit, finalize, disk []float64
 	for _, r := range rs {
 		tps = append(tps, r.TxPerSecond)
 		blockTime = append(blockTime, float64(r.BlockTime))
 		blocks = append(blocks, float64(r.Blocks))
+		commit = append(commit, float64(r.commitPerBlock))
+		finalize = append(finalize, float64(r.finalizePerBlock))
 		disk = append(disk, float64(r.diskPerNode))
 	}
-	m := result{diskPerNode: int64(pick(disk))}
-	m.TxPerSecond, m.BlockTime, m.Blocks = pick(tps), time.Duration(pick(blockTime)), int(pick(blocks))
+	m := result{
+		commitPerBlock:   time.Duration(median(commit)),
+		finalizePerBlock: time.Duration(median(finalize)),
+		diskPerNode:      int64(median(disk)),
+	}
+	m.TxPerSecond, m.BlockTime, m.Blocks = median(tps), time.Duration(median(blockTime)), int(median(blocks))
 	return m
+}
+
+func median(values []float64) float64 {
+	slices.Sort(values)
+	return values[len(values)/2]
 }
 
 func runsLine(engines []engine, results [][]result) []string {
 	var out []string
 	for i, e := range engines {
-		var tps []string
+		var tps, commit []string
 		for _, r := range results[i] {
 			tps = append(tps, fmt.Sprintf("%.1f", r.TxPerSecond))
+			commit = append(commit, fmt.Sprintf("%.1f", ms(r.commitPerBlock)))
 		}
-		out = append(out, fmt.Sprintf("%s %s tx/s", e.name, strings.Join(tps, ", ")))
+		out = append(out, fmt.Sprintf("%s %s tx/s, Commit %s ms", e.name, strings.Join(tps, ", "), strings.Join(commit, ", ")))
 	}
 	return out
 }
 
 func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
