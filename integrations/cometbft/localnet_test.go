@@ -117,9 +117,16 @@ func (s *scenario) logf(format string, args ...any) {
 	s.t.Logf("%6.1fs "+format, append([]any{time.Since(s.began).Seconds()}, args...)...)
 }
 
+// load is a localnet.Send running in the background.
+type load struct {
+	sent atomic.Int64
+	done chan struct{}
+	err  error // Send's result, set before done is closed
+}
+
 // run starts every node on binary, sends txs to all but the last node while during (if any)
 // runs, waits for the network to settle, verifies it, and stops every node.
-func (s *scenario) run(binary string, txs []localnet.Tx, during func(sent *atomic.Int64)) {
+func (s *scenario) run(binary string, txs []localnet.Tx, during func(*load)) {
 	s.t.Helper()
 	if err := s.net.Start(s.ctx, binary); err != nil {
 		s.t.Fatal(err)
@@ -130,16 +137,17 @@ func (s *scenario) run(binary string, txs []localnet.Tx, during func(sent *atomi
 		}
 	}
 	s.logf("%d nodes started on %s; sending %d txs", len(s.net.Nodes), filepath.Base(binary), len(txs))
-	var sent atomic.Int64
-	done := make(chan error, 1)
+	l := &load{done: make(chan struct{})}
 	go func() {
-		done <- localnet.Send(s.ctx, s.net.Nodes[:len(s.net.Nodes)-1], txs, sendWorkers, sendRate, &sent)
+		l.err = localnet.Send(s.ctx, s.net.Nodes[:len(s.net.Nodes)-1], txs, sendWorkers, sendRate, &l.sent)
+		close(l.done)
 	}()
 	if during != nil {
-		during(&sent)
+		during(l)
 	}
-	if err := <-done; err != nil {
-		s.t.Fatal(err)
+	<-l.done
+	if l.err != nil {
+		s.t.Fatal(l.err)
 	}
 	s.committed = append(s.committed, txs...)
 	s.logf("all %d txs accepted", len(txs))
@@ -153,20 +161,20 @@ func (s *scenario) run(binary string, txs []localnet.Tx, during func(sent *atomi
 // killAndRestart kills the last node (which takes no transactions) with SIGKILL once a quarter of
 // the transactions are in, checks its databases as the crash left them, waits for the others to
 // make three blocks without it, and restarts it.
-func (s *scenario) killAndRestart(sent *atomic.Int64) {
+func (s *scenario) killAndRestart(l *load) {
 	s.t.Helper()
 	victim := s.net.Nodes[len(s.net.Nodes)-1]
-	for sent.Load() < 500 {
+	for l.sent.Load() < 500 {
 		select {
-		case <-s.ctx.Done():
-			s.t.Fatal(s.ctx.Err())
+		case <-l.done:
+			s.t.Fatalf("the load ended after %d txs, before the kill: %v", l.sent.Load(), l.err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	if err := victim.Kill(); err != nil {
 		s.t.Fatal(err)
 	}
-	s.logf("%s killed (SIGKILL) after %d txs", victim.Name, sent.Load())
+	s.logf("%s killed (SIGKILL) after %d txs", victim.Name, l.sent.Load())
 	s.checkDatabases(victim)
 	first := s.net.Nodes[0].Endpoint()
 	status, err := first.Status(s.ctx)
@@ -186,7 +194,7 @@ func (s *scenario) killAndRestart(sent *atomic.Int64) {
 		s.t.Fatal(err)
 	}
 	s.requireStrataLoaded(victim)
-	s.logf("%s restarted at network height %d, after %d txs", victim.Name, height, sent.Load())
+	s.logf("%s restarted at network height %d, after %d txs", victim.Name, height, l.sent.Load())
 }
 
 // verifyChain waits until every node is at the same height with the same app hash and nothing
