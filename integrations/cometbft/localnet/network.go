@@ -6,8 +6,9 @@
 // A Network is laid out by `cometbft testnet` and then pointed at loopback ports chosen free on
 // this machine (nodeSettings says what else is changed). Nodes run as child processes that die
 // with the process that started them. Transactions are the built-in kvstore application's
-// "key=value" (Sender); the checks (chain.go, storage.go) read the nodes through their RPC and
-// their data directories through the `strata` tool and plyvel.
+// "key=value" (Send); the checks (chain.go, storage.go) read the nodes through their RPC and
+// their data directories through the `strata` tool and plyvel; measure.go and metrics.go give
+// the figures cmd/compare prints.
 package localnet
 
 import (
