@@ -18,9 +18,11 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/strata-db/strata/integrations/cometbft/localnet"
@@ -40,16 +42,24 @@ type result struct {
 	diskPerNode      int64
 }
 
+// options are the command's flags but the binaries.
+type options struct {
+	validators, txs, workers, rounds int
+	dir                              string
+	runTimeout                       time.Duration
+}
+
 func main() {
 	goleveldb := flag.String("goleveldb", "", "cometbft binary built without tags (db_backend goleveldb)")
 	leveldb := flag.String("leveldb", "", "cometbft binary built with -tags cleveldb against Debian's LevelDB")
 	strata := flag.String("strata", "", "cometbft binary built with -tags cleveldb against Strata")
-	validators := flag.Int("validators", 4, "validators in the network")
-	txs := flag.Int("txs", 10000, "transactions a run")
-	workers := flag.Int("workers", 16, "concurrent senders")
-	rounds := flag.Int("rounds", 3, "runs of each engine")
-	dir := flag.String("dir", "", "where the networks go (default: a temporary directory, removed)")
-	runTimeout := flag.Duration("run-timeout", 10*time.Minute, "bound on one run")
+	var o options
+	flag.IntVar(&o.validators, "validators", 4, "validators in the network")
+	flag.IntVar(&o.txs, "txs", 10000, "transactions a run")
+	flag.IntVar(&o.workers, "workers", 16, "concurrent senders")
+	flag.IntVar(&o.rounds, "rounds", 3, "runs of each engine")
+	flag.StringVar(&o.dir, "dir", "", "where the networks go (default: a temporary directory, removed)")
+	flag.DurationVar(&o.runTimeout, "run-timeout", 10*time.Minute, "bound on one run")
 	flag.Parse()
 
 	engines := []engine{
@@ -57,48 +67,61 @@ func main() {
 		{"LevelDB 1.23", "leveldb", *leveldb, "cleveldb"},
 		{"Strata", "strata", *strata, "cleveldb"},
 	}
+	// An interrupt ends the run in progress, which stops its nodes; the deferred cleanups follow.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := compare(ctx, engines, o)
+	stop()
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// compare runs every engine o.rounds times and prints the table.
+func compare(ctx context.Context, engines []engine, o options) error {
 	for _, e := range engines {
 		if e.binary == "" {
-			log.Fatalf("missing the %s binary (-goleveldb, -leveldb, -strata are all needed)", e.name)
+			return fmt.Errorf("missing the %s binary (-goleveldb, -leveldb, -strata are all needed)", e.name)
 		}
 		linked, err := localnet.LinkedLevelDB(e.binary)
 		if e.backend == "goleveldb" {
 			linked = "none (pure Go)"
 		} else if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		fmt.Printf("%-13s %s, libleveldb: %s\n", e.name, e.binary, linked)
 	}
-	base := *dir
+	base := o.dir
 	if base == "" {
 		tmp, err := os.MkdirTemp("", "cometbft-compare")
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		defer os.RemoveAll(tmp)
 		base = tmp
 	}
 	results := make([][]result, len(engines))
-	for round := range *rounds {
+	for round := range o.rounds {
 		for k := range engines {
 			i := (round + k) % len(engines)
 			runDir := filepath.Join(base, fmt.Sprintf("round%d-%s", round+1, engines[i].slug))
-			r, err := run(engines[i], runDir, *validators, *txs, *workers, *runTimeout)
+			r, err := run(ctx, engines[i], runDir, o)
 			if err != nil {
-				log.Fatalf("round %d, %s: %v", round+1, engines[i].name, err)
+				return fmt.Errorf("round %d, %s: %w", round+1, engines[i].name, err)
 			}
 			fmt.Printf("round %d  %-13s %8.1f tx/s  block time %4d ms  %3d blocks  commit %6.1f ms a block  %6.1f MiB a node\n",
 				round+1, engines[i].name, r.TxPerSecond, r.BlockTime.Milliseconds(), r.Blocks, ms(r.commitPerBlock), mib(r.diskPerNode))
 			results[i] = append(results[i], r)
 		}
 	}
-	printTable(engines, results, *validators, *txs, *workers, *rounds)
+	printTable(engines, results, o)
+	return nil
 }
 
 // run measures one engine on a fresh network in dir.
-func run(e engine, dir string, validators, txs, workers int, timeout time.Duration) (result, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+func run(parent context.Context, e engine, dir string, o options) (result, error) {
+	ctx, cancel := context.WithTimeout(parent, o.runTimeout)
 	defer cancel()
+	validators, txs := o.validators, o.txs
 	net, err := localnet.Generate(ctx, e.binary, dir, localnet.Layout{
 		Validators: validators, Backend: e.backend, MempoolSize: txs, Metrics: true,
 	})
@@ -111,7 +134,7 @@ func run(e engine, dir string, validators, txs, workers int, timeout time.Durati
 	}
 	sent := localnet.Txs("bench", txs)
 	start := time.Now()
-	if err := localnet.Send(ctx, net.Nodes, sent, workers, 0, nil); err != nil {
+	if err := localnet.Send(ctx, net.Nodes, sent, o.workers, 0, nil); err != nil {
 		return result{}, err
 	}
 	endpoints := net.Endpoints()
@@ -165,9 +188,9 @@ func run(e engine, dir string, validators, txs, workers int, timeout time.Durati
 	return r, os.RemoveAll(dir)
 }
 
-func printTable(engines []engine, results [][]result, validators, txs, workers, rounds int) {
+func printTable(engines []engine, results [][]result, o options) {
 	fmt.Printf("\n%d validators, %d kvstore txs a run by %d senders, median of %d runs each\n\n",
-		validators, txs, workers, rounds)
+		o.validators, o.txs, o.workers, o.rounds)
 	fmt.Println("| engine | committed tx/s | block time (ms) | blocks | Commit step (ms a block) | of which FinalizeBlock | data/*.db a node (MiB) | tx/s, Strata = 1 | Commit step, Strata = 1 | size, Strata = 1 |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	strata := medians(results[len(results)-1])
