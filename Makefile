@@ -24,8 +24,9 @@ test: deps
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p strata --no-deps
 	! $(CARGO) tree -p strata -e normal --prefix none | grep -E '^(serde|base64|clap|arbitrary) '
 	$(CARGO) test --workspace --features strata/testing,strata-cli/leveldb
-	# The C API under valgrind and installed as libleveldb, the Go, Python and Node bindings.
-	$(MAKE) --no-print-directory capi-test go-test test-python test-node
+	# The C API under valgrind and installed as libleveldb, the Go, Python and Node bindings,
+	# CometBFT validators on Strata.
+	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-cometbft
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
 # built from the system Python with its site packages (Debian's python3-plyvel, i.e. real
@@ -130,3 +131,25 @@ test-node:
 		tail -n 5 target/abstract-level-suite.tap; exit $$status
 	cd $(NODE_DIR) && node --test test/*.test.js test/*.test.mjs
 	cd $(NODE_DIR) && sh test/pack.sh
+
+# ---- CometBFT on Strata (integrations/cometbft) ----
+.PHONY: test-cometbft
+
+COMETBFT_OUT = $(TARGET_DIR)/cometbft
+cometbft_test_env = GOTOOLCHAIN=local \
+	COMETBFT_STRATA=$(COMETBFT_OUT)/cometbft-strata COMETBFT_LEVELDB=$(COMETBFT_OUT)/cometbft-leveldb \
+	STRATA_LIB=$(COMETBFT_OUT)/strata/lib/libstrata.so STRATA_CLI=$(TARGET_DIR)/debug/strata
+
+# CometBFT v0.38.17 (pinned in integrations/cometbft/go.mod, from the Go module proxy) built with
+# -tags cleveldb twice: against Strata installed as libleveldb (a debug build of the C library)
+# and against Debian's LevelDB, each checked with ldd; then the localnet test (four validators
+# on 127.0.0.1 moving LevelDB -> Strata -> LevelDB, one killed and restarted under load) and the
+# tests of its checks. The hand-run engine comparison is integrations/cometbft/compare.sh.
+test-cometbft: deps
+	rm -rf $(COMETBFT_OUT)
+	$(MAKE) --no-print-directory install-c CAPI_PROFILE=test PREFIX=$(COMETBFT_OUT)/strata
+	$(CARGO) build -p strata-cli --profile=test
+	GO=$(GO) integrations/cometbft/build.sh strata $(COMETBFT_OUT)/strata $(COMETBFT_OUT)/cometbft-strata
+	GO=$(GO) integrations/cometbft/build.sh leveldb $(COMETBFT_OUT)/cometbft-leveldb
+	cd integrations/cometbft && GOTOOLCHAIN=local $(GO) vet ./...
+	cd integrations/cometbft && $(cometbft_test_env) $(GO) test -count=1 -timeout 15m -v ./...
