@@ -116,3 +116,36 @@ fn unknown_workload_is_rejected_with_the_valid_names() {
         "{stderr}"
     );
 }
+
+#[cfg(feature = "leveldb")]
+#[test]
+fn sweep_prints_table_one_with_medians_of_interleaved_rounds() {
+    let stdout = bench(&[
+        "--sweep",
+        "paper",
+        "--num",
+        "1000",
+        "--engines",
+        "strata,leveldb",
+        "--repeat",
+        "1",
+        "--no_settle",
+    ]);
+    assert!(
+        stdout.contains("reads run 3 rounds, engines taking turns"),
+        "at least three rounds whatever --repeat says:\n{stdout}"
+    );
+    assert!(stdout.contains("one clock reading costs"), "{stdout}");
+    assert!(!stdout.contains("WARNING: WB"), "wrong answers:\n{stdout}");
+    for row in ["GET from cache", "GET missing (bloom)", "GET from MemTable"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no row {row}:\n{stdout}"));
+        assert_eq!(
+            line.matches(" / ").count(),
+            3,
+            "a p50 / p99 per column: {line}"
+        );
+    }
+}

@@ -28,8 +28,15 @@
 //!
 //! The OS page cache is not dropped (that would disturb the whole machine), so "cold" means
 //! cold in the engine's caches: reads of files come from memory through the kernel.
+//!
+//! Timing: each PUT runs once per engine. The reads (2-6) then run `--repeat` times (at least
+//! 3), the engines taking turns in each round (the first engine changes every round), each
+//! round on a fresh open; a cell shows the median of its rounds' p50 and of their p99. Each
+//! call is timed on its own, but for the memtable reads, which take well under a microsecond:
+//! they are timed in batches of [`MEMTABLE_BATCH`] calls, each call counted as the batch's
+//! mean. The header reports what one reading of the clock costs.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -51,6 +58,11 @@ use super::suite::VALUE_SEED;
 const SAMPLES: u64 = 1000;
 /// Reads of the memtable test.
 const MEMTABLE_READS: u64 = 10_000;
+/// Memtable reads timed together (one call is far below the clock's resolution for a
+/// percentile to mean anything).
+const MEMTABLE_BATCH: u64 = 16;
+/// Fewest rounds of the reads.
+const MIN_ROUNDS: usize = 3;
 /// Longest wait for an engine to settle.
 const SETTLE_LIMIT: Duration = Duration::from_secs(600);
 
@@ -146,25 +158,76 @@ impl Test {
     }
 }
 
-/// One measured cell.
+/// One measured cell: the median over its rounds.
 #[derive(Debug, Clone)]
 pub struct Cell {
     pub column: usize,
     pub compression: Compression,
     pub engine: EngineKind,
     pub test: Test,
-    /// Per-op latency in ns.
-    pub hist: Histogram<u64>,
-    /// Wall time of the whole test.
+    /// Median of the rounds' p50 and p99, in µs.
+    pub p50_us: f64,
+    pub p99_us: f64,
+    /// Median of the rounds' mean latency, in µs.
+    pub mean_us: f64,
+    /// Operations a round.
+    pub ops: u64,
+    /// Median wall time of a round.
     pub seconds: f64,
-    /// Reads that found their key (for GETs).
+    /// Rounds measured.
+    pub rounds: usize,
+    /// Reads that found their key (for GETs), in the first round.
     pub found: Option<u64>,
 }
 
 impl Cell {
-    fn us(&self, q: f64) -> f64 {
-        self.hist.value_at_quantile(q) as f64 / 1000.0
+    /// The median of `runs`, each a round of the same test.
+    fn from_runs(
+        column: usize,
+        compression: Compression,
+        engine: EngineKind,
+        test: Test,
+        runs: &[Measured],
+    ) -> Cell {
+        let us = |f: &dyn Fn(&Measured) -> f64| median(runs.iter().map(f).collect());
+        Cell {
+            column,
+            compression,
+            engine,
+            test,
+            p50_us: us(&|m| m.hist.value_at_quantile(0.5) as f64 / 1000.0),
+            p99_us: us(&|m| m.hist.value_at_quantile(0.99) as f64 / 1000.0),
+            mean_us: us(&|m| m.hist.mean() / 1000.0),
+            ops: runs.first().map_or(0, |m| m.hist.len()),
+            seconds: us(&|m| m.seconds),
+            rounds: runs.len(),
+            found: runs.first().and_then(|m| m.found),
+        }
     }
+}
+
+/// The median of `values` (the mean of the middle two for an even count); 0 for none.
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// What one reading of the monotonic clock costs: the median gap between back-to-back
+/// readings.
+fn clock_cost() -> Duration {
+    let mut gaps: Vec<Duration> = (0..10_001)
+        .map(|_| {
+            let a = Instant::now();
+            Instant::now().duration_since(a)
+        })
+        .collect();
+    gaps.sort_unstable();
+    gaps[gaps.len() / 2]
 }
 
 /// The outcome of a sweep.
@@ -199,59 +262,67 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
     if cfg!(debug_assertions) {
         println!("WARNING: built without optimizations; timings are not meaningful");
     }
+    let rounds = cfg.repeat.max(MIN_ROUNDS);
+    println!(
+        "Timing: one clock reading costs {} ns; reads run {rounds} rounds, engines taking \
+         turns; memtable reads timed in batches of {MEMTABLE_BATCH}",
+        clock_cost().as_nanos()
+    );
     let mut cells = Vec::new();
     for (ci, &column) in cols.iter().enumerate() {
         for compression in [Compression::Snappy, Compression::None] {
-            for &engine in engines {
-                let options = BenchOptions {
-                    write_buffer_size: column.write_buffer,
-                    block_size: column.block_size,
-                    bloom_bits: Some(bloom_bits),
-                    compression,
-                    ..cfg.options.clone()
-                };
-                let dir = cfg.db.join(format!("sweep-{}", engine.name()));
-                let params = Params {
-                    dir: &dir,
-                    options,
+            let params: Vec<Params<'_>> = engines
+                .iter()
+                .map(|&engine| Params {
+                    dir: cfg.db.join(format!("sweep-{}", engine.name())),
+                    engine,
+                    options: BenchOptions {
+                        write_buffer_size: column.write_buffer,
+                        block_size: column.block_size,
+                        bloom_bits: Some(bloom_bits),
+                        compression,
+                        ..cfg.options.clone()
+                    },
                     num: cfg.num,
                     value_size: cfg.value_size,
                     memtable_keys: memtable_keys(column, cfg.value_size),
                     values: &values,
                     progress: cfg.progress,
+                    settle: cfg.settle,
                     label: format!(
                         "{} {} {}",
                         column.header(),
                         compression.name(),
                         engine.name()
                     ),
-                };
-                let measured = measure_kind(engine, &params)?;
-                for (test, m) in &measured {
-                    if let Some(problem) = wrong_answers(*test, m, &params) {
-                        println!("  WARNING: {}: {}: {problem}", params.label, test.id());
+                })
+                .collect();
+            let mut runs: Vec<Vec<(Test, Measured)>> = Vec::with_capacity(params.len());
+            for p in &params {
+                let put = build_kind(p)?;
+                println!("  done: {}: PUT {:.2} s", p.label, put.seconds);
+                runs.push(vec![(Test::Put, put)]);
+            }
+            for round in 0..rounds {
+                for turn in 0..params.len() {
+                    let e = (round + turn) % params.len();
+                    let p = &params[e];
+                    for (test, m) in read_kind(p)? {
+                        if let Some(problem) = wrong_answers(test, &m, p) {
+                            println!("  WARNING: {}: {}: {problem}", p.label, test.id());
+                        }
+                        runs[e].push((test, m));
                     }
                 }
-                println!(
-                    "  done: {} / {} / {}: PUT {:.2} s",
-                    column.header(),
-                    compression.name(),
-                    engine.name(),
-                    measured
+            }
+            for (p, engine_runs) in params.iter().zip(runs) {
+                for test in Test::ALL {
+                    let of_test: Vec<Measured> = engine_runs
                         .iter()
-                        .find(|(t, _)| *t == Test::Put)
-                        .map_or(0.0, |(_, m)| m.seconds)
-                );
-                for (test, m) in measured {
-                    cells.push(Cell {
-                        column: ci,
-                        compression,
-                        engine,
-                        test,
-                        hist: m.hist,
-                        seconds: m.seconds,
-                        found: m.found,
-                    });
+                        .filter(|(t, _)| *t == test)
+                        .map(|(_, m)| m.clone())
+                        .collect();
+                    cells.push(Cell::from_runs(ci, compression, p.engine, test, &of_test));
                 }
             }
         }
@@ -288,35 +359,55 @@ fn memtable_keys(column: Column, value_size: usize) -> u64 {
 }
 
 struct Params<'a> {
-    dir: &'a Path,
+    dir: PathBuf,
+    engine: EngineKind,
     options: BenchOptions,
     num: u64,
     value_size: usize,
     memtable_keys: u64,
     values: &'a ValuePool,
     progress: bool,
+    /// Wait for background work to end before timing (`--no_settle` turns it off).
+    settle: bool,
     label: String,
 }
 
+#[derive(Clone)]
 struct Measured {
     hist: Histogram<u64>,
     seconds: f64,
     found: Option<u64>,
 }
 
-fn measure_kind(kind: EngineKind, p: &Params<'_>) -> BenchResult<Vec<(Test, Measured)>> {
-    match kind {
-        EngineKind::Strata => measure::<super::strata_engine::StrataEngine>(p),
+fn build_kind(p: &Params<'_>) -> BenchResult<Measured> {
+    match p.engine {
+        EngineKind::Strata => build::<super::strata_engine::StrataEngine>(p),
         #[cfg(feature = "leveldb")]
-        EngineKind::Leveldb => measure::<super::leveldb_engine::LevelDbEngine>(p),
+        EngineKind::Leveldb => build::<super::leveldb_engine::LevelDbEngine>(p),
         #[cfg(feature = "rocksdb")]
-        EngineKind::Rocksdb => measure::<super::rocksdb_engine::RocksDbEngine>(p),
+        EngineKind::Rocksdb => build::<super::rocksdb_engine::RocksDbEngine>(p),
         #[allow(unreachable_patterns)]
         other => Err(not_compiled_in(other)),
     }
 }
 
-fn settle(dir: &Path, progress: bool, what: &str) {
+fn read_kind(p: &Params<'_>) -> BenchResult<Vec<(Test, Measured)>> {
+    match p.engine {
+        EngineKind::Strata => reads::<super::strata_engine::StrataEngine>(p),
+        #[cfg(feature = "leveldb")]
+        EngineKind::Leveldb => reads::<super::leveldb_engine::LevelDbEngine>(p),
+        #[cfg(feature = "rocksdb")]
+        EngineKind::Rocksdb => reads::<super::rocksdb_engine::RocksDbEngine>(p),
+        #[allow(unreachable_patterns)]
+        other => Err(not_compiled_in(other)),
+    }
+}
+
+fn settle(p: &Params<'_>) {
+    if !p.settle {
+        return;
+    }
+    let (dir, progress, what) = (&p.dir, p.progress, &p.label);
     let bar = ProgressRun::start(progress, None, format!("{what}: settling"));
     let (_, gave_up) = wait_idle(dir, SETTLE_LIMIT);
     bar.finish();
@@ -325,9 +416,11 @@ fn settle(dir: &Path, progress: bool, what: &str) {
     }
 }
 
-/// Times `op` once per item, into a histogram.
+/// Times `op` on each item, into a histogram of per-call latencies: each call on its own, or
+/// `batch` calls together, each counted as the batch's mean.
 fn timed<T>(
     items: impl Iterator<Item = T>,
+    batch: u64,
     progress: &Progress,
     mut op: impl FnMut(T) -> BenchResult<bool>,
 ) -> BenchResult<Measured> {
@@ -335,19 +428,30 @@ fn timed<T>(
     let mut found = 0;
     let start = Instant::now();
     let mut last = start;
+    let mut in_batch = 0u64;
     let mut done = 0u64;
+    let mut record = |now: Instant, last: Instant, calls: u64| {
+        let nanos = u64::try_from(now.duration_since(last).as_nanos()).unwrap_or(u64::MAX);
+        let _ = hist.record_n((nanos / calls).max(1), calls);
+    };
     for item in items {
         if op(item)? {
             found += 1;
         }
-        let now = Instant::now();
-        let nanos = u64::try_from(now.duration_since(last).as_nanos()).unwrap_or(u64::MAX);
-        hist.saturating_record(nanos.max(1));
-        last = now;
+        in_batch += 1;
+        if in_batch == batch {
+            let now = Instant::now();
+            record(now, last, in_batch);
+            last = now;
+            in_batch = 0;
+        }
         done += 1;
         if done % 1024 == 0 {
             progress.inc(1024);
         }
+    }
+    if in_batch > 0 {
+        record(Instant::now(), last, in_batch);
     }
     Ok(Measured {
         hist,
@@ -356,54 +460,54 @@ fn timed<T>(
     })
 }
 
-fn measure<E: Engine>(p: &Params<'_>) -> BenchResult<Vec<(Test, Measured)>> {
-    let dir = p.dir.to_path_buf();
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    E::destroy(&dir)?;
+/// The PUT test: a new database filled with shuffled keys, then duplicates; settled and
+/// closed.
+fn build<E: Engine>(p: &Params<'_>) -> BenchResult<Measured> {
+    let dir = &p.dir;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    E::destroy(dir)?;
     let mut key = KeyBuf::new();
-    let mut out = Vec::new();
-
-    // 1. PUT: shuffled keys, then duplicates.
     let mut rng = SmallRng::seed_from_u64(3);
     let mut order: Vec<u64> = (0..p.num).collect();
     order.shuffle(&mut rng);
     let dups: Vec<u64> = (0..p.num / 10).map(|_| rng.gen_range(0..p.num)).collect();
-    {
-        let db = E::open(&dir, &p.options)?;
-        let bar = ProgressRun::start(
-            p.progress,
-            Some(p.num + p.num / 10),
-            format!("{}: PUT", p.label),
-        );
-        let mut values = p.values.cursor();
-        let mut put = timed(order.iter().chain(dups.iter()), &bar.handle(), |&k| {
-            db.put(key.key(k), values.next_value(p.value_size), false)?;
-            Ok(true)
-        });
-        bar.finish();
-        if let Ok(m) = &mut put {
-            m.found = None;
-        }
-        out.push((Test::Put, put?));
-        settle(&dir, p.progress, &p.label);
-    }
-    drop(order);
+    let db = E::open(dir, &p.options)?;
+    let bar = ProgressRun::start(
+        p.progress,
+        Some(p.num + p.num / 10),
+        format!("{}: PUT", p.label),
+    );
+    let mut values = p.values.cursor();
+    let put = timed(order.iter().chain(dups.iter()), 1, &bar.handle(), |&k| {
+        db.put(key.key(k), values.next_value(p.value_size), false)?;
+        Ok(true)
+    });
+    bar.finish();
+    settle(p);
+    put.map(|m| Measured { found: None, ..m })
+}
 
+/// One round of the GET tests (2-6) on the database `build` made; it is opened afresh, so
+/// its caches start cold.
+fn reads<E: Engine>(p: &Params<'_>) -> BenchResult<Vec<(Test, Measured)>> {
+    let dir = &p.dir;
+    let mut key = KeyBuf::new();
+    let mut out = Vec::new();
     let stride = (p.num / SAMPLES).max(1);
     let samples: Vec<u64> = (0..SAMPLES.min(p.num)).map(|i| i * stride).collect();
     let hidden = Progress::hidden();
 
     // 2-4: reopened with the bloom filter, caches cold.
     {
-        let db = E::open(&dir, &p.options)?;
-        settle(&dir, p.progress, &p.label);
-        let table = timed(samples.iter(), &hidden, |&k| {
+        let db = E::open(dir, &p.options)?;
+        settle(p);
+        let table = timed(samples.iter(), 1, &hidden, |&k| {
             Ok(db.get(key.key(k))?.is_some())
         })?;
-        let cache = timed(samples.iter(), &hidden, |&k| {
+        let cache = timed(samples.iter(), 1, &hidden, |&k| {
             Ok(db.get(key.key(k))?.is_some())
         })?;
-        let missing = timed(samples.iter(), &hidden, |&k| {
+        let missing = timed(samples.iter(), 1, &hidden, |&k| {
             Ok(db.get(key.missing(k + stride / 2))?.is_some())
         })?;
         out.push((Test::GetNewTable, table));
@@ -417,12 +521,12 @@ fn measure<E: Engine>(p: &Params<'_>) -> BenchResult<Vec<(Test, Measured)>> {
             bloom_bits: None,
             ..p.options.clone()
         };
-        let db = E::open(&dir, &no_bloom)?;
-        settle(&dir, p.progress, &p.label);
+        let db = E::open(dir, &no_bloom)?;
+        settle(p);
         for &k in &samples {
             db.get(key.key(k))?;
         }
-        let missing = timed(samples.iter(), &hidden, |&k| {
+        let missing = timed(samples.iter(), 1, &hidden, |&k| {
             Ok(db.get(key.missing(k + stride / 2))?.is_some())
         })?;
         out.push((Test::GetMissingNoBloom, missing));
@@ -432,12 +536,11 @@ fn measure<E: Engine>(p: &Params<'_>) -> BenchResult<Vec<(Test, Measured)>> {
             db.put(key.key(p.num + j), values.next_value(p.value_size), false)?;
         }
         let fresh = p.memtable_keys;
-        let memtable = timed(0..MEMTABLE_READS, &hidden, |i| {
+        let memtable = timed(0..MEMTABLE_READS, MEMTABLE_BATCH, &hidden, |i| {
             Ok(db.get(key.key(p.num + i % fresh))?.is_some())
         })?;
         out.push((Test::GetMemtable, memtable));
     }
-    out.sort_by_key(|(t, _)| Test::ALL.iter().position(|a| a == t));
     Ok(out)
 }
 
@@ -480,10 +583,10 @@ fn cell_text(cell: Option<&Cell>, shown: Shown) -> String {
     match (cell, shown) {
         (None, _) => "-".to_owned(),
         (Some(x), Shown::Throughput) => {
-            let per_second = x.hist.len() as f64 / x.seconds.max(1e-9);
+            let per_second = x.ops as f64 / x.seconds.max(1e-9);
             format!("{:.2} s, {:.0}k/s", x.seconds, per_second / 1000.0)
         }
-        (Some(x), Shown::Percentiles) => format!("{:.2} / {:.2}", x.us(0.5), x.us(0.99)),
+        (Some(x), Shown::Percentiles) => format!("{:.2} / {:.2}", x.p50_us, x.p99_us),
     }
 }
 
@@ -529,8 +632,9 @@ pub fn table(r: &SweepResults) -> String {
     }
     let _ = writeln!(
         out,
-        "Latencies: p50 / p99 in µs. PUT: {} keys in shuffled order then {} duplicates, \
-         {}-byte values. WB = write buffer, BS = block size (asked→used).",
+        "Latencies: p50 / p99 in µs (GETs: medians over the rounds). PUT: {} keys in shuffled \
+         order then {} duplicates, {}-byte values. WB = write buffer, BS = block size \
+         (asked→used).",
         r.num,
         r.num / 10,
         r.value_size
@@ -553,6 +657,7 @@ struct JsonCell<'a> {
     p50_us: f64,
     p99_us: f64,
     seconds: f64,
+    rounds: usize,
     found: Option<u64>,
 }
 
@@ -574,11 +679,12 @@ pub fn to_json(r: &SweepResults) -> BenchResult<String> {
                 block_size: column.block_size,
                 effective_block_size: column.effective_block_size(),
                 compression: c.compression.name(),
-                ops: c.hist.len(),
-                micros_per_op: c.hist.mean() / 1000.0,
-                p50_us: c.us(0.5),
-                p99_us: c.us(0.99),
+                ops: c.ops,
+                micros_per_op: c.mean_us,
+                p50_us: c.p50_us,
+                p99_us: c.p99_us,
                 seconds: c.seconds,
+                rounds: c.rounds,
                 found: c.found,
             }
         })
@@ -616,6 +722,51 @@ mod tests {
             block_size: 4 << 10,
         };
         assert_eq!(default.header(), "WB 4 MiB / BS 4 KiB");
+    }
+
+    #[test]
+    fn medians_of_odd_and_even_counts() {
+        assert_eq!(median(vec![]), 0.0);
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+
+    #[test]
+    fn batched_timing_counts_every_call_at_the_batch_mean() {
+        let hidden = Progress::hidden();
+        let m = timed(0..100u64, 16, &hidden, |i| Ok(i % 2 == 0)).unwrap();
+        assert_eq!(m.hist.len(), 100, "six batches of 16 and one of 4");
+        assert_eq!(m.found, Some(50));
+        let slow = timed(0..3u64, 1, &hidden, |_| {
+            std::thread::sleep(Duration::from_millis(2));
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(slow.hist.len(), 3);
+        assert!(slow.hist.min() >= 2_000_000, "{}", slow.hist.min());
+    }
+
+    #[test]
+    fn a_cell_is_the_median_of_its_rounds() {
+        let round = |micros: u64| {
+            let mut hist = new_histogram();
+            hist.record_n(micros * 1000, 10).unwrap();
+            Measured {
+                hist,
+                seconds: micros as f64,
+                found: Some(10),
+            }
+        };
+        let runs = [round(5), round(1), round(3)];
+        let cell = Cell::from_runs(
+            0,
+            Compression::None,
+            EngineKind::Strata,
+            Test::GetCache,
+            &runs,
+        );
+        assert!((cell.p50_us - 3.0).abs() < 0.01, "{}", cell.p50_us);
+        assert_eq!((cell.rounds, cell.ops, cell.seconds), (3, 10, 3.0));
     }
 
     #[test]
