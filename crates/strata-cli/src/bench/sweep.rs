@@ -36,7 +36,7 @@
 //! they are timed in batches of [`MEMTABLE_BATCH`] calls, each call counted as the batch's
 //! mean. The header reports what one reading of the clock costs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
