@@ -33,8 +33,12 @@ impl Logger for JavaLogger {
             let message = JString::from_str(env, message)?;
             self.target.log(env, &message)
         });
-        if let Err(e) = logged {
-            eprintln!("strata: the Java logger failed to log a message: {e}");
+        match logged {
+            Ok(()) => {}
+            Err(jni::errors::Error::CaughtJavaException { name, msg, .. }) => {
+                eprintln!("strata: the Java logger threw {name}: {msg}");
+            }
+            Err(e) => eprintln!("strata: the Java logger failed: {e}"),
         }
     }
 }
