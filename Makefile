@@ -18,8 +18,8 @@ test: deps
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --features strata/testing,strata-cli/leveldb -- -D warnings
 	$(CARGO) test --workspace --features strata/testing,strata-cli/leveldb
-	# The C API under valgrind and installed as libleveldb, the Go binding, the Python binding.
-	$(MAKE) --no-print-directory capi-test go-test test-python
+	# The C API under valgrind and installed as libleveldb, the Go, Python and Java bindings.
+	$(MAKE) --no-print-directory capi-test go-test test-python test-java
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
 # built from the system Python with its site packages (Debian's python3-plyvel, i.e. real
@@ -101,3 +101,21 @@ go-test:
 	$(CARGO) build -p strata-capi --profile=test
 	cd bindings/go && $(go_env) $(GO) vet ./...
 	cd bindings/go && $(go_env) $(GO) test -race -count=1 ./...
+
+# ---- The Java binding (bindings/java: Maven, with its JNI library in Rust in native/) ----
+.PHONY: test-java
+
+# Lints of the JNI crate, then Maven: cargo builds the library (the quick jtest profile) into the
+# jar, and the JUnit 5 suite runs, with leveldbjni 1.8 from Maven Central as real LevelDB. A JDK
+# and Maven come from Debian when missing; Maven fetches the rest from Maven Central.
+# Where Maven has cargo build (pom.xml's cargo.target.dir), shared with clippy.
+JAVA_CARGO_TARGET := $(CURDIR)/bindings/java/target/cargo
+test-java:
+	command -v mvn >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 || { \
+		sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq default-jdk-headless maven >/dev/null; }
+	cd bindings/java/native && $(CARGO) fmt --check
+	cd bindings/java/native && $(CARGO) clippy --locked --all-targets --profile jtest \
+		--target-dir $(JAVA_CARGO_TARGET) -- -D warnings
+	cd bindings/java && mvn -B --no-transfer-progress -Dnative.profile=jtest verify

@@ -149,11 +149,14 @@ pub fn iterator<'local>(
     })
 }
 
+/// Owned key ranges: `(start, limit)` pairs.
+type KeyRanges = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// The key ranges of `bounds` (`{start0, limit0, start1, limit1, ...}`).
 fn ranges(
     env: &mut Env<'_>,
     bounds: &JObjectArray<'_, JByteArray<'_>>,
-) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Error> {
+) -> Result<KeyRanges, Error> {
     if bounds.is_null() {
         return Err(Error::Misuse("ranges must not be null".to_owned()));
     }
@@ -240,7 +243,10 @@ pub fn suspend_compactions<'local>(
     handle: jlong,
 ) {
     run(&mut env, |_| {
-        database(handle)?.call(|engine| Ok(engine.suspend_compactions()))
+        database(handle)?.call(|engine| {
+            engine.suspend_compactions();
+            Ok(())
+        })
     })
 }
 
@@ -251,7 +257,10 @@ pub fn resume_compactions<'local>(
     handle: jlong,
 ) {
     run(&mut env, |_| {
-        database(handle)?.call(|engine| Ok(engine.resume_compactions()))
+        database(handle)?.call(|engine| {
+            engine.resume_compactions();
+            Ok(())
+        })
     })
 }
 
