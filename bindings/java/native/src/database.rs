@@ -6,7 +6,14 @@
 //! them; after it, every call fails with "the database is closed". Closing also drops the
 //! engine iterator of every live iterator (iterators hold table files open); those iterators
 //! then fail the same way.
+//!
+//! `close()` first marks the database closing, which refuses new calls, so a steady stream of
+//! calls from other threads cannot keep it waiting. Calls take the read lock even while
+//! `close()` waits for the write lock, and `resumeCompactions` is let in while closing: a
+//! writer stalled by `suspendCompactions` (it waits for the resume while holding the read
+//! lock) must be able to get its resume, or `close()` would wait forever.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
 use parking_lot::{Mutex, RwLock};
@@ -25,6 +32,8 @@ struct Registry {
 /// An open (or closed) database.
 pub(crate) struct Database {
     engine: RwLock<Option<strata::DB>>,
+    /// Set when `close()` starts: new calls are refused.
+    closing: AtomicBool,
     /// Where the Java comparator's failure is recorded, if the database has one.
     comparator_failure: Option<Arc<Failure>>,
     /// `Options.verifyChecksums`: every read verifies checksums.
@@ -47,6 +56,7 @@ impl Database {
     ) -> Database {
         Database {
             engine: RwLock::new(Some(engine)),
+            closing: AtomicBool::new(false),
             comparator_failure,
             verify_checksums,
             cursors: Mutex::new(Registry {
@@ -65,13 +75,25 @@ impl Database {
     }
 
     /// Runs `f` on the engine on the caller's thread (see `comparator::on_caller`); fails when
-    /// closed or when the comparator threw before or during the call.
+    /// closed (or closing) or when the comparator threw before or during the call.
     pub(crate) fn call<T>(
         &self,
         f: impl FnOnce(&strata::DB) -> strata::Result<T>,
     ) -> Result<T, Error> {
+        self.call_even_while_closing(false, f)
+    }
+
+    /// [`Database::call`]; with `while_closing`, also while `close()` waits for calls in flight.
+    pub(crate) fn call_even_while_closing<T>(
+        &self,
+        while_closing: bool,
+        f: impl FnOnce(&strata::DB) -> strata::Result<T>,
+    ) -> Result<T, Error> {
         self.check_comparator()?;
-        let engine = self.engine.read();
+        if !while_closing && self.closing.load(Ordering::Acquire) {
+            return Err(Error::closed("database"));
+        }
+        let engine = self.engine.read_recursive();
         let db = engine.as_ref().ok_or_else(|| Error::closed("database"))?;
         let result = comparator::on_caller(|| f(db));
         self.check_comparator()?;
@@ -93,7 +115,10 @@ impl Database {
     /// looks at the registry) always sees it.
     pub(crate) fn new_cursor(&self, options: &ReadOptions) -> Result<Arc<Mutex<Cursor>>, Error> {
         self.check_comparator()?;
-        let engine = self.engine.read();
+        if self.closing.load(Ordering::Acquire) {
+            return Err(Error::closed("database"));
+        }
+        let engine = self.engine.read_recursive();
         let db = engine.as_ref().ok_or_else(|| Error::closed("database"))?;
         let cursor = Arc::new(Mutex::new(Cursor::new(db.iter_opt(options))));
         let mut registry = self.cursors.lock();
@@ -108,6 +133,7 @@ impl Database {
     /// Closes the engine: waits for calls in flight, releases every live iterator, then drops
     /// the database (its background work ends, its files are closed). Idempotent.
     pub(crate) fn close(&self) {
+        self.closing.store(true, Ordering::Release);
         let mut engine = self.engine.write();
         let cursors = std::mem::take(&mut self.cursors.lock().live);
         for cursor in cursors.iter().filter_map(Weak::upgrade) {

@@ -257,7 +257,7 @@ pub fn resume_compactions<'local>(
     handle: jlong,
 ) {
     run(&mut env, |_| {
-        database(handle)?.call(|engine| {
+        database(handle)?.call_even_while_closing(true, |engine| {
             engine.resume_compactions();
             Ok(())
         })

@@ -241,6 +241,45 @@ class DbTest {
         }
     }
 
+    @Test
+    void closeWaitsForAWriterStalledBySuspendedCompactionsUntilTheResume() throws Exception {
+        DB db = factory.open(dir.toFile(), new Options().createIfMissing(true).writeBufferSize(64 << 10));
+        db.suspendCompactions();
+        byte[] value = new byte[1024];
+        java.util.concurrent.atomic.AtomicReference<Throwable> writerEnd = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread writer = new Thread(() -> {
+            try {
+                for (int round = 0; round < 40; round++) {
+                    for (int i = 0; i < 64; i++) {
+                        db.put(bytes(String.format("k%05d", i)), value);
+                    }
+                }
+            } catch (Throwable e) {
+                writerEnd.set(e);
+            }
+        });
+        writer.start();
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (levelZero(db) < 12 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        Thread.sleep(200);
+        assertTrue(writer.isAlive(), "writes wait at level 0's stop trigger until the resume");
+        Thread closer = new Thread(db::close);
+        closer.start();
+        Thread.sleep(200);
+        assertTrue(closer.isAlive(), "close waits for the stalled write");
+        db.resumeCompactions();
+        writer.join(60_000);
+        closer.join(60_000);
+        assertFalse(writer.isAlive() || closer.isAlive());
+        assertTrue(writerEnd.get() instanceof DBException && writerEnd.get().getMessage().equals("the database is closed"),
+                String.valueOf(writerEnd.get()));
+        try (DB reopened = open(dir)) {
+            assertEquals(1024, reopened.get(bytes("k00000")).length);
+        }
+    }
+
     private static int levelZero(DB db) {
         return Integer.parseInt(db.getProperty("leveldb.num-files-at-level0"));
     }
