@@ -265,7 +265,13 @@ class DbTest {
         }
         Thread.sleep(200);
         assertTrue(writer.isAlive(), "writes wait at level 0's stop trigger until the resume");
-        Thread closer = new Thread(db::close);
+        Thread closer = new Thread(() -> {
+            try {
+                db.close();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
         closer.start();
         Thread.sleep(200);
         assertTrue(closer.isAlive(), "close waits for the stalled write");
