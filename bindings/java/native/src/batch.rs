@@ -81,9 +81,5 @@ pub fn close<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>, handle
 
 #[jni_mangle("io.github.stratakv.StrataWriteBatch")]
 pub fn dispose<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>, handle: jlong) {
-    run(&mut env, |_| {
-        // SAFETY: called once, by the Cleaner of the unreachable `StrataWriteBatch`.
-        unsafe { handle::release::<BatchHandle>(handle) };
-        Ok(())
-    })
+    handle::dispose::<BatchHandle>(&mut env, handle)
 }

@@ -274,9 +274,5 @@ pub fn close<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>, handle
 
 #[jni_mangle("io.github.stratakv.StrataDB")]
 pub fn dispose<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>, handle: jlong) {
-    run(&mut env, |_| {
-        // SAFETY: called once, by the Cleaner of the unreachable `StrataDB` that owned it.
-        unsafe { handle::release::<Database>(handle) };
-        Ok(())
-    })
+    handle::dispose::<Database>(&mut env, handle)
 }

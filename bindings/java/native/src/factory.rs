@@ -62,6 +62,20 @@ pub fn open<'local>(
     })
 }
 
+/// The body of `destroy` and `repair`: `call` gets the directory and the options.
+fn maintenance<'local>(
+    env: &mut EnvUnowned<'local>,
+    path: &JString<'local>,
+    options: &JObject<'local>,
+    call: impl FnOnce(String, OpenOptions) -> Result<(), Error>,
+) {
+    run(env, |env| {
+        let path = directory(env, path)?;
+        let options = options::read(env, options)?;
+        call(path, options)
+    })
+}
+
 #[jni_mangle("io.github.stratakv.StrataDBFactory")]
 pub fn destroy<'local>(
     mut env: EnvUnowned<'local>,
@@ -69,9 +83,7 @@ pub fn destroy<'local>(
     path: JString<'local>,
     options: JObject<'local>,
 ) {
-    run(&mut env, |env| {
-        let path = directory(env, &path)?;
-        let options = options::read(env, &options)?;
+    maintenance(&mut env, &path, &options, |path, options| {
         Ok(strata::destroy(&path, &options.engine)?)
     })
 }
@@ -83,9 +95,7 @@ pub fn repair<'local>(
     path: JString<'local>,
     options: JObject<'local>,
 ) {
-    run(&mut env, |env| {
-        let path = directory(env, &path)?;
-        let options = options::read(env, &options)?;
+    maintenance(&mut env, &path, &options, |path, options| {
         let failure = options.comparator_failure.as_ref();
         guarded(failure, || strata::repair(&path, &options.engine))
     })

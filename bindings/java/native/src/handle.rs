@@ -19,8 +19,9 @@
 use std::sync::Arc;
 
 use jni::sys::jlong;
+use jni::EnvUnowned;
 
-use crate::errors::Error;
+use crate::errors::{run, Error};
 
 /// Hands `object` to Java.
 pub(crate) fn into_handle<T>(object: Arc<T>) -> jlong {
@@ -62,4 +63,14 @@ pub(crate) unsafe fn release<T>(handle: jlong) {
         // SAFETY: by the caller's contract this is the one reference `into_handle` gave away.
         drop(unsafe { Arc::from_raw(handle as *const T) });
     }
+}
+
+/// The body of every class's static `dispose` native method, which its Cleaner calls once the
+/// owner is unreachable.
+pub(crate) fn dispose<T>(env: &mut EnvUnowned<'_>, handle: jlong) {
+    run(env, |_| {
+        // SAFETY: the Cleaner calls it once, after which nothing can use the handle.
+        unsafe { release::<T>(handle) };
+        Ok(())
+    })
 }

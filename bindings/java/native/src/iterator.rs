@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use jni::objects::{JByteArray, JObject, JObjectArray};
+use jni::objects::{JByteArray, JClass, JObject, JObjectArray};
 use jni::sys::{jboolean, jlong};
 use jni::{jni_mangle, Env, EnvUnowned};
 use parking_lot::Mutex;
@@ -100,10 +100,13 @@ fn step_back(iter: &mut DbIterator) -> bool {
     }
 }
 
-/// The current entry as `byte[][] {key, value}`, or null at the end.
+/// A key and its value, copied out of the engine iterator.
+type Entry = (Vec<u8>, Vec<u8>);
+
+/// The entry as `byte[][] {key, value}`, or null for none.
 fn entry<'local>(
     env: &mut Env<'local>,
-    kv: Option<(Vec<u8>, Vec<u8>)>,
+    kv: Option<Entry>,
 ) -> Result<JObjectArray<'local, JByteArray<'local>>, Error> {
     let Some((key, value)) = kv else {
         return Ok(JObjectArray::<JByteArray>::null());
@@ -116,7 +119,7 @@ fn entry<'local>(
 }
 
 /// The entry at the position, if any.
-fn current(iter: &DbIterator) -> Option<(Vec<u8>, Vec<u8>)> {
+fn current(iter: &DbIterator) -> Option<Entry> {
     iter.valid()
         .then(|| (iter.key().to_vec(), iter.value().to_vec()))
 }
@@ -157,16 +160,36 @@ pub fn has_next<'local>(
     run(&mut env, |_| with_iter(handle, false, |iter| iter.valid()))
 }
 
+/// A native method returning an entry: runs `op` on the iterator behind `handle`, then hands
+/// Java the entry it found (null for none).
+fn entry_call<'local>(
+    env: &mut EnvUnowned<'local>,
+    handle: jlong,
+    op: impl FnOnce(&mut DbIterator) -> Option<Entry>,
+) -> JObjectArray<'local, JByteArray<'local>> {
+    run(env, |env| {
+        let kv = with_iter(handle, false, op)?;
+        entry(env, kv)
+    })
+}
+
+/// The entry before the position, if any, leaving the position where it was.
+fn look_back(iter: &mut DbIterator) -> Option<Entry> {
+    if !step_back(iter) {
+        return None;
+    }
+    let kv = current(iter);
+    iter.next();
+    kv
+}
+
 #[jni_mangle("io.github.stratakv.StrataIterator")]
 pub fn peek_next<'local>(
     mut env: EnvUnowned<'local>,
     _this: JObject<'local>,
     handle: jlong,
 ) -> JObjectArray<'local, JByteArray<'local>> {
-    run(&mut env, |env| {
-        let kv = with_iter(handle, false, |iter| current(iter))?;
-        entry(env, kv)
-    })
+    entry_call(&mut env, handle, |iter| current(iter))
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
@@ -175,13 +198,10 @@ pub fn next<'local>(
     _this: JObject<'local>,
     handle: jlong,
 ) -> JObjectArray<'local, JByteArray<'local>> {
-    run(&mut env, |env| {
-        let kv = with_iter(handle, false, |iter| {
-            let kv = current(iter);
-            iter.next();
-            kv
-        })?;
-        entry(env, kv)
+    entry_call(&mut env, handle, |iter| {
+        let kv = current(iter);
+        iter.next();
+        kv
     })
 }
 
@@ -192,13 +212,7 @@ pub fn has_prev<'local>(
     handle: jlong,
 ) -> jboolean {
     run(&mut env, |_| {
-        with_iter(handle, false, |iter| {
-            let found = step_back(iter);
-            if found {
-                iter.next();
-            }
-            found
-        })
+        with_iter(handle, false, |iter| look_back(iter).is_some())
     })
 }
 
@@ -208,17 +222,7 @@ pub fn peek_prev<'local>(
     _this: JObject<'local>,
     handle: jlong,
 ) -> JObjectArray<'local, JByteArray<'local>> {
-    run(&mut env, |env| {
-        let kv = with_iter(handle, false, |iter| {
-            if !step_back(iter) {
-                return None;
-            }
-            let kv = current(iter);
-            iter.next();
-            kv
-        })?;
-        entry(env, kv)
-    })
+    entry_call(&mut env, handle, look_back)
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
@@ -227,11 +231,8 @@ pub fn prev<'local>(
     _this: JObject<'local>,
     handle: jlong,
 ) -> JObjectArray<'local, JByteArray<'local>> {
-    run(&mut env, |env| {
-        let kv = with_iter(handle, false, |iter| {
-            step_back(iter).then(|| current(iter)).flatten()
-        })?;
-        entry(env, kv)
+    entry_call(&mut env, handle, |iter| {
+        step_back(iter).then(|| current(iter)).flatten()
     })
 }
 
@@ -246,14 +247,6 @@ pub fn close<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>, handle
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
-pub fn dispose<'local>(
-    mut env: EnvUnowned<'local>,
-    _class: jni::objects::JClass<'local>,
-    handle: jlong,
-) {
-    run(&mut env, |_| {
-        // SAFETY: called once, by the Cleaner of the unreachable `StrataIterator` that owned it.
-        unsafe { handle::release::<IteratorHandle>(handle) };
-        Ok(())
-    })
+pub fn dispose<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>, handle: jlong) {
+    handle::dispose::<IteratorHandle>(&mut env, handle)
 }

@@ -68,9 +68,5 @@ pub fn close<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>, handle
 
 #[jni_mangle("io.github.stratakv.StrataSnapshot")]
 pub fn dispose<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>, handle: jlong) {
-    run(&mut env, |_| {
-        // SAFETY: called once, by the Cleaner of the unreachable `StrataSnapshot` that owned it.
-        unsafe { handle::release::<SnapshotHandle>(handle) };
-        Ok(())
-    })
+    handle::dispose::<SnapshotHandle>(&mut env, handle)
 }

@@ -43,11 +43,7 @@ public final class StrataDBFactory implements DBFactory {
     public DB open(File path, Options options) throws IOException {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(options, "options");
-        try {
-            return new StrataDB(open(path.getPath(), options));
-        } catch (DBException e) {
-            throw new IOException(e.getMessage(), e);
-        }
+        return new StrataDB(reportingIo(() -> open(path.getPath(), options)));
     }
 
     /** Deletes every file of the database in {@code path}, and the directory if it is then empty. */
@@ -55,11 +51,10 @@ public final class StrataDBFactory implements DBFactory {
     public void destroy(File path, Options options) throws IOException {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(options, "options");
-        try {
+        reportingIo(() -> {
             destroy(path.getPath(), options);
-        } catch (DBException e) {
-            throw new IOException(e.getMessage(), e);
-        }
+            return null;
+        });
     }
 
     /**
@@ -70,8 +65,16 @@ public final class StrataDBFactory implements DBFactory {
     public void repair(File path, Options options) throws IOException {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(options, "options");
-        try {
+        reportingIo(() -> {
             repair(path.getPath(), options);
+            return null;
+        });
+    }
+
+    /** Runs a native call, its {@link DBException} rethrown as the {@link IOException} the API declares. */
+    private static <T> T reportingIo(java.util.function.Supplier<T> call) throws IOException {
+        try {
+            return call.get();
         } catch (DBException e) {
             throw new IOException(e.getMessage(), e);
         }

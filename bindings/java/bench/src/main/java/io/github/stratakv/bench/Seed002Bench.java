@@ -265,6 +265,7 @@ public final class Seed002Bench {
         Map<String, Long> phases = new LinkedHashMap<>();
         for (int size : new int[] {1, 10, 100, 1000}) {
             File sub = new File(dir, "batch" + size);
+            Files.createDirectories(dir.toPath()); // LevelDB creates only the last directory
             try (DB db = engine.factory.open(sub, options())) {
                 phases.put("put " + n + " in batches of " + size, time(() -> {
                     WriteBatch batch = db.createWriteBatch();
