@@ -95,9 +95,19 @@ impl Database {
         }
         let engine = self.engine.read_recursive();
         let db = engine.as_ref().ok_or_else(|| Error::closed("database"))?;
-        let result = comparator::on_caller(|| f(db));
+        let result = self.on_caller(|| f(db));
         self.check_comparator()?;
         Ok(result?)
+    }
+
+    /// Runs an engine call on the caller's thread: through `comparator::on_caller` when the
+    /// database has a Java comparator (without one, nothing needs it).
+    pub(crate) fn on_caller<T>(&self, call: impl FnOnce() -> T) -> T {
+        if self.comparator_failure.is_some() {
+            comparator::on_caller(call)
+        } else {
+            call()
+        }
     }
 
     /// The engine's read options for one call.

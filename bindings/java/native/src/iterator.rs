@@ -18,7 +18,6 @@ use parking_lot::Mutex;
 use strata::DbIterator;
 
 use crate::bytes;
-use crate::comparator;
 use crate::database::Database;
 use crate::errors::{run, Error};
 use crate::handle;
@@ -73,7 +72,7 @@ fn with_iter<T>(
         .iter
         .as_mut()
         .ok_or_else(|| Error::closed("iterator"))?;
-    let result = comparator::on_caller(|| {
+    let result = this.database.on_caller(|| {
         if !positioned && !seeks {
             iter.seek_to_first();
         }
@@ -100,28 +99,44 @@ fn step_back(iter: &mut DbIterator) -> bool {
     }
 }
 
-/// A key and its value, copied out of the engine iterator.
-type Entry = (Vec<u8>, Vec<u8>);
-
-/// The entry as `byte[][] {key, value}`, or null for none.
+/// The entry at the position as `byte[][] {key, value}`.
 fn entry<'local>(
     env: &mut Env<'local>,
-    kv: Option<Entry>,
+    iter: &DbIterator,
 ) -> Result<JObjectArray<'local, JByteArray<'local>>, Error> {
-    let Some((key, value)) = kv else {
-        return Ok(JObjectArray::<JByteArray>::null());
-    };
-    let key = bytes::to_java(env, &key)?;
-    let value = bytes::to_java(env, &value)?;
+    let key = bytes::to_java(env, iter.key())?;
+    let value = bytes::to_java(env, iter.value())?;
     let pair = JObjectArray::<JByteArray>::new(env, 2, &key)?;
     pair.set_element(env, 1, &value)?;
     Ok(pair)
 }
 
-/// The entry at the position, if any.
-fn current(iter: &DbIterator) -> Option<Entry> {
-    iter.valid()
-        .then(|| (iter.key().to_vec(), iter.value().to_vec()))
+/// A native method returning an entry: `to` moves the iterator behind `handle` to the entry
+/// to return (false: there is none, return null), `then` moves it on once the entry is read.
+fn entry_call<'local>(
+    env: &mut EnvUnowned<'local>,
+    handle: jlong,
+    to: impl FnOnce(&mut DbIterator) -> bool,
+    then: impl FnOnce(&mut DbIterator),
+) -> JObjectArray<'local, JByteArray<'local>> {
+    run(env, |env| {
+        with_iter(handle, false, |iter| {
+            if !to(iter) || !iter.valid() {
+                return Ok(JObjectArray::<JByteArray>::null());
+            }
+            let pair = entry(env, iter)?;
+            then(iter);
+            Ok(pair)
+        })?
+    })
+}
+
+/// Stays where the iterator is.
+fn stay(_: &mut DbIterator) {}
+
+/// True: the entry at the position is the one to return.
+fn here(_: &mut DbIterator) -> bool {
+    true
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
@@ -160,36 +175,13 @@ pub fn has_next<'local>(
     run(&mut env, |_| with_iter(handle, false, |iter| iter.valid()))
 }
 
-/// A native method returning an entry: runs `op` on the iterator behind `handle`, then hands
-/// Java the entry it found (null for none).
-fn entry_call<'local>(
-    env: &mut EnvUnowned<'local>,
-    handle: jlong,
-    op: impl FnOnce(&mut DbIterator) -> Option<Entry>,
-) -> JObjectArray<'local, JByteArray<'local>> {
-    run(env, |env| {
-        let kv = with_iter(handle, false, op)?;
-        entry(env, kv)
-    })
-}
-
-/// The entry before the position, if any, leaving the position where it was.
-fn look_back(iter: &mut DbIterator) -> Option<Entry> {
-    if !step_back(iter) {
-        return None;
-    }
-    let kv = current(iter);
-    iter.next();
-    kv
-}
-
 #[jni_mangle("io.github.stratakv.StrataIterator")]
 pub fn peek_next<'local>(
     mut env: EnvUnowned<'local>,
     _this: JObject<'local>,
     handle: jlong,
 ) -> JObjectArray<'local, JByteArray<'local>> {
-    entry_call(&mut env, handle, |iter| current(iter))
+    entry_call(&mut env, handle, here, stay)
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
@@ -198,11 +190,7 @@ pub fn next<'local>(
     _this: JObject<'local>,
     handle: jlong,
 ) -> JObjectArray<'local, JByteArray<'local>> {
-    entry_call(&mut env, handle, |iter| {
-        let kv = current(iter);
-        iter.next();
-        kv
-    })
+    entry_call(&mut env, handle, here, DbIterator::next)
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
@@ -212,7 +200,13 @@ pub fn has_prev<'local>(
     handle: jlong,
 ) -> jboolean {
     run(&mut env, |_| {
-        with_iter(handle, false, |iter| look_back(iter).is_some())
+        with_iter(handle, false, |iter| {
+            let found = step_back(iter);
+            if found {
+                iter.next();
+            }
+            found
+        })
     })
 }
 
@@ -222,7 +216,7 @@ pub fn peek_prev<'local>(
     _this: JObject<'local>,
     handle: jlong,
 ) -> JObjectArray<'local, JByteArray<'local>> {
-    entry_call(&mut env, handle, look_back)
+    entry_call(&mut env, handle, step_back, DbIterator::next)
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
@@ -231,9 +225,7 @@ pub fn prev<'local>(
     _this: JObject<'local>,
     handle: jlong,
 ) -> JObjectArray<'local, JByteArray<'local>> {
-    entry_call(&mut env, handle, |iter| {
-        step_back(iter).then(|| current(iter)).flatten()
-    })
+    entry_call(&mut env, handle, step_back, stay)
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
