@@ -1,6 +1,6 @@
-//! `StrataDB`'s native methods. Each takes the database handle (see `handle`) and runs the
-//! engine call through `Database::call`, so a closed database or a comparator that threw is
-//! reported instead of reaching the engine.
+//! `StrataDB`'s native methods (`get`, `put` and `delete` are in `fast`). Each takes the
+//! database handle (see `handle`) and runs the engine call through `Database::call`, so a
+//! closed database or a comparator that threw is reported instead of reaching the engine.
 
 use std::sync::Arc;
 
@@ -18,14 +18,14 @@ use crate::iterator::IteratorHandle;
 use crate::snapshot::{self, SnapshotHandle};
 
 /// The database behind `handle`.
-fn database<'a>(handle: jlong) -> Result<&'a Database, Error> {
+pub(crate) fn database<'a>(handle: jlong) -> Result<&'a Database, Error> {
     // SAFETY: `handle` comes from the `StrataDB` whose instance method is running (the handle
     // contract in `handle`).
     unsafe { handle::borrow::<Database>(handle) }
 }
 
 /// Read options from `ReadOptions`' fields; `snapshot` is a `StrataSnapshot` handle or 0.
-fn read_flags(
+pub(crate) fn read_flags(
     db: &Database,
     snapshot: jlong,
     verify_checksums: jboolean,
@@ -36,59 +36,6 @@ fn read_flags(
         fill_cache,
         // SAFETY: Java keeps the snapshot reachable during the call (`reachabilityFence`).
         snapshot: unsafe { snapshot::for_read(snapshot, db) }?,
-    })
-}
-
-#[jni_mangle("io.github.stratakv.StrataDB")]
-pub fn get<'local>(
-    mut env: EnvUnowned<'local>,
-    _this: JObject<'local>,
-    handle: jlong,
-    key: JByteArray<'local>,
-    snapshot: jlong,
-    verify_checksums: jboolean,
-    fill_cache: jboolean,
-) -> JByteArray<'local> {
-    run(&mut env, |env| {
-        let db = database(handle)?;
-        let key = bytes::required(env, &key, "key")?;
-        let options = db.read_options(read_flags(db, snapshot, verify_checksums, fill_cache)?);
-        match db.call(|engine| engine.get_opt(&options, &key))? {
-            Some(value) => bytes::to_java(env, &value),
-            None => Ok(JByteArray::null()),
-        }
-    })
-}
-
-#[jni_mangle("io.github.stratakv.StrataDB")]
-pub fn put<'local>(
-    mut env: EnvUnowned<'local>,
-    _this: JObject<'local>,
-    handle: jlong,
-    key: JByteArray<'local>,
-    value: JByteArray<'local>,
-    sync: jboolean,
-) {
-    run(&mut env, |env| {
-        let db = database(handle)?;
-        let key = bytes::required(env, &key, "key")?;
-        let value = bytes::required(env, &value, "value")?;
-        db.call(|engine| engine.put_opt(&WriteOptions { sync }, &key, &value))
-    })
-}
-
-#[jni_mangle("io.github.stratakv.StrataDB")]
-pub fn delete<'local>(
-    mut env: EnvUnowned<'local>,
-    _this: JObject<'local>,
-    handle: jlong,
-    key: JByteArray<'local>,
-    sync: jboolean,
-) {
-    run(&mut env, |env| {
-        let db = database(handle)?;
-        let key = bytes::required(env, &key, "key")?;
-        db.call(|engine| engine.delete_opt(&WriteOptions { sync }, &key))
     })
 }
 

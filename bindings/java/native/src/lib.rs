@@ -18,6 +18,7 @@ mod database;
 mod db;
 mod errors;
 mod factory;
+mod fast;
 mod handle;
 mod iterator;
 mod java;
