@@ -24,9 +24,9 @@ test: deps
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p strata --no-deps
 	! $(CARGO) tree -p strata -e normal --prefix none | grep -E '^(serde|base64|clap|arbitrary) '
 	$(CARGO) test --workspace --features strata/testing,strata-cli/leveldb
-	# The C API under valgrind and installed as libleveldb, the Go, Python and Node bindings,
-	# CometBFT validators on Strata.
-	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-cometbft
+	# The C API under valgrind and installed as libleveldb, the Go, Python, Node and Java
+	# bindings, CometBFT validators on Strata.
+	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-java test-cometbft
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
 # built from the system Python with its site packages (Debian's python3-plyvel, i.e. real
@@ -153,3 +153,21 @@ test-cometbft: deps
 	GO=$(GO) integrations/cometbft/build.sh leveldb $(COMETBFT_OUT)/cometbft-leveldb
 	cd integrations/cometbft && GOTOOLCHAIN=local $(GO) vet ./...
 	cd integrations/cometbft && $(cometbft_test_env) $(GO) test -count=1 -timeout 15m -v ./...
+
+# ---- The Java binding (bindings/java: Maven, with its JNI library in Rust in native/) ----
+.PHONY: test-java
+
+# Lints of the JNI crate, then Maven: cargo builds the library (the quick jtest profile) into the
+# jar, and the JUnit 5 suite runs, with leveldbjni 1.8 from Maven Central as real LevelDB. A JDK
+# and Maven come from Debian when missing; Maven fetches the rest from Maven Central.
+# Where Maven has cargo build (pom.xml's cargo.target.dir), shared with clippy.
+JAVA_CARGO_TARGET := $(CURDIR)/bindings/java/target/cargo
+test-java:
+	command -v mvn >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 || { \
+		sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq default-jdk-headless maven >/dev/null; }
+	cd bindings/java/native && $(CARGO) fmt --check
+	cd bindings/java/native && $(CARGO) clippy --locked --all-targets --profile jtest \
+		--target-dir $(JAVA_CARGO_TARGET) -- -D warnings
+	cd bindings/java && mvn -B --no-transfer-progress -Dnative.profile=jtest verify

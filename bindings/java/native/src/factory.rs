@@ -1,0 +1,102 @@
+//! `StrataDBFactory`'s native methods: open, destroy and repair a database directory.
+//!
+//! Open and repair may build tables on the caller's thread, so a Java comparator that throws
+//! there panics (see `comparator`); the panic is caught here and reported as the comparator's
+//! failure.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+
+use jni::objects::{JClass, JObject, JString};
+use jni::sys::jlong;
+use jni::{jni_mangle, Env, EnvUnowned};
+
+use crate::comparator::Failure;
+use crate::database::Database;
+use crate::errors::{run, Error};
+use crate::handle;
+use crate::options::{self, OpenOptions};
+
+/// The directory `path` names.
+fn directory(env: &Env<'_>, path: &JString<'_>) -> Result<String, Error> {
+    if path.is_null() {
+        return Err(Error::Misuse("the path must not be null".to_owned()));
+    }
+    Ok(path.try_to_string(env)?)
+}
+
+/// Runs an engine call that may meet the comparator's failure as a panic.
+fn guarded<T>(
+    failure: Option<&Arc<Failure>>,
+    call: impl FnOnce() -> strata::Result<T>,
+) -> Result<T, Error> {
+    let outcome = panic::catch_unwind(AssertUnwindSafe(call));
+    if let Some(failure) = failure.filter(|f| f.is_set()) {
+        return Err(Error::Comparator(Arc::clone(failure)));
+    }
+    match outcome {
+        Ok(result) => Ok(result?),
+        Err(payload) => panic::resume_unwind(payload),
+    }
+}
+
+#[jni_mangle("io.github.stratakv.StrataDBFactory")]
+pub fn open<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    path: JString<'local>,
+    options: JObject<'local>,
+) -> jlong {
+    run(&mut env, |env| {
+        let path = directory(env, &path)?;
+        let OpenOptions {
+            engine,
+            verify_checksums,
+            comparator_failure,
+        } = options::read(env, &options)?;
+        let db = guarded(comparator_failure.as_ref(), || {
+            strata::DB::open(&path, engine)
+        })?;
+        let database = Database::new(db, comparator_failure, verify_checksums);
+        Ok(handle::into_handle(Arc::new(database)))
+    })
+}
+
+/// The body of `destroy` and `repair`: `call` gets the directory and the options.
+fn maintenance<'local>(
+    env: &mut EnvUnowned<'local>,
+    path: &JString<'local>,
+    options: &JObject<'local>,
+    call: impl FnOnce(String, OpenOptions) -> Result<(), Error>,
+) {
+    run(env, |env| {
+        let path = directory(env, path)?;
+        let options = options::read(env, options)?;
+        call(path, options)
+    })
+}
+
+#[jni_mangle("io.github.stratakv.StrataDBFactory")]
+pub fn destroy<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    path: JString<'local>,
+    options: JObject<'local>,
+) {
+    maintenance(&mut env, &path, &options, |path, options| {
+        Ok(strata::destroy(&path, &options.engine)?)
+    })
+}
+
+#[jni_mangle("io.github.stratakv.StrataDBFactory")]
+pub fn repair<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    path: JString<'local>,
+    options: JObject<'local>,
+) {
+    maintenance(&mut env, &path, &options, |path, options| {
+        let failure = options.comparator_failure.as_ref();
+        guarded(failure, || strata::repair(&path, &options.engine))
+    })
+}

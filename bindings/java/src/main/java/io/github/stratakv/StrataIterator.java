@@ -1,0 +1,130 @@
+package io.github.stratakv;
+
+import java.util.AbstractMap.SimpleImmutableEntry;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Objects;
+import org.iq80.leveldb.DBIterator;
+
+/**
+ * A cursor over a database's entries in key order, as the database was when the iterator was made
+ * (or as of its snapshot): later writes are invisible to it.
+ *
+ * <p>The cursor sits at the entry {@link #next()} returns, or at the end; a new iterator is at the
+ * first entry. {@link #prev()} moves back one entry and returns it; from the end it returns the
+ * last entry. {@link #seekToLast()} positions at the last entry, {@link #seek} at the first key
+ * {@code >=} the target. {@link #remove()} deletes the last entry returned from the database (the
+ * iterator keeps seeing it). Not meant for use from several threads at once, though that is safe.
+ * {@link #close()} frees it (closing its database does too); any later call throws a {@code
+ * DBException}.
+ */
+final class StrataIterator extends NativeObject implements DBIterator {
+    private final StrataDB db;
+    /** The key of the entry {@code next()} or {@code prev()} last returned, for {@code remove()}. */
+    private byte[] lastReturned;
+
+    StrataIterator(StrataDB db, long handle) {
+        super(handle, StrataIterator::dispose);
+        this.db = db;
+    }
+
+    @Override
+    public void seek(byte[] key) {
+        Objects.requireNonNull(key, "key");
+        lastReturned = null;
+        seek(handle, key);
+    }
+
+    @Override
+    public void seekToFirst() {
+        lastReturned = null;
+        seekToFirst(handle);
+    }
+
+    @Override
+    public void seekToLast() {
+        lastReturned = null;
+        seekToLast(handle);
+    }
+
+    @Override
+    public boolean hasNext() {
+        return hasNext(handle);
+    }
+
+    @Override
+    public Map.Entry<byte[], byte[]> next() {
+        return returned(next(handle));
+    }
+
+    @Override
+    public Map.Entry<byte[], byte[]> peekNext() {
+        return entry(peekNext(handle));
+    }
+
+    @Override
+    public boolean hasPrev() {
+        return hasPrev(handle);
+    }
+
+    @Override
+    public Map.Entry<byte[], byte[]> prev() {
+        return returned(prev(handle));
+    }
+
+    @Override
+    public Map.Entry<byte[], byte[]> peekPrev() {
+        return entry(peekPrev(handle));
+    }
+
+    /** Deletes the key {@code next()} or {@code prev()} last returned from the database. */
+    @Override
+    public void remove() {
+        if (lastReturned == null) {
+            throw new IllegalStateException("remove() needs a next() or prev() since the last remove() or seek");
+        }
+        db.deleteKey(lastReturned);
+        lastReturned = null;
+    }
+
+    /** Frees the iterator. Idempotent. */
+    @Override
+    public void close() {
+        close(handle);
+    }
+
+    private Map.Entry<byte[], byte[]> returned(byte[][] pair) {
+        Map.Entry<byte[], byte[]> entry = entry(pair);
+        lastReturned = entry.getKey();
+        return entry;
+    }
+
+    private static Map.Entry<byte[], byte[]> entry(byte[][] pair) {
+        if (pair == null) {
+            throw new NoSuchElementException();
+        }
+        return new SimpleImmutableEntry<>(pair[0], pair[1]);
+    }
+
+    private native void seek(long handle, byte[] key);
+
+    private native void seekToFirst(long handle);
+
+    private native void seekToLast(long handle);
+
+    private native boolean hasNext(long handle);
+
+    private native byte[][] next(long handle);
+
+    private native byte[][] peekNext(long handle);
+
+    private native boolean hasPrev(long handle);
+
+    private native byte[][] prev(long handle);
+
+    private native byte[][] peekPrev(long handle);
+
+    private native void close(long handle);
+
+    private static native void dispose(long handle);
+}

@@ -1,0 +1,35 @@
+package io.github.stratakv;
+
+import org.iq80.leveldb.Options;
+
+/**
+ * {@link Options} with what the {@code org.iq80.leveldb} API has no field for. Pass it to {@link
+ * StrataDBFactory#open} like plain {@code Options}; other factories ignore the extra fields.
+ *
+ * <pre>{@code
+ * Options options = new StrataOptions().bloomFilterBitsPerKey(10).createIfMissing(true);
+ * }</pre>
+ */
+public class StrataOptions extends Options {
+    private int bloomFilterBitsPerKey;
+
+    /** Bits per key of the tables' bloom filter, or 0 (the default) for none. */
+    public int bloomFilterBitsPerKey() {
+        return bloomFilterBitsPerKey;
+    }
+
+    /**
+     * Keeps a bloom filter of {@code bits} bits per key in every new table (LevelDB's built-in
+     * filter, which LevelDB reads too): a read of an absent key then mostly skips the table's
+     * data blocks. 10 bits give about 1% false positives; 0 turns filters off.
+     *
+     * @throws IllegalArgumentException if {@code bits} is negative
+     */
+    public StrataOptions bloomFilterBitsPerKey(int bits) {
+        if (bits < 0) {
+            throw new IllegalArgumentException("bloomFilterBitsPerKey must not be negative: " + bits);
+        }
+        this.bloomFilterBitsPerKey = bits;
+        return this;
+    }
+}
