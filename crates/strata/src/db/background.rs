@@ -63,7 +63,7 @@ fn worker_loop(db: &Arc<DbInner>) {
             db.bg_work.wait(&mut state);
         }
         state.bg_busy = true;
-        if let Err(e) = panics_as_errors(|| background_job(db, &mut state)) {
+        if let Err(e) = panics_as_errors("background work", || background_job(db, &mut state)) {
             if !db.shutting_down.load(Ordering::Acquire) {
                 db.info_log.log(format_args!("background error: {e}"));
                 state.bg_error.get_or_insert(e);
@@ -74,21 +74,23 @@ fn worker_loop(db: &Arc<DbInner>) {
     }
 }
 
-/// Runs `job`, turning a panic in it (a bug) into the error [`panic_error`] describes.
-pub(crate) fn panics_as_errors<T>(job: impl FnOnce() -> Result<T>) -> Result<T> {
-    panic::catch_unwind(AssertUnwindSafe(job)).unwrap_or_else(|payload| Err(panic_error(&*payload)))
+/// Runs `job`, turning a panic in it into the error [`panic_error`] describes.
+pub(crate) fn panics_as_errors<T>(what: &str, job: impl FnOnce() -> Result<T>) -> Result<T> {
+    panic::catch_unwind(AssertUnwindSafe(job))
+        .unwrap_or_else(|payload| Err(panic_error(what, &*payload)))
 }
 
-/// The background error a panicking job (a bug) leaves: writes, flushes and compactions then
-/// fail with it instead of waiting forever for work that will not be done.
-pub(crate) fn panic_error(payload: &(dyn Any + Send)) -> Error {
+/// The error a panic in `what` leaves (a user callback such as a comparator that panics, or a
+/// bug): as a background error, writes, flushes and compactions then fail with it instead of
+/// waiting forever for work that will not be done.
+pub(crate) fn panic_error(what: &str, payload: &(dyn Any + Send)) -> Error {
     let message = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "no message".to_owned());
     Error::io(
-        "background work panicked (a bug in Strata)",
+        format!("{what} panicked (in a user callback such as the comparator, or a bug in Strata)"),
         io::Error::other(message),
     )
 }

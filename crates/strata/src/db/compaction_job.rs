@@ -135,7 +135,7 @@ fn merge(
         let mut outputs = Vec::new();
         // A panic (a bug) fails the range like an error does: its outputs are known, so they
         // are removed with the others, and the other ranges stop early.
-        let result = panics_as_errors(|| {
+        let result = panics_as_errors("a compaction range", || {
             merge_range(
                 db,
                 c,
@@ -184,18 +184,21 @@ fn merge(
             }
         }
         if !handles.is_empty() {
-            let flushed = panics_as_errors(|| flush_while_waiting(db, &running, &failed));
+            let flushed = panics_as_errors("a flush during a compaction", || {
+                flush_while_waiting(db, &running, &failed)
+            });
             if flushed.is_err() {
                 failed.store(true, Ordering::Release); // the other ranges stop early
             }
             parts.push((Vec::new(), flushed));
         }
         for handle in handles {
-            parts.push(
-                handle
-                    .join()
-                    .unwrap_or_else(|payload| (Vec::new(), Err(panic_error(&*payload)))),
-            );
+            parts.push(handle.join().unwrap_or_else(|payload| {
+                (
+                    Vec::new(),
+                    Err(panic_error("a compaction range", &*payload)),
+                )
+            }));
         }
         parts
     });

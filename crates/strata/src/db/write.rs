@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
+use super::background::panics_as_errors;
 use super::{DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::filename::log_file_name;
@@ -133,7 +134,11 @@ fn lead(
             };
             let mem = Arc::clone(&state.mem);
             let sync = sync.then_some(state.versions.log_number);
-            result = MutexGuard::unlocked(state, || commit_group(db, &group, &mem, sync));
+            // A panic (a comparator's, during the memtable insert) must not leave `leading`
+            // set with followers waiting: it fails the group like a failed log write.
+            result = MutexGuard::unlocked(state, || {
+                panics_as_errors("a write", || commit_group(db, &group, &mem, sync))
+            });
             match &result {
                 Ok(()) => state.versions.last_sequence = last,
                 Err(e) => {

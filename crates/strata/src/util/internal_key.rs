@@ -160,16 +160,17 @@ impl InternalKeyComparator {
         let mut shortened = user_start.to_vec();
         self.user
             .find_shortest_separator(&mut shortened, user_limit);
+        // A user comparator's separator is checked, not trusted: one outside
+        // `(start, limit)` would send lookups to the wrong block. It is then ignored.
         if shortened.len() < user_start.len()
             && self.compare_user(user_start, &shortened) == Ordering::Less
+            && self.compare_user(&shortened, user_limit) == Ordering::Less
         {
             // The user key grew in order: the earliest trailer keeps it before any real entry.
             append_internal_key_raw(
                 &mut shortened,
                 pack_trailer(MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK),
             );
-            debug_assert!(self.compare(start, &shortened) == Ordering::Less);
-            debug_assert!(self.compare(&shortened, limit) == Ordering::Less);
             *start = shortened;
         }
     }
@@ -228,6 +229,38 @@ mod tests {
 
     fn icmp() -> InternalKeyComparator {
         InternalKeyComparator::new(BytewiseComparator::shared())
+    }
+
+    /// Bytewise order, but a separator that ignores `limit`: it returns a one-byte key above
+    /// `start` (for `start = "b..."`, `"c"`), whatever the limit.
+    struct CarelessSeparator;
+
+    impl Comparator for CarelessSeparator {
+        fn name(&self) -> &str {
+            "test.CarelessSeparator"
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+            a.cmp(b)
+        }
+        fn find_shortest_separator(&self, start: &mut Vec<u8>, _limit: &[u8]) {
+            if let Some(&first) = start.first() {
+                *start = vec![first.saturating_add(1)];
+            }
+        }
+    }
+
+    #[test]
+    fn a_user_separator_outside_the_range_is_ignored() {
+        let careless = InternalKeyComparator::new(Arc::new(CarelessSeparator));
+        let start = internal_key(b"bbbb", 5, ValueType::Value);
+        // "c" is past the limit "bz": taking it would put "bz"'s block behind a key above it.
+        let mut key = start.clone();
+        careless.find_shortest_separator(&mut key, &internal_key(b"bz", 9, ValueType::Value));
+        assert_eq!(key, start);
+        // Below a limit of "d", "c" separates and is taken.
+        careless.find_shortest_separator(&mut key, &internal_key(b"d", 9, ValueType::Value));
+        assert_eq!(user_key(&key), b"c");
+        assert_eq!(careless.compare(&start, &key), Ordering::Less);
     }
 
     #[test]
