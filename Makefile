@@ -5,6 +5,10 @@ CARGO ?= cargo
 # The default suite at 1M entries, three repeats (medians and spread), with the SVG charts.
 # Override for other runs: make bench BENCH_ARGS='--num 100000 --benchmarks fillseq,readrandom'
 BENCH_ARGS ?= --num 1000000 --repeat 3 --plot bench-out --json bench-out/results.json
+# Then point lookups with LevelDB's bloom filter on (db_bench's default suite runs without one):
+# hot keys (the first 1%, their blocks cached) and missing keys. Empty to skip.
+BENCH_BLOOM_ARGS ?= --num 1000000 --repeat 3 --bloom_bits 10 \
+	--benchmarks fillrandom,readhot,readmissing,readrandom --json bench-out/bloom.json
 # The peers compiled into the benchmark binary (RocksDB builds from source once, then is cached).
 BENCH_FEATURES ?= leveldb,rocksdb
 # RocksDB's C++ gets hardware CRC32C, as its own build does (the rocksdb crate otherwise follows
@@ -53,6 +57,7 @@ bench:
 		$(CARGO) build --release -p strata-cli --features $(BENCH_FEATURES)
 	mkdir -p bench-out
 	./target/release/strata bench $(BENCH_ARGS)
+	$(if $(strip $(BENCH_BLOOM_ARGS)),./target/release/strata bench $(BENCH_BLOOM_ARGS))
 
 deps:
 	scripts/install-deps.sh

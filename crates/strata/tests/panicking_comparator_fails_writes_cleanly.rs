@@ -83,5 +83,8 @@ fn the_group_fails_and_queued_writers_are_answered() {
     assert!(err.to_string().contains("panicked"), "{err}");
     assert_eq!(db.get(b"k042").unwrap().as_deref(), Some(&b"v"[..]));
     // And the database closes.
-    assert!(Arc::try_unwrap(db).is_ok(), "no other handle; dropping it closes");
+    assert!(
+        Arc::try_unwrap(db).is_ok(),
+        "no other handle; dropping it closes"
+    );
 }

@@ -158,6 +158,107 @@ impl Block {
     }
 }
 
+impl Block {
+    /// A corruption of this block: `what` was found at byte `at` of it.
+    fn corruption(&self, at: usize, what: &str) -> Error {
+        Error::corruption_at(
+            self.file_offset,
+            format!("{what} at byte {at} of the block"),
+        )
+    }
+
+    /// Index of the last restart point whose key is `< target` (or 0), searching
+    /// `[left, right]`; `Err(offset)` when a restart entry is corrupt.
+    fn search_restarts(
+        &self,
+        order: &KeyOrder,
+        mut left: usize,
+        mut right: usize,
+        target: &[u8],
+    ) -> Result<usize, usize> {
+        let entries = self.entries();
+        while left < right {
+            let mid = left + (right - left).div_ceil(2);
+            let restart_at = self.restarts + 4 * mid;
+            let offset = self.restart_point(mid).ok_or(restart_at)?;
+            let key = match decode_entry(entries, offset) {
+                Some(h) if h.shared == 0 => entries
+                    .get(h.key_at..h.key_at + h.non_shared)
+                    .ok_or(offset)?,
+                _ => return Err(offset),
+            };
+            if order.compare(key, target) == Ordering::Less {
+                left = mid;
+            } else {
+                right = mid - 1;
+            }
+        }
+        Ok(left)
+    }
+
+    /// Decodes the entry at `offset`, whose predecessor's key is in `key`, leaving the entry's
+    /// own key there; `None` when the entry is corrupt (`key` is then unspecified).
+    #[inline]
+    fn decode_next(&self, offset: usize, key: &mut Vec<u8>) -> Option<DecodedEntry> {
+        let entries = self.entries();
+        let header = decode_entry(entries, offset).filter(|h| h.shared <= key.len())?;
+        let value_at = header.key_at + header.non_shared;
+        let delta = entries.get(header.key_at..value_at)?;
+        key.truncate(header.shared);
+        key.extend_from_slice(delta);
+        Some(DecodedEntry {
+            value_at,
+            value_len: header.value_len,
+            next: value_at + header.value_len,
+        })
+    }
+
+    /// A point lookup without a cursor: the value of the first entry whose key is `>= target`,
+    /// with that key left in `key` (a buffer the caller reuses across lookups); `Ok(None)` when
+    /// every key is below `target`. Errors are the corruptions a [`BlockIter`] reports.
+    pub(crate) fn seek_point<'a>(
+        &'a self,
+        order: &KeyOrder,
+        target: &[u8],
+        key: &mut Vec<u8>,
+    ) -> Result<Option<&'a [u8]>> {
+        key.clear();
+        if self.num_restarts == 0 {
+            return Ok(None);
+        }
+        let found = self
+            .search_restarts(order, 0, self.num_restarts - 1, target)
+            .map_err(|at| self.corruption(at, "bad restart entry"))?;
+        let mut offset = match self.restart_point(found) {
+            Some(offset) if offset <= self.restarts => offset,
+            _ => {
+                let at = self.restarts + 4 * found;
+                return Err(self.corruption(at, "restart offset out of range"));
+            }
+        };
+        while offset < self.restarts {
+            let entry = self
+                .decode_next(offset, key)
+                .ok_or_else(|| self.corruption(offset, "bad block entry"))?;
+            if order.compare(key, target) != Ordering::Less {
+                return Ok(self
+                    .data
+                    .get(entry.value_at..entry.value_at + entry.value_len));
+            }
+            offset = entry.next;
+        }
+        key.clear();
+        Ok(None)
+    }
+}
+
+/// Where a decoded entry's value lies and where the next entry starts.
+struct DecodedEntry {
+    value_at: usize,
+    value_len: usize,
+    next: usize,
+}
+
 /// One decoded entry header.
 struct EntryHeader {
     shared: usize,
@@ -220,10 +321,7 @@ impl BlockIter {
 
     fn corrupt(&mut self, at: usize, what: &str) {
         if self.err.is_none() {
-            self.err = Some(Error::corruption_at(
-                self.block.file_offset,
-                format!("{what} at byte {at} of the block"),
-            ));
+            self.err = Some(self.block.corruption(at, what));
         }
         self.key.clear();
         self.mark_invalid();
@@ -258,22 +356,14 @@ impl BlockIter {
             self.mark_invalid();
             return false;
         }
-        let entries = block.entries();
-        let header = match decode_entry(entries, self.current) {
-            Some(h) if h.shared <= self.key.len() => h,
-            _ => {
-                let at = self.current;
-                self.corrupt(at, "bad block entry");
-                return false;
-            }
+        let Some(entry) = block.decode_next(self.current, &mut self.key) else {
+            let at = self.current;
+            self.corrupt(at, "bad block entry");
+            return false;
         };
-        let value_at = header.key_at + header.non_shared;
-        let delta = entries.get(header.key_at..value_at).unwrap_or(&[]);
-        self.key.truncate(header.shared);
-        self.key.extend_from_slice(delta);
-        self.value_at = value_at;
-        self.value_len = header.value_len;
-        self.next_offset = value_at + header.value_len;
+        self.value_at = entry.value_at;
+        self.value_len = entry.value_len;
+        self.next_offset = entry.next;
         while self.restart_index + 1 < block.num_restarts
             && block
                 .restart_point(self.restart_index + 1)
@@ -282,35 +372,6 @@ impl BlockIter {
             self.restart_index += 1;
         }
         true
-    }
-
-    /// Index of the last restart point whose key is `< target` (or 0), searching
-    /// `[left, right]`; `Err(offset)` when a restart entry is corrupt.
-    fn search_restarts(
-        &self,
-        mut left: usize,
-        mut right: usize,
-        target: &[u8],
-    ) -> Result<usize, usize> {
-        let block = &*self.block;
-        let entries = block.entries();
-        while left < right {
-            let mid = left + (right - left).div_ceil(2);
-            let restart_at = block.restarts + 4 * mid;
-            let offset = block.restart_point(mid).ok_or(restart_at)?;
-            let key = match decode_entry(entries, offset) {
-                Some(h) if h.shared == 0 => entries
-                    .get(h.key_at..h.key_at + h.non_shared)
-                    .ok_or(offset)?,
-                _ => return Err(offset),
-            };
-            if self.order.compare(key, target) == Ordering::Less {
-                left = mid;
-            } else {
-                right = mid - 1;
-            }
-        }
-        Ok(left)
     }
 }
 
@@ -361,7 +422,7 @@ impl InternalIterator for BlockIter {
                 Ordering::Equal => return,
             }
         }
-        let found = match self.search_restarts(left, right, target) {
+        let found = match self.block.search_restarts(&self.order, left, right, target) {
             Ok(found) => found,
             Err(at) => {
                 self.corrupt(at, "bad restart entry");
@@ -637,7 +698,31 @@ mod tests {
         assert!(it.status().unwrap_err().is_corruption());
     }
 
+    /// Checks that a point lookup finds what a fresh cursor's seek finds, damage included.
+    fn seek_point_agrees_with_a_cursor(block: &Arc<Block>, target: &[u8]) {
+        let mut cursor = block.iter(KeyOrder::Bytewise);
+        cursor.seek(target);
+        let mut key = b"stale".to_vec();
+        match block.seek_point(&KeyOrder::Bytewise, target, &mut key) {
+            Ok(Some(value)) => {
+                assert!(cursor.valid(), "{target:?}");
+                assert_eq!((cursor.key(), cursor.value()), (&key[..], value));
+            }
+            Ok(None) => assert!(!cursor.valid() && cursor.status().is_ok(), "{target:?}"),
+            Err(e) => {
+                assert!(!cursor.valid());
+                let cursor_err = cursor
+                    .status()
+                    .expect_err("the cursor meets the damage too");
+                assert_eq!(cursor_err.to_string(), e.to_string());
+            }
+        }
+    }
+
     fn exercise(block: &Arc<Block>, probes: &[Vec<u8>]) {
+        for p in probes {
+            seek_point_agrees_with_a_cursor(block, p);
+        }
         let mut it = block.iter(KeyOrder::Bytewise);
         let mut steps = 0;
         it.seek_to_first();
@@ -715,7 +800,13 @@ mod tests {
                 prop_assert!(it.valid());
                 prop_assert_eq!(it.key(), &k[..]);
                 prop_assert_eq!(it.value(), &v[..]);
+                seek_point_agrees_with_a_cursor(&block, k);
+                // Between and past the keys too.
+                let mut after = k.clone();
+                after.push(9);
+                seek_point_agrees_with_a_cursor(&block, &after);
             }
+            seek_point_agrees_with_a_cursor(&block, b"");
         }
     }
 }

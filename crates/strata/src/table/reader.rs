@@ -38,6 +38,8 @@ pub(crate) struct Table {
     file_size: u64,
     /// Key space of this table's blocks in the block cache (0 without a cache).
     cache_id: u64,
+    /// The order of the data and index blocks' keys.
+    order: KeyOrder,
     index_block: Arc<Block>,
     index_handle: BlockHandle,
     metaindex_handle: BlockHandle,
@@ -67,7 +69,9 @@ impl Table {
             .and_then(|contents| Block::new(contents, footer.index.offset))
             .map_err(|e| e.in_file(&file_name))?;
         let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
+        let order = KeyOrder::Internal(opts.icmp.clone());
         let mut table = Table {
+            order,
             opts,
             file,
             file_name,
@@ -128,12 +132,8 @@ impl Table {
         self.filter.is_some()
     }
 
-    fn order(&self) -> KeyOrder {
-        KeyOrder::Internal(self.opts.icmp.clone())
-    }
-
     fn index_iter(&self) -> BlockIter {
-        self.index_block.iter(self.order())
+        self.index_block.iter(self.order.clone())
     }
 
     /// Decodes a data block handle stored in the index block.
@@ -188,32 +188,44 @@ impl Table {
     /// both from the block (no copy). Returns `Ok(None)` without calling `f` when the filter rules
     /// the user key out or the table has no entry `>= internal_key`. The caller checks whether
     /// the entry's user key is the one it looks for.
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn get<R>(
         &self,
         reads: BlockReads,
         internal_key: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
-        let mut index = self.index_iter();
-        index.seek(internal_key);
-        if !index.valid() {
-            index.status().map_err(|e| e.in_file(&self.file_name))?;
+        self.get_with(reads, internal_key, &mut Vec::new(), f)
+    }
+
+    /// [`get`](Self::get) with a key buffer the caller reuses across lookups: the lookup then
+    /// allocates nothing, creates no cursor and takes no reference to the index block.
+    pub(crate) fn get_with<R>(
+        &self,
+        reads: BlockReads,
+        internal_key: &[u8],
+        scratch: &mut Vec<u8>,
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        let in_file = |e: Error| e.in_file(&self.file_name);
+        let Some(handle) = self
+            .index_block
+            .seek_point(&self.order, internal_key, scratch)
+            .map_err(in_file)?
+        else {
             return Ok(None);
-        }
-        let handle = self.decode_handle(index.value())?;
+        };
+        let handle = self.decode_handle(handle)?;
         if let Some(filter) = &self.filter {
             if !filter.key_may_match(handle.offset, user_key(internal_key)) {
                 return Ok(None);
             }
         }
         let block = self.data_block(reads.verify_checksums, reads.fill_cache, handle)?;
-        let mut it = block.iter(self.order());
-        it.seek(internal_key);
-        if it.valid() {
-            return Ok(Some(f(it.key(), it.value())));
-        }
-        it.status().map_err(|e| e.in_file(&self.file_name))?;
-        Ok(None)
+        let found = block
+            .seek_point(&self.order, internal_key, scratch)
+            .map_err(in_file)?;
+        Ok(found.map(|value| f(scratch, value)))
     }
 
     #[cfg(any(test, feature = "testing"))]
@@ -325,7 +337,7 @@ impl TableIter {
             .data_block(self.verify_checksums, self.fill_cache, handle)
         {
             Ok(block) => {
-                let it = block.iter(self.table.order());
+                let it = block.iter(self.table.order.clone());
                 self.set_data(Some((it, handle)));
             }
             Err(e) => {

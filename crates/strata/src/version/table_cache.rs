@@ -69,17 +69,19 @@ impl TableCache {
         Ok(table)
     }
 
-    /// Point lookup in table `file_number`; see [`Table::get`].
+    /// Point lookup in table `file_number`, with a key buffer the caller reuses; see
+    /// [`Table::get_with`].
     pub(crate) fn get<R>(
         &self,
         reads: BlockReads,
         file_number: u64,
         file_size: u64,
         internal_key: &[u8],
+        scratch: &mut Vec<u8>,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
         self.find_table(file_number, file_size)?
-            .get(reads, internal_key, f)
+            .get_with(reads, internal_key, scratch, f)
     }
 
     /// A cursor over table `file_number`; it keeps the table open while it lives.
@@ -226,15 +228,25 @@ mod tests {
 
         let lookup = internal_key(b"key042", 10, ValueType::Value);
         let got = cache
-            .get(BlockReads::default(), 5, ldb_len, &lookup, |k, v| {
-                (user_key(k).to_vec(), v.to_vec())
-            })
+            .get(
+                BlockReads::default(),
+                5,
+                ldb_len,
+                &lookup,
+                &mut Vec::new(),
+                |k, v| (user_key(k).to_vec(), v.to_vec()),
+            )
             .unwrap();
         assert_eq!(got, Some((b"key042".to_vec(), b"ldb42".to_vec())));
         let got = cache
-            .get(BlockReads::default(), 7, sst_len, &lookup, |_, v| {
-                v.to_vec()
-            })
+            .get(
+                BlockReads::default(),
+                7,
+                sst_len,
+                &lookup,
+                &mut Vec::new(),
+                |_, v| v.to_vec(),
+            )
             .unwrap();
         assert_eq!(got, Some(b"sst42".to_vec()));
         assert_eq!(*env.opens.lock(), 2);

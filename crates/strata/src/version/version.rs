@@ -115,30 +115,33 @@ impl Version {
     }
 
     /// Looks `lookup_key` (user key + sequence trailer) up in the tables, newest data first.
-    pub(crate) fn get(
-        &self,
+    pub(crate) fn get<'v>(
+        &'v self,
         reads: BlockReads,
         lookup_key: &[u8],
         table_cache: &TableCache,
         charge: &mut SeekCharge,
     ) -> Result<TableLookup> {
         let ukey = user_key(lookup_key);
-        let mut last_read: Option<(usize, FileRef)> = None;
+        let mut last_read: Option<(usize, &'v FileRef)> = None;
         let mut result = TableLookup::Absent;
-        let mut visit = |level: usize, file: &FileRef| -> Result<bool> {
+        // One key buffer for every block this lookup searches.
+        let mut scratch = Vec::with_capacity(lookup_key.len() + 16);
+        let mut visit = |level: usize, file: &'v FileRef| -> Result<bool> {
             if charge.file.is_none() {
-                if let Some(previous) = last_read.take() {
+                if let Some((level, previous)) = last_read.take() {
                     // More than one file read for this lookup: charge the first one.
-                    charge.file = Some(previous);
+                    charge.file = Some((level, Arc::clone(previous)));
                 }
             }
-            last_read = Some((level, Arc::clone(file)));
+            last_read = Some((level, file));
             let outcome = table_cache
                 .get(
                     reads,
                     file.number(),
                     file.meta.file_size,
                     lookup_key,
+                    &mut scratch,
                     |key, value| match parse_internal_key(key) {
                         Some(parsed)
                             if self.icmp.compare_user(parsed.user_key, ukey) == Ordering::Equal =>
@@ -177,10 +180,10 @@ impl Version {
     /// In levels >= 1 the file is found by internal key: one user key's versions may be split
     /// between adjacent files, and only the internal key tells which of them holds the version
     /// visible at the sequence.
-    fn for_each_overlapping(
-        &self,
+    fn for_each_overlapping<'a>(
+        &'a self,
         internal_key: &[u8],
-        visit: &mut dyn FnMut(usize, &FileRef) -> Result<bool>,
+        visit: &mut dyn FnMut(usize, &'a FileRef) -> Result<bool>,
     ) -> Result<()> {
         let ukey = user_key(internal_key);
         // Level 0: every file whose range covers the key, newest first (already in that order).
