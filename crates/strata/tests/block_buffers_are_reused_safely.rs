@@ -9,7 +9,6 @@
 //! memory-mapped: blocks copied or decompressed straight out of the mapping), with and without
 //! Snappy.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::path::{Path, PathBuf};

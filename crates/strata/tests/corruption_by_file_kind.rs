@@ -20,7 +20,6 @@
 //! `corruption/mod.rs`); all cases run even when one fails, and the table of outcomes is
 //! printed (`--nocapture`).
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod corruption;

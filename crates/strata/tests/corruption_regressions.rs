@@ -4,7 +4,6 @@
 //! Every test works on a copy of the template database of `corruption/mod.rs` (two tables of
 //! `a` and `b` keys, a write-ahead log of `w` keys).
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod corruption;

@@ -2,7 +2,6 @@
 //! after what used to go wrong. Each sets up the failing situation directly over a
 //! `FaultEnv` on a `MemEnv`, so it fails without its fix every time.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::path::Path;

@@ -22,7 +22,6 @@
 //! `STRATA_IO_TRIALS` sets the trials per fault and phase (default 30); `STRATA_IO_SEED` reruns
 //! one seed (as a failure reports it) in both phases.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod support;

@@ -5,7 +5,6 @@
 //! crash keeps every write, that a power loss keeps a prefix holding every synced write, and
 //! that no recovery mistakes an intact history for a lost one.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod support;

@@ -4,7 +4,6 @@
 //! overflow. Each must now be a typed error or, where LevelDB skips damage, skipped. Also: a
 //! log record holding a batch whose count disagrees with its records was applied in part.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::path::Path;

@@ -2,7 +2,6 @@
 //! and lose the tail of an earlier log. Recovery must then keep a prefix of the writes: the
 //! later log starts past where the earlier one ends, and it is skipped with everything after it.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::path::Path;

@@ -2,7 +2,6 @@
 //! it forever: `compact_range` never returned, writes hung at the memtable limit. Now the
 //! panic becomes the background error, which every later write and flush reports.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::sync::mpsc;

@@ -8,7 +8,6 @@
 //! `reuse_logs`, writes of the next session were appended behind the torn record a short
 //! write had left in the log, and lost.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;

@@ -6,7 +6,6 @@
 //! - a `sync` write to the log started at a memtable switch was acknowledged, but the new
 //!   log's directory entry was not durable: after power loss the log, and the write, were gone.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;

@@ -6,7 +6,6 @@
 //! Before the directory syncs (see `regression_power_loss_new_file_entries`) this failed on
 //! the first seed: the manifest named a table whose directory entry had not been synced.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;

@@ -2,7 +2,6 @@
 //! panic, must apply a batch whole or not at all, and must not accept sequence numbers the
 //! internal-key format cannot hold (56 bits) or that overflow.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;

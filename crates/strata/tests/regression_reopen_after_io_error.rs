@@ -9,7 +9,6 @@
 //! - `set_current_file` failing after the rename (directory sync) removed the new manifest that
 //!   `CURRENT` already named: "CURRENT points to a non-existent file".
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;

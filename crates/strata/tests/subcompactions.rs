@@ -13,7 +13,6 @@
 //!   output must be the very same entry list with one thread and with several. A wrapping
 //!   `Env` aims faults, panics and slowness at the subcompaction threads alone (by thread name).
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod support;

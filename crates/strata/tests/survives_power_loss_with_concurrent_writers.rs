@@ -9,7 +9,6 @@
 //! `reuse_logs` vary by round. `STRATA_POWER_ROUNDS` scales the rounds (default 150, of which
 //! this test runs a fifth); `STRATA_POWER_SEED` reruns one round.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod support;

@@ -16,7 +16,6 @@
 //! manifest edit is appended, and a memtable switch syncs the old log and the directory before
 //! the new log takes a write.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::sync::Arc;
