@@ -489,9 +489,9 @@ fn set_manifest_last_sequence(env: &FaultEnv, last_sequence: u64) {
     let inner: &dyn Env = &**env.inner();
     let names = file_names(env, |n| n.starts_with("MANIFEST-"));
     let manifest: PathBuf = Path::new(DIR).join(names.last().unwrap());
-    let (records, reports) = read_log_file(inner, &manifest).unwrap();
-    assert!(reports.is_empty(), "{reports:?}");
-    let mut records = records;
+    let read = read_log_file(inner, &manifest).unwrap();
+    assert!(read.reports.is_empty(), "{:?}", read.reports);
+    let mut records = read.records;
     let last = records.last_mut().unwrap();
     let mut fields = version_edit_fields(last).unwrap();
     fields.last_sequence = Some(last_sequence);
@@ -689,8 +689,8 @@ fn two_live_logs_split(reuse_logs: bool) -> (Run, Vec<String>, u64) {
     let logs = log_names(&run.env);
     assert_eq!(logs.len(), 2, "{logs:?}");
     let inner: &dyn Env = &**run.env.inner();
-    let (records, _) = read_log_file(inner, &Path::new(DIR).join(&logs[1])).unwrap();
-    let in_older = run.written - records.len() as u64;
+    let newer = read_log_file(inner, &Path::new(DIR).join(&logs[1])).unwrap();
+    let in_older = run.written - newer.records.len() as u64;
     (run, logs, in_older)
 }
 

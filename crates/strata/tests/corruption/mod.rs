@@ -21,7 +21,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use strata::testing::{decode_block, decode_footer, read_block_at};
+use strata::testing::{decode_block, decode_footer, read_block_at, BlockSpan};
 use strata::tools::{check_db, CheckReport};
 use strata::{BloomFilterPolicy, CompressionType, Error, Options, ReadOptions, DB};
 
@@ -92,32 +92,18 @@ pub struct LogRecord {
     pub end: u64,
 }
 
-/// One block of a table file: contents at `offset..offset + size`, then the 5-byte trailer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Piece {
-    pub offset: u64,
-    pub size: u64,
-}
-
-impl Piece {
-    /// The block with its trailer.
-    pub fn range(&self) -> Range<u64> {
-        self.offset..self.offset + self.size + 5
-    }
-}
-
 /// The layout of one table file, decoded from its footer, index and metaindex.
 #[derive(Debug, Clone)]
 pub struct TableMap {
     pub name: String,
     pub size: u64,
     /// Data blocks in order, with the user keys each holds.
-    pub data: Vec<(Piece, Vec<Vec<u8>>)>,
+    pub data: Vec<(BlockSpan, Vec<Vec<u8>>)>,
     /// Data blocks stored Snappy-compressed.
     pub compressed_blocks: usize,
-    pub filter: Piece,
-    pub metaindex: Piece,
-    pub index: Piece,
+    pub filter: BlockSpan,
+    pub metaindex: BlockSpan,
+    pub index: BlockSpan,
 }
 
 impl TableMap {
@@ -261,29 +247,19 @@ fn varint(bytes: &mut &[u8]) -> u64 {
     panic!("varint too long")
 }
 
-fn handle(mut bytes: &[u8]) -> Piece {
+fn handle(mut bytes: &[u8]) -> BlockSpan {
     let offset = varint(&mut bytes);
     let size = varint(&mut bytes);
-    Piece { offset, size }
+    BlockSpan { offset, size }
 }
 
 fn map_table(dir: &Path, name: &str) -> TableMap {
     let bytes = fs::read(dir.join(name)).unwrap();
     let size = bytes.len() as u64;
-    let (meta_offset, meta_size, index_offset, index_size) =
-        decode_footer(&bytes[bytes.len() - 48..]).unwrap();
-    let block = |piece: Piece| {
-        decode_block(read_block_at(&bytes, piece.offset, piece.size, true).unwrap()).unwrap()
-    };
-    let index = Piece {
-        offset: index_offset,
-        size: index_size,
-    };
-    let metaindex = Piece {
-        offset: meta_offset,
-        size: meta_size,
-    };
-    let data: Vec<(Piece, Vec<Vec<u8>>)> = block(index)
+    let footer = decode_footer(&bytes[bytes.len() - 48..]).unwrap();
+    let block = |span: BlockSpan| decode_block(read_block_at(&bytes, span, true).unwrap()).unwrap();
+    let (index, metaindex) = (footer.index, footer.metaindex);
+    let data: Vec<(BlockSpan, Vec<Vec<u8>>)> = block(index)
         .into_iter()
         .map(|(_, h)| {
             let piece = handle(&h);
