@@ -4,6 +4,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use super::forward_entries;
 use crate::env::vec_files::VecFile;
 use crate::error::Result;
 use crate::iter::InternalIterator;
@@ -53,13 +54,7 @@ pub fn build_block(entries: &[(Vec<u8>, Vec<u8>)], restart_interval: usize) -> V
 pub fn decode_block(bytes: Vec<u8>) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let block = Arc::new(Block::new(bytes, 0)?);
     let mut it = block.iter(KeyOrder::Bytewise);
-    let mut out = Vec::new();
-    it.seek_to_first();
-    while it.valid() {
-        out.push((it.key().to_vec(), it.value().to_vec()));
-        it.next();
-    }
-    it.status()?;
+    let out = forward_entries(&mut it)?;
     it.seek_to_last();
     while it.valid() {
         it.prev();

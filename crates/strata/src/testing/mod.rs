@@ -39,3 +39,18 @@ pub use self::write_batches::{
 pub use crate::env::fault::{
     CrashPoint, FaultEnv, InjectedError, InjectedFault, OpKind, PowerLossMode,
 };
+
+use crate::error::Result;
+use crate::iter::InternalIterator;
+
+/// Every key and value `it` yields from its first entry on, and its status after the last.
+fn forward_entries(it: &mut impl InternalIterator) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut out = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status()?;
+    Ok(out)
+}

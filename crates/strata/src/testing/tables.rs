@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::forward_entries;
 use crate::env::vec_files::{VecFile, VecSink};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -111,13 +112,7 @@ impl TableFile {
             ..BlockReads::default()
         };
         let mut it = self.table.iter(read);
-        let mut out = Vec::new();
-        it.seek_to_first();
-        while it.valid() {
-            out.push((it.key().to_vec(), it.value().to_vec()));
-            it.next();
-        }
-        it.status()?;
+        let out = forward_entries(&mut it)?;
         let mut back = 0;
         it.seek_to_last();
         while it.valid() {

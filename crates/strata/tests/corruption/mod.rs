@@ -92,6 +92,52 @@ pub struct LogRecord {
     pub end: u64,
 }
 
+/// Reads that verify checksums.
+pub fn verified() -> ReadOptions {
+    ReadOptions {
+        verify_checksums: true,
+        ..ReadOptions::default()
+    }
+}
+
+/// File offset of `needle` in `range` of the file at `path`, which must hold it once there.
+pub fn find_in_file(path: &Path, range: Range<u64>, needle: &[u8]) -> u64 {
+    let bytes = fs::read(path).unwrap();
+    let bytes = &bytes[range.start as usize..range.end as usize];
+    let mut at = bytes
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle);
+    let (offset, _) = at.next().expect("bytes not found");
+    assert!(at.next().is_none(), "bytes found twice");
+    range.start + offset as u64
+}
+
+/// The offset of a byte in the middle of `key`'s value in the first table of `t`.
+fn value_byte(t: &Template, key: &[u8]) -> u64 {
+    let value = &t.expected[key];
+    let table = &t.tables[0];
+    find_in_file(&t.path.join(&table.name), 0..table.size, value) + value.len() as u64 / 2
+}
+
+/// A copy of `t` with a byte flipped in the middle of one value: that of the fourth key of
+/// data block 5 of the first table, which is returned with the copy.
+pub fn copy_with_a_damaged_value(t: &Template) -> (Copy, &[u8]) {
+    let table = &t.tables[0];
+    let copy = t.copy();
+    let key = &table.data[5].1[3];
+    Damage::Flip(value_byte(t, key)).apply(&copy.path.join(&table.name));
+    (copy, key)
+}
+
+/// The names of the table files in `dir`.
+pub fn table_files(dir: &Path) -> BTreeSet<String> {
+    file_names(dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".ldb"))
+        .collect()
+}
+
 /// The layout of one table file, decoded from its footer, index and metaindex.
 #[derive(Debug, Clone)]
 pub struct TableMap {
@@ -544,11 +590,14 @@ pub fn check_repair(t: &Template, damaged: &Path, lost: &BTreeSet<Vec<u8>>) -> u
     let copy = copy_dir(damaged);
     strata::repair(&copy.path, &options(false)).unwrap();
     let db = DB::open(&copy.path, options(true)).unwrap();
-    let read = ReadOptions {
-        verify_checksums: true,
-        ..ReadOptions::default()
-    };
-    let reads = check_reads(&t.expected, &db, &read, lost, "(no damage is left)", None);
+    let reads = check_reads(
+        &t.expected,
+        &db,
+        &verified(),
+        lost,
+        "(no damage is left)",
+        None,
+    );
     assert_eq!(reads.failed, 0, "reads failed after repair");
     drop(db);
     let report = check_db(&copy.path, &options(false)).unwrap();
