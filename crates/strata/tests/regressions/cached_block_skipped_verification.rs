@@ -28,7 +28,7 @@ fn verified_read_took_an_unverified_block_from_the_cache() {
         assert_corruption_in(&err, &table.name, Some(&table.data[5].0.range()));
         let mut it = db.iter_opt(&verified());
         it.seek(key);
-        assert!(!it.valid() || it.key() != &key[..]);
+        assert!(!it.valid() || it.key() != key);
         assert!(it.status().is_err());
     }
 }
