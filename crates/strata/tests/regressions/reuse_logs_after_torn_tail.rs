@@ -4,9 +4,8 @@
 //! record behind them: the torn header's length now reached into the new records, so the
 //! reader dropped them (acknowledged writes lost; manifest edits lost, the database then
 //! naming deleted tables). A file is only reused when it ends exactly after its last record.
-//! The power-loss tests found the log case (a reused log's synced writes gone after the next
-//! crash) and the manifest case (the next open failing on the torn record followed by valid
-//! bytes).
+//! The power-loss and I/O-error tests found both: a reused log's synced writes gone after the
+//! next crash, and the next open failing on a torn manifest record followed by valid bytes.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
