@@ -32,7 +32,14 @@ const VALUE_LEN: usize = 1000;
 /// an immutable memtable waits and its log stays live: the hook of the databases' env.
 /// Clones share one gate.
 #[derive(Clone, Default)]
-struct Gate(Arc<(Mutex<GateState>, Condvar)>);
+struct Gate(Arc<GateShared>);
+
+#[derive(Default)]
+struct GateShared {
+    state: Mutex<GateState>,
+    /// Signalled when the gate opens or lets a creation through.
+    wake: Condvar,
+}
 
 #[derive(Default)]
 struct GateState {
@@ -57,11 +64,10 @@ impl Gate {
 
     /// Waits while the gate is closed, unless a pass lets this creation through.
     fn pass(&self) {
-        let (lock, cvar) = &*self.0;
-        let mut state = lock.lock();
+        let mut state = self.0.state.lock();
         state.waiting += 1;
         while state.closed && state.passes == 0 {
-            cvar.wait(&mut state);
+            self.0.wake.wait(&mut state);
         }
         if state.closed {
             state.passes -= 1;
@@ -70,23 +76,23 @@ impl Gate {
     }
 
     fn close(&self) {
-        self.0 .0.lock().closed = true;
+        self.0.state.lock().closed = true;
     }
 
     fn open(&self) {
-        self.0 .0.lock().closed = false;
-        self.0 .1.notify_all();
+        self.0.state.lock().closed = false;
+        self.0.wake.notify_all();
     }
 
     /// Lets one table creation through the closed gate.
     fn let_one_through(&self) {
-        self.0 .0.lock().passes += 1;
-        self.0 .1.notify_all();
+        self.0.state.lock().passes += 1;
+        self.0.wake.notify_all();
     }
 
     /// Whether a table creation is held at the gate.
     fn flush_waiting(&self) -> bool {
-        self.0 .0.lock().waiting > 0
+        self.0.state.lock().waiting > 0
     }
 }
 
