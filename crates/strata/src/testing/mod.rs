@@ -29,6 +29,7 @@ pub use self::log_records::{
 };
 pub use self::tables::{
     build_table, internal_key, read_table_entries, table_get, TableEntry, TableFile, TableGet,
+    MAX_SEQUENCE,
 };
 pub use self::version_edits::{
     decode_version_edit, encode_version_edit, version_edit_fields, EditFields, EditNewFile,

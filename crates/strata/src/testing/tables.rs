@@ -13,9 +13,10 @@ use crate::table::reader::Table;
 use crate::table::{BlockReads, TableOptions};
 use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
 use crate::util::comparator::BytewiseComparator;
-use crate::util::internal_key::{
-    self, parse_internal_key, InternalKeyComparator, ValueType, MAX_SEQUENCE,
-};
+use crate::util::internal_key::{self, parse_internal_key, InternalKeyComparator, ValueType};
+
+/// The largest sequence number an internal key holds (56 bits).
+pub const MAX_SEQUENCE: u64 = internal_key::MAX_SEQUENCE;
 
 /// An internal key: `user_key` + 8-byte trailer `(seq << 8) | type` (1 = value, 0 = deletion).
 pub fn internal_key(user_key: &[u8], seq: u64, is_value: bool) -> Vec<u8> {

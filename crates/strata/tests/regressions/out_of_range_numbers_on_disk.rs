@@ -7,12 +7,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use strata::testing::{write_batch_set_sequence, write_log_file, EditFields, EditNewFile};
+use strata::testing::{
+    write_batch_set_sequence, write_log_file, EditFields, EditNewFile, MAX_SEQUENCE,
+};
 use strata::{Env, Error, MemEnv, Options, WriteBatch, DB};
 
 use crate::support::files::write_manifest;
 
-const MAX_SEQUENCE: u64 = (1 << 56) - 1;
 const DIR: &str = "/db";
 
 fn options(env: &Arc<MemEnv>, paranoid_checks: bool) -> Options {

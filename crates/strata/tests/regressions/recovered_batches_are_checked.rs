@@ -7,13 +7,11 @@ use std::sync::Arc;
 
 use strata::testing::{
     write_batch_contents, write_batch_from_contents, write_batch_set_sequence, write_log_file,
-    EditFields,
+    EditFields, MAX_SEQUENCE,
 };
 use strata::{Env, Error, MemEnv, Options, WriteBatch, DB};
 
 use crate::support::files::write_manifest;
-
-const MAX_SEQUENCE: u64 = (1 << 56) - 1;
 
 fn options(env: &Arc<MemEnv>, paranoid: bool) -> Options {
     Options {
