@@ -31,7 +31,7 @@ use rand::{Rng, SeedableRng};
 use strata::testing::{
     encode_version_edit, read_log_file, read_log_records, version_edit_fields,
     write_batch_contents, write_batch_from_contents, write_batch_sequence,
-    write_batch_set_sequence, write_log_file, EditFields,
+    write_batch_set_sequence, write_log_file, EditFields, LogRecords,
 };
 use strata::{BatchOp, PosixEnv, WriteBatch};
 
@@ -191,7 +191,7 @@ fn manifests(dir: &Path) -> Vec<(String, PathBuf)> {
 /// Reads a log file through Strata's reader over the POSIX env; damage fails the test. Also
 /// checks that the file is exactly as long as the format says those records make it.
 fn read_clean_log(path: &Path) -> (Vec<Vec<u8>>, Layout) {
-    let (records, reports) = read_log_file(&PosixEnv::new(), path).expect("open log");
+    let LogRecords { records, reports } = read_log_file(&PosixEnv::new(), path).expect("open log");
     assert!(reports.is_empty(), "{}: {reports:?}", path.display());
     let layout = Layout::of(records.iter().map(Vec::len));
     let size = fs::metadata(path).expect("metadata").len();
@@ -913,7 +913,7 @@ fn torn_strata_log_tail_recovers_the_same_prefix_in_leveldb_and_strata() {
 
     // Strata's reader: every cut.
     for &(cut, whole) in &cuts {
-        let (records, reports) = read_log_records(&log[..cut]);
+        let LogRecords { records, reports } = read_log_records(&log[..cut]);
         assert!(reports.is_empty(), "cut at {cut}: {reports:?}");
         assert!(
             records.len() == whole && records[..] == plan.records[..whole],
@@ -944,7 +944,7 @@ fn torn_strata_log_tail_recovers_the_same_prefix_in_leveldb_and_strata() {
         chosen
     };
     for &(cut, whole) in &interesting {
-        let (records, _) = read_log_records(&log[..cut]);
+        let records = read_log_records(&log[..cut]).records;
         assert_eq!(records.len(), whole, "cut at {cut}: Strata's view");
         let dir = tempfile::tempdir().expect("tempdir");
         write_strata_manifest(dir.path());

@@ -41,7 +41,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata::testing::{
     build_table, decode_block, decode_footer, read_block_at, read_log_file, version_edit_fields,
-    write_batch_from_contents, write_batch_sequence, TableFile,
+    write_batch_from_contents, write_batch_sequence, LogRecords, TableFile,
 };
 use strata::{BatchOp, CompressionType, PosixEnv};
 
@@ -142,8 +142,8 @@ struct Layout {
 
 fn layout(table: &[u8]) -> Layout {
     let footer = &table[table.len() - FOOTER_LEN..];
-    let (meta_off, meta_size, index_off, index_size) = decode_footer(footer).expect("footer");
-    let index = read_block_at(table, index_off, index_size, true).expect("index block");
+    let footer = decode_footer(footer).expect("footer");
+    let index = read_block_at(table, footer.index, true).expect("index block");
     let (mut raw_blocks, mut snappy_blocks) = (0, 0);
     for (_, handle) in decode_block(index).expect("index entries") {
         let mut h = handle.as_slice();
@@ -155,7 +155,7 @@ fn layout(table: &[u8]) -> Layout {
             other => panic!("block type {other}"),
         }
     }
-    let meta = read_block_at(table, meta_off, meta_size, true).expect("metaindex block");
+    let meta = read_block_at(table, footer.metaindex, true).expect("metaindex block");
     let meta_keys = decode_block(meta)
         .expect("metaindex entries")
         .into_iter()
@@ -188,7 +188,8 @@ fn numbered_files(dir: &Path, suffix: &str) -> BTreeMap<u64, PathBuf> {
 fn live_tables(dir: &Path) -> (BTreeMap<u64, PathBuf>, BTreeMap<u64, PathBuf>) {
     let current = fs::read_to_string(dir.join("CURRENT")).expect("CURRENT");
     let manifest = dir.join(current.trim_end());
-    let (records, reports) = read_log_file(&PosixEnv::new(), &manifest).expect("manifest");
+    let LogRecords { records, reports } =
+        read_log_file(&PosixEnv::new(), &manifest).expect("manifest");
     assert!(reports.is_empty(), "{reports:?}");
     let mut live = BTreeSet::new();
     for record in records {
@@ -571,7 +572,8 @@ fn check_orphan(case: &Case, path: &Path, ops: &[&FixtureOp], counts: &mut ReadC
 /// each operation checked against the write of its sequence number.
 fn replay_wals(dir: &Path, ops: &[&FixtureOp], resolved: &mut Resolved, counts: &mut ReadCounts) {
     for path in numbered_files(dir, ".log").values() {
-        let (records, reports) = read_log_file(&PosixEnv::new(), path).expect("open log");
+        let LogRecords { records, reports } =
+            read_log_file(&PosixEnv::new(), path).expect("open log");
         assert!(reports.is_empty(), "{}: {reports:?}", path.display());
         for record in records {
             let batch = write_batch_from_contents(record).expect("batch");

@@ -9,8 +9,9 @@
 //! memory-mapped: blocks copied or decompressed straight out of the mapping), with and without
 //! Snappy.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use rand::{Rng, SeedableRng};
 use strata::{
     BlockCache, CompressionType, Env, MemEnv, Options, PosixEnv, ReadOptions, WriteOptions, DB,
 };
+use support::files::{file_names, rewrite_file};
 
 const KEYS: usize = 3000;
 
@@ -47,14 +49,13 @@ fn value(i: usize, rng: &mut StdRng) -> Vec<u8> {
     v
 }
 
-fn options(env: Arc<dyn Env>, compression: CompressionType) -> Options {
+/// Small blocks and a small cache (a fresh one at every open), so buffers are reused often.
+fn options(env: &Arc<dyn Env>, compression: CompressionType) -> Options {
     Options {
-        create_if_missing: true,
-        env,
         compression,
         block_size: 2048,
         block_cache: Some(BlockCache::new(64 << 10)),
-        ..Options::default()
+        ..support::options(env)
     }
 }
 
@@ -115,7 +116,7 @@ fn read_back(db: &Arc<DB>, model: &Arc<Vec<Vec<u8>>>, verify: bool) -> usize {
 fn run(env: Arc<dyn Env>, dir: &Path, compression: CompressionType, flip: impl Fn(&Path)) {
     let mut rng = StdRng::seed_from_u64(11);
     let model: Arc<Vec<Vec<u8>>> = Arc::new((0..KEYS).map(|i| value(i, &mut rng)).collect());
-    let db = Arc::new(DB::open(dir, options(env.clone(), compression)).unwrap());
+    let db = Arc::new(DB::open(dir, options(&env, compression)).unwrap());
     for (i, v) in model.iter().enumerate() {
         db.put_opt(&WriteOptions::default(), &key(i), v).unwrap();
     }
@@ -124,38 +125,16 @@ fn run(env: Arc<dyn Env>, dir: &Path, compression: CompressionType, flip: impl F
     assert_eq!(read_back(&db, &model, true), 0);
     drop(db);
 
-    let table: PathBuf = {
-        let mut tables: Vec<String> = env
-            .children(dir)
-            .unwrap()
-            .into_iter()
-            .filter(|n| n.ends_with(".ldb"))
-            .collect();
-        tables.sort();
-        dir.join(&tables[0])
-    };
+    let table: PathBuf = dir.join(&file_names(&*env, dir, |n| n.ends_with(".ldb"))[0]);
     flip(&table);
-    let db = Arc::new(DB::open(dir, options(env, compression)).unwrap());
+    let db = Arc::new(DB::open(dir, options(&env, compression)).unwrap());
     let corrupt = read_back(&db, &model, true);
     assert!(corrupt > 0, "the damaged block was never reported");
 }
 
 /// Flips byte 100 of `path` (inside the first data block: blocks are 2 KiB).
 fn flip_with(env: &dyn Env, path: &Path) {
-    let mut file = env.new_sequential_file(path).unwrap();
-    let mut bytes = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = file.read(&mut buf).unwrap();
-        if n == 0 {
-            break;
-        }
-        bytes.extend_from_slice(&buf[..n]);
-    }
-    bytes[100] ^= 0x40;
-    let mut out = env.new_writable_file(path).unwrap();
-    out.append(&bytes).unwrap();
-    out.close().unwrap();
+    rewrite_file(env, path, |bytes| bytes[100] ^= 0x40);
 }
 
 #[test]

@@ -3,17 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
+mod support;
+
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use strata::{MemEnv, Options, DB};
-
-fn files_at(db: &DB, level: usize) -> usize {
-    db.property(&format!("leveldb.num-files-at-level{level}"))
-        .unwrap()
-        .parse()
-        .unwrap()
-}
+use support::state::files_at_level as files_at;
 
 /// Files below level 0.
 fn deeper_files(db: &DB) -> usize {
@@ -40,20 +36,14 @@ fn fill(db: &DB, rounds: u32) {
     }
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+fn wait_until(what: &str, done: impl FnMut() -> bool) {
+    support::trials::wait_until(what, Duration::from_secs(30), done);
 }
 
 fn open() -> DB {
     let options = Options {
-        create_if_missing: true,
-        env: Arc::new(MemEnv::new()),
         write_buffer_size: 64 << 10,
-        ..Options::default()
+        ..support::options(&Arc::new(MemEnv::new()))
     };
     DB::open("/db", options).unwrap()
 }

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
+mod support;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -20,10 +22,8 @@ fn value_for(writer: usize, i: usize) -> Vec<u8> {
 fn concurrent_writers_lose_nothing_and_readers_see_only_written_values() {
     let env = Arc::new(MemEnv::new());
     let options = Options {
-        create_if_missing: true,
-        env: env.clone(),
         write_buffer_size: 64 << 10,
-        ..Options::default()
+        ..support::options(&env)
     };
     let db = Arc::new(DB::open("/concurrent", options.clone()).expect("open"));
     let stop = Arc::new(AtomicBool::new(false));

@@ -20,7 +20,6 @@
 //! `corruption/mod.rs`); all cases run even when one fails, and the table of outcomes is
 //! printed (`--nocapture`).
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod corruption;
@@ -32,8 +31,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use corruption::{
     assert_check_finds, assert_corruption_in, check, check_reads, check_repair, options,
-    snappy_template, template, Damage, Piece, TableMap, Template, LOG_BLOCK,
+    snappy_template, template, Damage, TableMap, Template, LOG_BLOCK,
 };
+use strata::testing::BlockSpan;
 use strata::{ReadOptions, DB};
 
 /// What opening and reading a damaged copy gave.
@@ -526,7 +526,7 @@ fn table_cases(t: &Template) -> Vec<Case> {
                 .expect(Seen::ReadsFail, Seen::ReadsFail, Found::Problem),
         );
     }
-    let block: Piece = table.data[3].0;
+    let block: BlockSpan = table.data[3].0;
     cases.push(
         Case::new(
             "table",

@@ -3,8 +3,6 @@
 //! target body compiling and honest without a nightly toolchain. `STRATA_FUZZ_CASES` overrides
 //! the number of cases per target (a long run: `STRATA_FUZZ_CASES=100000`).
 
-#![cfg(feature = "testing")]
-
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::Config;

@@ -22,20 +22,22 @@
 //! `STRATA_IO_TRIALS` sets the trials per fault and phase (default 30); `STRATA_IO_SEED` reruns
 //! one seed (as a failure reports it) in both phases.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata::testing::{FaultEnv, InjectedError, InjectedFault, OpKind};
-use strata::{Env, MemEnv, Options, WriteOptions, DB};
-use support::{read_state, History, Model, Op};
+use strata::{Options, ReadOptions, WriteOptions, DB};
+use support::fault_env;
+use support::files::{log_tail, numbered_files};
+use support::history::{History, Op};
+use support::state::{live_tables, read_state, scan, Model};
+use support::trials::trials;
 
 const DIR: &str = "/db";
 const KEYS: u32 = 500;
@@ -60,15 +62,14 @@ enum Phase {
     Open,
 }
 
+/// A 64 KiB write buffer and small blocks and tables, so flushes and compactions keep running.
 fn options(env: &FaultEnv, reuse_logs: bool) -> Options {
     Options {
-        create_if_missing: true,
-        env: Arc::new(env.clone()),
         write_buffer_size: 64 << 10,
         block_size: 1024,
         max_file_size: 1 << 20,
         reuse_logs,
-        ..Options::default()
+        ..support::options(env)
     }
 }
 
@@ -93,31 +94,13 @@ fn must_surface(fault: &InjectedFault) -> bool {
     fault.kind != OpKind::Remove && is_database_file(&fault.path)
 }
 
-/// Table numbers the current version lists (from `leveldb.sstables`).
-fn live_tables(db: &DB) -> BTreeSet<u64> {
-    let text = db.property("leveldb.sstables").unwrap();
-    text.lines()
-        .filter_map(|line| line.trim().split_once(':'))
-        .filter_map(|(number, _)| number.parse().ok())
-        .collect()
-}
-
-fn tables_on_disk(env: &FaultEnv) -> BTreeSet<u64> {
-    env.children(Path::new(DIR))
-        .unwrap()
-        .iter()
-        .filter_map(|n| n.strip_suffix(".ldb"))
-        .filter_map(|n| n.parse().ok())
-        .collect()
-}
-
 /// Tables the current version names that are not on disk. Background compactions may run
 /// meanwhile and delete their inputs at once, so a table counts only if it is live both before
 /// and after the directory is listed: a table leaves the version for good, so one live at both
 /// moments was live while the listing was taken.
 fn live_tables_missing(db: &DB, env: &FaultEnv) -> Vec<u64> {
     let before = live_tables(db);
-    let on_disk = tables_on_disk(env);
+    let on_disk = numbered_files(env, Path::new(DIR), ".ldb");
     let after = live_tables(db);
     before
         .intersection(&after)
@@ -288,16 +271,7 @@ impl Trial<'_> {
     }
 
     fn scan(&mut self, db: &DB) {
-        let scanned = self.call("scan", || {
-            let mut it = db.iter();
-            it.seek_to_first();
-            let mut seen = Model::new();
-            while it.valid() {
-                seen.insert(it.key().to_vec(), it.value().to_vec());
-                it.next();
-            }
-            it.status().map(|()| seen)
-        });
+        let scanned = self.call("scan", || scan(db, &ReadOptions::default()));
         let Ok(seen) = scanned else {
             return;
         };
@@ -430,7 +404,7 @@ impl Trial<'_> {
                 "{}: reopen after the fault cleared failed: {e}\nerrors: {:?}\nLOG:\n{}",
                 self.context(),
                 self.errors,
-                support::log_tail(&**self.env.inner(), Path::new(DIR), 30)
+                log_tail(&**self.env.inner(), Path::new(DIR), 30)
             )
         });
         self.check_state(&db);
@@ -486,7 +460,7 @@ impl Trial<'_> {
             self.context(),
             self.history.explain(&state, last_acked),
             self.errors,
-            support::log_tail(&**self.env.inner(), Path::new(DIR), 30)
+            log_tail(&**self.env.inner(), Path::new(DIR), 30)
         );
     }
 
@@ -522,7 +496,8 @@ fn error_name(error: InjectedError) -> &'static str {
 
 /// The trial seeds for one fault and phase: `STRATA_IO_SEED` alone if set, else one per trial.
 fn seeds(salt: u64) -> Vec<u64> {
-    support::seeds("STRATA_IO_SEED", "STRATA_IO_TRIALS", DEFAULT_TRIALS, salt)
+    let count = trials("STRATA_IO_TRIALS", DEFAULT_TRIALS);
+    support::trials::seeds("STRATA_IO_SEED", count, salt)
 }
 
 /// Runs the trials for one fault kind and error, in both phases, once and persistent.
@@ -545,7 +520,7 @@ fn run_fault(kind: OpKind, error: InjectedError) {
             };
             let reuse_logs = rng.gen_bool(0.5);
             let mut t = Trial {
-                env: FaultEnv::new(Arc::new(MemEnv::new())),
+                env: fault_env(),
                 rng,
                 seed,
                 kind,

@@ -5,36 +5,40 @@
 //! crash keeps every write, that a power loss keeps a prefix holding every synced write, and
 //! that no recovery mistakes an intact history for a lost one.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata::testing::{
-    encode_version_edit, read_log_file, version_edit_fields, write_log_file, FaultEnv,
-    InjectedError, OpKind, PowerLossMode,
+    encode_version_edit, read_log_file, version_edit_fields, write_log_file, EnvCall, EnvOp,
+    FaultEnv, HookEnv, InjectedError, OpKind, PowerLossMode,
 };
-use strata::{
-    Env, FileLock, MemEnv, Options, RandomAccessFile, SequentialFile, WritableFile, WriteBatch,
-    WriteOptions, DB,
-};
-use support::append_raw;
+use strata::{Env, Options, WriteBatch, WriteOptions, DB};
+use support::files::{append_raw, copy_dir, file_names, rewrite_file};
+use support::trials::wait_until;
+use support::{fault_env, TestEnv};
 
 const DIR: &str = "/db";
 const VALUE_LEN: usize = 1000;
 
-/// An `Env` that holds back the creation of tables (`.ldb`) while closed, so the flush of an
-/// immutable memtable waits and its log stays live. Everything else goes to the `FaultEnv`.
-#[derive(Clone)]
-struct GatedEnv {
-    inner: FaultEnv,
-    gate: Arc<(Mutex<GateState>, Condvar)>,
+/// A gate that holds back the creation of tables (`.ldb`) while it is closed, so the flush of
+/// an immutable memtable waits and its log stays live: the hook of the databases' env.
+/// Clones share one gate.
+#[derive(Clone, Default)]
+struct Gate(Arc<GateShared>);
+
+#[derive(Default)]
+struct GateShared {
+    state: Mutex<GateState>,
+    /// Signalled when the gate opens or lets a creation through.
+    wake: Condvar,
 }
 
 #[derive(Default)]
@@ -45,102 +49,58 @@ struct GateState {
     passes: usize,
 }
 
-impl GatedEnv {
-    fn new(inner: FaultEnv) -> GatedEnv {
-        GatedEnv {
-            inner,
-            gate: Arc::default(),
+impl Gate {
+    /// An env over `inner` whose table creations pass this gate first.
+    fn env(&self, inner: &FaultEnv) -> HookEnv {
+        let gate = self.clone();
+        HookEnv::new(Arc::new(inner.clone()), move |call: &EnvCall<'_>| {
+            let table = call.path.extension().is_some_and(|e| e == "ldb");
+            if call.op == EnvOp::NewWritableFile && table {
+                gate.pass();
+            }
+            Ok(())
+        })
+    }
+
+    /// Waits while the gate is closed, unless a pass lets this creation through.
+    fn pass(&self) {
+        let mut state = self.0.state.lock();
+        state.waiting += 1;
+        while state.closed && state.passes == 0 {
+            self.0.wake.wait(&mut state);
         }
+        if state.closed {
+            state.passes -= 1;
+        }
+        state.waiting -= 1;
     }
 
-    fn close_gate(&self) {
-        self.gate.0.lock().closed = true;
+    fn close(&self) {
+        self.0.state.lock().closed = true;
     }
 
-    fn open_gate(&self) {
-        self.gate.0.lock().closed = false;
-        self.gate.1.notify_all();
+    fn open(&self) {
+        self.0.state.lock().closed = false;
+        self.0.wake.notify_all();
     }
 
     /// Lets one table creation through the closed gate.
     fn let_one_through(&self) {
-        self.gate.0.lock().passes += 1;
-        self.gate.1.notify_all();
+        self.0.state.lock().passes += 1;
+        self.0.wake.notify_all();
     }
 
     /// Whether a table creation is held at the gate.
     fn flush_waiting(&self) -> bool {
-        self.gate.0.lock().waiting > 0
+        self.0.state.lock().waiting > 0
     }
 }
 
-impl Env for GatedEnv {
-    fn new_sequential_file(&self, path: &Path) -> strata::Result<Box<dyn SequentialFile>> {
-        self.inner.new_sequential_file(path)
-    }
-    fn new_random_access_file(&self, path: &Path) -> strata::Result<Arc<dyn RandomAccessFile>> {
-        self.inner.new_random_access_file(path)
-    }
-    fn new_writable_file(&self, path: &Path) -> strata::Result<Box<dyn WritableFile>> {
-        if path.extension().is_some_and(|e| e == "ldb") {
-            let (lock, cvar) = &*self.gate;
-            let mut state = lock.lock();
-            state.waiting += 1;
-            while state.closed && state.passes == 0 {
-                cvar.wait(&mut state);
-            }
-            if state.closed {
-                state.passes -= 1;
-            }
-            state.waiting -= 1;
-        }
-        self.inner.new_writable_file(path)
-    }
-    fn new_appendable_file(&self, path: &Path) -> strata::Result<Box<dyn WritableFile>> {
-        self.inner.new_appendable_file(path)
-    }
-    fn file_exists(&self, path: &Path) -> bool {
-        self.inner.file_exists(path)
-    }
-    fn children(&self, dir: &Path) -> strata::Result<Vec<String>> {
-        self.inner.children(dir)
-    }
-    fn remove_file(&self, path: &Path) -> strata::Result<()> {
-        self.inner.remove_file(path)
-    }
-    fn create_dir(&self, dir: &Path) -> strata::Result<()> {
-        self.inner.create_dir(dir)
-    }
-    fn remove_dir(&self, dir: &Path) -> strata::Result<()> {
-        self.inner.remove_dir(dir)
-    }
-    fn file_size(&self, path: &Path) -> strata::Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> strata::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn lock_file(&self, path: &Path) -> strata::Result<Box<dyn FileLock>> {
-        self.inner.lock_file(path)
-    }
-    fn unlock_file(&self, lock: Box<dyn FileLock>) -> strata::Result<()> {
-        self.inner.unlock_file(lock)
-    }
-    fn sync_dir(&self, dir: &Path) -> strata::Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn now_micros(&self) -> u64 {
-        self.inner.now_micros()
-    }
-}
-
-fn options(env: Arc<dyn Env>, reuse_logs: bool) -> Options {
+fn options(env: &impl TestEnv, reuse_logs: bool) -> Options {
     Options {
-        create_if_missing: true,
-        env,
         write_buffer_size: 64 << 10,
         reuse_logs,
-        ..Options::default()
+        ..support::options(env)
     }
 }
 
@@ -154,21 +114,9 @@ fn value(i: u64) -> Vec<u8> {
     v
 }
 
-/// The names of the database's files that `keep` accepts, sorted (oldest number first).
-fn file_names(env: &FaultEnv, keep: impl Fn(&str) -> bool) -> Vec<String> {
-    let inner: &dyn Env = &**env.inner();
-    let mut names: Vec<String> = inner
-        .children(Path::new(DIR))
-        .unwrap()
-        .into_iter()
-        .filter(|n| keep(n))
-        .collect();
-    names.sort();
-    names
-}
-
+/// The database's logs, oldest first.
 fn log_names(env: &FaultEnv) -> Vec<String> {
-    file_names(env, |n| n.ends_with(".log"))
+    file_names(&**env.inner(), Path::new(DIR), |n| n.ends_with(".log"))
 }
 
 /// How many of the keys `0..written` the database holds as a prefix; panics on a hole or on a
@@ -225,11 +173,9 @@ struct Plan {
 /// gate, then `plan.after` more writes into the new log. Then the process dies with both logs
 /// live.
 fn two_live_logs(plan: Plan) -> Run {
-    let env = plan
-        .prior
-        .unwrap_or_else(|| FaultEnv::new(Arc::new(MemEnv::new())));
-    let gated = GatedEnv::new(env.clone());
-    let db = DB::open(DIR, options(Arc::new(gated.clone()), plan.reuse_logs)).unwrap();
+    let env = plan.prior.unwrap_or_else(fault_env);
+    let gate = Gate::default();
+    let db = DB::open(DIR, options(&gate.env(&env), plan.reuse_logs)).unwrap();
     let start = (0..).find(|&i| db.get(&key(i)).unwrap().is_none()).unwrap();
     let mut i = start;
     let mut must_keep = 0;
@@ -248,20 +194,20 @@ fn two_live_logs(plan: Plan) -> Run {
             *i += 1;
             assert!(*i - start < 5000, "no memtable switch");
         }
-        wait_for_held_flush(&gated);
+        wait_for_held_flush(&gate);
     };
-    gated.close_gate();
+    gate.close();
     if let Some(writes) = plan.flushed_first {
         fill_until_switch(&mut i, &mut put);
         for _ in 0..writes {
             put(i, false);
             i += 1;
         }
-        gated.open_gate();
+        gate.open();
         while log_names(&env).len() > 1 {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        gated.close_gate();
+        gate.close();
     }
     fill_until_switch(&mut i, &mut put);
     // A compaction finishing now would sync the directory: the new log's entry becomes
@@ -272,7 +218,7 @@ fn two_live_logs(plan: Plan) -> Run {
         i += 1;
     }
     env.crash_now();
-    gated.open_gate();
+    gate.open();
     drop(db);
     Run {
         env,
@@ -281,47 +227,43 @@ fn two_live_logs(plan: Plan) -> Run {
     }
 }
 
-/// Opens a fresh database behind a closed gate and writes `0..` until the memtable switches
-/// and its flush is held: two live logs. Returns the env, the gate, the database and the next
-/// key to write.
 /// Opens the gate when dropped, so a test that fails while a flush is held ends instead of
 /// leaving the flush (and whoever waits for it) blocked.
-struct OpenGateOnDrop<'a>(&'a GatedEnv);
+struct OpenGateOnDrop<'a>(&'a Gate);
 
 impl Drop for OpenGateOnDrop<'_> {
     fn drop(&mut self) {
-        self.0.open_gate();
+        self.0.open();
     }
 }
 
-fn held_switch() -> (FaultEnv, GatedEnv, DB, u64) {
-    let env = FaultEnv::new(Arc::new(MemEnv::new()));
-    let gated = GatedEnv::new(env.clone());
-    let db = DB::open(DIR, options(Arc::new(gated.clone()), false)).unwrap();
-    gated.close_gate();
+/// Opens a fresh database behind a closed gate and writes `0..` until the memtable switches
+/// and its flush is held: two live logs. Returns the env, the gate, the database and the next
+/// key to write.
+fn held_switch() -> (FaultEnv, Gate, DB, u64) {
+    let env = fault_env();
+    let gate = Gate::default();
+    let db = DB::open(DIR, options(&gate.env(&env), false)).unwrap();
+    gate.close();
     let mut i = 0;
     while log_names(&env).len() == 1 {
         db.put(&key(i), &value(i)).unwrap();
         i += 1;
     }
-    wait_for_held_flush(&gated);
-    (env, gated, db, i)
+    wait_for_held_flush(&gate);
+    (env, gate, db, i)
 }
 
 /// Waits until the flush of the immutable memtable is held at the gate.
-fn wait_for_held_flush(gated: &GatedEnv) {
-    for _ in 0..10_000 {
-        if gated.flush_waiting() {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    panic!("the flush never started");
+fn wait_for_held_flush(gate: &Gate) {
+    wait_until("the held flush", Duration::from_secs(10), || {
+        gate.flush_waiting()
+    });
 }
 
 fn reopen(env: &FaultEnv, reuse_logs: bool) -> DB {
     env.clear_faults();
-    DB::open(DIR, options(Arc::new(env.clone()), reuse_logs)).unwrap()
+    DB::open(DIR, options(env, reuse_logs)).unwrap()
 }
 
 /// A crash of the process alone keeps every acknowledged write, with either log setting, and
@@ -431,7 +373,7 @@ fn a_power_loss_with_two_live_logs_keeps_a_prefix_with_every_synced_write() {
 /// 2: its own log's, 0: none). Returns the env after the process died, the writes made, the
 /// acknowledged ones, and the ones a power loss must keep.
 fn failing_sync(nth: u64) -> (FaultEnv, u64, u64, u64) {
-    let (env, gated, db, mut i) = held_switch();
+    let (env, gate, db, mut i) = held_switch();
     db.put(&key(i), &value(i)).unwrap();
     i += 1;
     assert_eq!(log_names(&env).len(), 2, "two live logs");
@@ -449,7 +391,7 @@ fn failing_sync(nth: u64) -> (FaultEnv, u64, u64, u64) {
         );
     }
     env.crash_now();
-    gated.open_gate();
+    gate.open();
     drop(db);
     (env, i, acked, must_keep)
 }
@@ -488,11 +430,11 @@ fn a_sync_write_failing_half_way_keeps_a_prefix() {
 /// log too).
 fn set_manifest_last_sequence(env: &FaultEnv, last_sequence: u64) {
     let inner: &dyn Env = &**env.inner();
-    let names = file_names(env, |n| n.starts_with("MANIFEST-"));
+    let names = file_names(inner, Path::new(DIR), |n| n.starts_with("MANIFEST-"));
     let manifest: PathBuf = Path::new(DIR).join(names.last().unwrap());
-    let (records, reports) = read_log_file(inner, &manifest).unwrap();
-    assert!(reports.is_empty(), "{reports:?}");
-    let mut records = records;
+    let read = read_log_file(inner, &manifest).unwrap();
+    assert!(read.reports.is_empty(), "{:?}", read.reports);
+    let mut records = read.records;
     let last = records.last_mut().unwrap();
     let mut fields = version_edit_fields(last).unwrap();
     fields.last_sequence = Some(last_sequence);
@@ -516,8 +458,8 @@ fn a_manifest_sequence_past_the_logs_starts_is_no_gap() {
         assert!(logs.len() >= 2, "{logs:?}");
         // Past every write in both logs, and past the first log's writes only.
         for extra in [run.written + 5, run.written - 10] {
-            let env = FaultEnv::new(Arc::new(MemEnv::new()));
-            copy_dir(&run.env, &env);
+            let env = fault_env();
+            copy_dir(&**run.env.inner(), &**env.inner(), Path::new(DIR));
             set_manifest_last_sequence(&env, extra);
             let db = reopen(&env, reuse_logs);
             let what = format!("reuse {reuse_logs}, manifest sequence {extra}");
@@ -541,34 +483,13 @@ fn a_manifest_sequence_past_the_logs_starts_is_no_gap() {
     }
 }
 
-fn copy_dir(from: &FaultEnv, to: &FaultEnv) {
-    let src: &dyn Env = &**from.inner();
-    let dst: &dyn Env = &**to.inner();
-    dst.create_dir(Path::new(DIR)).unwrap();
-    for name in src.children(Path::new(DIR)).unwrap() {
-        let path = Path::new(DIR).join(&name);
-        let len = src.file_size(&path).unwrap() as usize;
-        let file = src.new_random_access_file(&path).unwrap();
-        let mut buf = vec![0; len];
-        let mut done = 0;
-        while done < len {
-            let n = file.read_at(done as u64, &mut buf[done..]).unwrap();
-            assert!(n > 0);
-            done += n;
-        }
-        let mut out = dst.new_writable_file(&path).unwrap();
-        out.append(&buf).unwrap();
-        out.close().unwrap();
-    }
-}
-
 /// Empty batches take no sequence number but are logged; a log that starts with one, or is
 /// made only of them, and forced switches of an empty memtable (`compact_range`), must not
 /// read as a gap.
 #[test]
 fn empty_batches_and_forced_switches_are_no_gap() {
     for reuse_logs in [false, true] {
-        let env = FaultEnv::new(Arc::new(MemEnv::new()));
+        let env = fault_env();
         let mut n = 0;
         for cycle in 0..4 {
             let db = reopen(&env, reuse_logs);
@@ -606,7 +527,7 @@ fn a_flush_records_the_sequence_before_the_live_log_so_its_lost_tail_is_found() 
     let mut skipped = 0;
     for mode in [PowerLossMode::TornTail, PowerLossMode::DropUnsynced] {
         for seed in 0..12u64 {
-            let (env, gated, db, mut i) = held_switch();
+            let (env, gate, db, mut i) = held_switch();
             // Writes into the second log while the first one's flush is held.
             for _ in 0..20 {
                 db.put(&key(i), &value(i)).unwrap();
@@ -615,11 +536,11 @@ fn a_flush_records_the_sequence_before_the_live_log_so_its_lost_tail_is_found() 
             let first_two = log_names(&env);
             let written = std::thread::scope(|scope| {
                 // A failed assertion must not leave the forced switch waiting at the gate.
-                let _opens = OpenGateOnDrop(&gated);
+                let _opens = OpenGateOnDrop(&gate);
                 // A forced switch waits for the held flush, then starts a third log.
                 let forced = scope.spawn(|| db.compact_range(None, None));
                 std::thread::sleep(std::time::Duration::from_millis(20));
-                gated.let_one_through();
+                gate.let_one_through();
                 // The first log is obsolete once its flush is through, but its deletion is put
                 // off when the next flush is already waiting: count the logs after it.
                 let live = || {
@@ -629,20 +550,20 @@ fn a_flush_records_the_sequence_before_the_live_log_so_its_lost_tail_is_found() 
                         .count()
                 };
                 for _ in 0..10_000 {
-                    if live() == 2 && gated.flush_waiting() {
+                    if live() == 2 && gate.flush_waiting() {
                         break;
                     }
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
                 assert_eq!(live(), 2, "the second and third logs");
-                assert!(gated.flush_waiting(), "the third log's flush is held");
+                assert!(gate.flush_waiting(), "the third log's flush is held");
                 env.sync_dir(Path::new(DIR)).unwrap();
                 for _ in 0..5 {
                     db.put(&key(i), &value(i)).unwrap();
                     i += 1;
                 }
                 env.crash_now();
-                gated.open_gate();
+                gate.open();
                 assert!(forced.join().unwrap().is_err(), "the process died");
                 i
             });
@@ -663,20 +584,11 @@ fn a_flush_records_the_sequence_before_the_live_log_so_its_lost_tail_is_found() 
 }
 
 /// Flips one byte of file `name`, `back` bytes before its end, behind the database's back.
-fn flip_from_end(env: &FaultEnv, name: &str, back: u64) {
-    let inner: &dyn Env = &**env.inner();
-    let path = Path::new(DIR).join(name);
-    let len = inner.file_size(&path).unwrap();
-    let file = inner.new_random_access_file(&path).unwrap();
-    let mut buf = vec![0; len as usize];
-    let mut done = 0;
-    while done < buf.len() {
-        done += file.read_at(done as u64, &mut buf[done..]).unwrap();
-    }
-    buf[(len - back) as usize] ^= 0x55;
-    let mut out = inner.new_writable_file(&path).unwrap();
-    out.append(&buf).unwrap();
-    out.close().unwrap();
+fn flip_from_end(env: &FaultEnv, name: &str, back: usize) {
+    rewrite_file(&**env.inner(), &Path::new(DIR).join(name), |bytes| {
+        let at = bytes.len() - back;
+        bytes[at] ^= 0x55;
+    });
 }
 
 /// Two live logs with 30 writes after the switch: the run, the two log names (older first)
@@ -690,8 +602,8 @@ fn two_live_logs_split(reuse_logs: bool) -> (Run, Vec<String>, u64) {
     let logs = log_names(&run.env);
     assert_eq!(logs.len(), 2, "{logs:?}");
     let inner: &dyn Env = &**run.env.inner();
-    let (records, _) = read_log_file(inner, &Path::new(DIR).join(&logs[1])).unwrap();
-    let in_older = run.written - records.len() as u64;
+    let newer = read_log_file(inner, &Path::new(DIR).join(&logs[1])).unwrap();
+    let in_older = run.written - newer.records.len() as u64;
     (run, logs, in_older)
 }
 
@@ -731,13 +643,7 @@ fn a_deleted_live_log_costs_only_its_own_writes() {
         // A torn edit at the manifest's end: open writes a new manifest even with
         // `reuse_logs`, recording the reused log as the oldest live one, with its first
         // sequence.
-        let mut manifests: Vec<String> = inner
-            .children(Path::new(DIR))
-            .unwrap()
-            .into_iter()
-            .filter(|n| n.starts_with("MANIFEST-"))
-            .collect();
-        manifests.sort();
+        let manifests = file_names(inner, Path::new(DIR), |n| n.starts_with("MANIFEST-"));
         append_raw(
             &**run.env.inner(),
             DIR,

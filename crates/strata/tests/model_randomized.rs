@@ -5,7 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::sync::Arc;
 
 use rand::rngs::StdRng;
@@ -13,8 +14,7 @@ use rand::{Rng, SeedableRng};
 use strata::{
     BloomFilterPolicy, CompressionType, MemEnv, Options, ReadOptions, Snapshot, WriteBatch, DB,
 };
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+use support::state::{files_at_level, Model};
 
 struct Config {
     name: &'static str,
@@ -67,8 +67,6 @@ const CONFIGS: &[Config] = &[
 
 fn options(config: &Config, env: &Arc<MemEnv>) -> Options {
     Options {
-        create_if_missing: true,
-        env: env.clone(),
         block_size: config.block_size,
         block_restart_interval: config.restart_interval,
         compression: config.compression,
@@ -79,7 +77,7 @@ fn options(config: &Config, env: &Arc<MemEnv>) -> Options {
         max_file_size: 1 << 20,
         reuse_logs: config.reuse_logs,
         block_cache: Some(strata::BlockCache::new(256 << 10)),
-        ..Options::default()
+        ..support::options(env)
     }
 }
 
@@ -271,17 +269,8 @@ fn run(config: &Config, seed: u64, ops: usize) -> usize {
         }
     }
     // The run must have exercised the machinery it is meant to test.
-    let levels: Vec<String> = (0..7)
-        .map(|l| {
-            db.property(&format!("leveldb.num-files-at-level{l}"))
-                .unwrap_or_default()
-        })
-        .collect();
-    let deeper: usize = levels
-        .iter()
-        .skip(1)
-        .map(|n| n.parse::<usize>().unwrap_or(0))
-        .sum();
+    let levels: Vec<usize> = (0..7).map(|l| files_at_level(&db, l)).collect();
+    let deeper: usize = levels[1..].iter().sum();
     assert!(
         deeper > 0,
         "{}: no table reached level 1+: {levels:?}",

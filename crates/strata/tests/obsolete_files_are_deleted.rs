@@ -3,36 +3,26 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use strata::{Env, MemEnv, Options, DB};
+use strata::{MemEnv, Options, DB};
+use support::files::numbered_files;
+use support::state::live_tables;
 
 fn files_with_suffix(env: &MemEnv, suffix: &str) -> BTreeSet<u64> {
-    env.children(Path::new("/db"))
-        .unwrap()
-        .into_iter()
-        .filter_map(|n| n.strip_suffix(suffix).and_then(|d| d.parse().ok()))
-        .collect()
-}
-
-fn live_tables(db: &DB) -> BTreeSet<u64> {
-    db.property("leveldb.sstables")
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.trim().split(':').next().and_then(|n| n.parse().ok()))
-        .collect()
+    numbered_files(env, Path::new("/db"), suffix)
 }
 
 #[test]
 fn compaction_deletes_its_inputs_and_flush_deletes_old_logs() {
     let env = Arc::new(MemEnv::new());
     let options = Options {
-        create_if_missing: true,
-        env: env.clone(),
         write_buffer_size: 64 << 10,
-        ..Options::default()
+        ..support::options(&env)
     };
     let db = DB::open("/db", options).unwrap();
     for round in 0..3 {

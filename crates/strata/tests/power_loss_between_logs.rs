@@ -2,29 +2,22 @@
 //! and lose the tail of an earlier log. Recovery must then keep a prefix of the writes: the
 //! later log starts past where the earlier one ends, and it is skipped with everything after it.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
+mod support;
+
 use std::path::Path;
-use std::sync::Arc;
 
 use strata::testing::{
     write_batch_contents, write_batch_set_sequence, write_log_file, FaultEnv, PowerLossMode,
 };
-use strata::{Env, MemEnv, Options, WriteBatch, WriteOptions, DB};
+use strata::{Env, WriteBatch, WriteOptions, DB};
+use support::{fault_env, options};
 
 const DIR: &str = "/db";
 /// Writes before the flush (sequences 1..=FLUSHED) and after it (up to LOGGED).
 const FLUSHED: u64 = 50;
 const LOGGED: u64 = 100;
-
-fn options(env: &FaultEnv) -> Options {
-    Options {
-        create_if_missing: true,
-        env: Arc::new(env.clone()),
-        ..Options::default()
-    }
-}
 
 fn key(i: u64) -> Vec<u8> {
     format!("key{i:05}").into_bytes()
@@ -43,7 +36,7 @@ fn batch_at(sequence: u64, key: &[u8]) -> Vec<u8> {
 /// disk, a durable log numbered past every file continuing at LOGGED+1. Returns the env after
 /// a crash of the process and, if given, a power loss.
 fn history(power_loss: Option<(PowerLossMode, u64)>) -> FaultEnv {
-    let env = FaultEnv::new(Arc::new(MemEnv::new()));
+    let env = fault_env();
     let db = DB::open(DIR, options(&env)).unwrap();
     for i in 1..=FLUSHED {
         db.put(&key(i), b"v").unwrap();

@@ -5,38 +5,30 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
+mod support;
+
 use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
 use strata::{Comparator, Env, Error, MemEnv, Options, PosixEnv, DB};
-
-fn mem_options(env: &Arc<MemEnv>) -> Options {
-    Options {
-        create_if_missing: true,
-        env: env.clone(),
-        ..Options::default()
-    }
-}
+use support::files::{file_names, info_log, write_file};
+use support::options;
+use support::state::files_at_level;
 
 fn read_file(env: &MemEnv, path: &str) -> Vec<u8> {
-    let mut file = env.new_sequential_file(Path::new(path)).expect("open");
-    let mut out = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = file.read(&mut buf).expect("read");
-        if n == 0 {
-            return out;
-        }
-        out.extend_from_slice(&buf[..n]);
-    }
+    support::files::read_file(env, Path::new(path)).unwrap()
+}
+
+fn strata_write(env: &MemEnv, path: &str, data: &[u8]) {
+    write_file(env, Path::new(path), data);
 }
 
 #[test]
 fn writes_survive_reopen_after_drop_without_flush() {
     let env = Arc::new(MemEnv::new());
     {
-        let db = DB::open("/db", mem_options(&env)).unwrap();
+        let db = DB::open("/db", options(&env)).unwrap();
         for i in 0..1000u32 {
             db.put(format!("key{i:05}").as_bytes(), &i.to_le_bytes())
                 .unwrap();
@@ -44,7 +36,7 @@ fn writes_survive_reopen_after_drop_without_flush() {
         db.delete(b"key00007").unwrap();
     }
     for _ in 0..3 {
-        let db = DB::open("/db", mem_options(&env)).unwrap();
+        let db = DB::open("/db", options(&env)).unwrap();
         assert_eq!(
             db.get(b"key00999").unwrap(),
             Some(999u32.to_le_bytes().to_vec())
@@ -52,7 +44,7 @@ fn writes_survive_reopen_after_drop_without_flush() {
         assert_eq!(db.get(b"key00007").unwrap(), None);
         db.put(b"more", b"data").unwrap();
     }
-    let db = DB::open("/db", mem_options(&env)).unwrap();
+    let db = DB::open("/db", options(&env)).unwrap();
     assert_eq!(db.get(b"more").unwrap(), Some(b"data".to_vec()));
 }
 
@@ -71,12 +63,12 @@ fn open_refuses_missing_or_existing_database_as_asked() {
         matches!(err, Error::InvalidArgument(ref m) if m.contains("does not exist")),
         "{err}"
     );
-    drop(DB::open("/db", mem_options(&env)).unwrap());
+    drop(DB::open("/db", options(&env)).unwrap());
     let err = DB::open(
         "/db",
         Options {
             error_if_exists: true,
-            ..mem_options(&env)
+            ..options(&env)
         },
     )
     .unwrap_err();
@@ -101,7 +93,7 @@ fn wrong_comparator_is_refused_and_custom_comparator_orders_keys() {
     let env = Arc::new(MemEnv::new());
     let reverse = Options {
         comparator: Arc::new(Reverse),
-        ..mem_options(&env)
+        ..options(&env)
     };
     {
         let db = DB::open("/rev", reverse.clone()).unwrap();
@@ -119,7 +111,7 @@ fn wrong_comparator_is_refused_and_custom_comparator_orders_keys() {
         db.compact_range(None, None).unwrap();
         assert_eq!(db.get(b"b").unwrap(), Some(b"b".to_vec()));
     }
-    let err = DB::open("/rev", mem_options(&env)).unwrap_err();
+    let err = DB::open("/rev", options(&env)).unwrap_err();
     assert!(
         matches!(err, Error::InvalidArgument(ref m) if m.contains("test.Reverse") && m.contains("leveldb.BytewiseComparator")),
         "{err}"
@@ -132,11 +124,7 @@ fn wrong_comparator_is_refused_and_custom_comparator_orders_keys() {
 #[test]
 fn second_opener_is_refused_while_the_lock_is_held() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        env: Arc::new(PosixEnv::new()),
-        ..Options::default()
-    };
+    let options = options(&Arc::new(PosixEnv::new()));
     let db = DB::open(dir.path(), options.clone()).unwrap();
     let err = DB::open(dir.path(), options.clone()).unwrap_err();
     assert!(
@@ -151,24 +139,19 @@ fn second_opener_is_refused_while_the_lock_is_held() {
 fn missing_table_is_reported_by_name_and_nothing_is_deleted() {
     let env = Arc::new(MemEnv::new());
     {
-        let db = DB::open("/db", mem_options(&env)).unwrap();
+        let db = DB::open("/db", options(&env)).unwrap();
         for i in 0..2000u32 {
             db.put(format!("k{i:06}").as_bytes(), &[b'v'; 100]).unwrap();
         }
         db.compact_range(None, None).unwrap();
     }
-    let tables: Vec<String> = env
-        .children(Path::new("/db"))
-        .unwrap()
-        .into_iter()
-        .filter(|n| n.ends_with(".ldb"))
-        .collect();
+    let tables = file_names(&*env, Path::new("/db"), |n| n.ends_with(".ldb"));
     assert!(!tables.is_empty());
     let victim = format!("/db/{}", tables[0]);
     let saved = read_file(&env, &victim);
     env.remove_file(Path::new(&victim)).unwrap();
     let before = env.children(Path::new("/db")).unwrap();
-    let err = DB::open("/db", mem_options(&env)).unwrap_err();
+    let err = DB::open("/db", options(&env)).unwrap_err();
     let details = err.corruption_details().expect("corruption");
     assert!(details.reason.contains(&tables[0]), "{err}");
     assert!(
@@ -188,29 +171,23 @@ fn missing_table_is_reported_by_name_and_nothing_is_deleted() {
     assert_eq!(before, after);
     // Put the table back: the database opens with everything.
     strata_write(&env, &victim, &saved);
-    let db = DB::open("/db", mem_options(&env)).unwrap();
+    let db = DB::open("/db", options(&env)).unwrap();
     assert_eq!(db.get(b"k001999").unwrap(), Some(vec![b'v'; 100]));
-}
-
-fn strata_write(env: &MemEnv, path: &str, data: &[u8]) {
-    let mut f = env.new_writable_file(Path::new(path)).unwrap();
-    f.append(data).unwrap();
-    f.close().unwrap();
 }
 
 #[test]
 fn damaged_or_missing_current_is_a_corruption_naming_it() {
     let env = Arc::new(MemEnv::new());
-    drop(DB::open("/db", mem_options(&env)).unwrap());
+    drop(DB::open("/db", options(&env)).unwrap());
     strata_write(&env, "/db/CURRENT", b"MANIFEST-000001");
-    let err = DB::open("/db", mem_options(&env)).unwrap_err();
+    let err = DB::open("/db", options(&env)).unwrap_err();
     assert!(
         err.corruption_details()
             .is_some_and(|c| c.file.as_deref() == Some("/db/CURRENT")),
         "{err}"
     );
     strata_write(&env, "/db/CURRENT", b"MANIFEST-999999\n");
-    let err = DB::open("/db", mem_options(&env)).unwrap_err();
+    let err = DB::open("/db", options(&env)).unwrap_err();
     assert!(
         err.is_corruption() && err.to_string().contains("MANIFEST-999999"),
         "{err}"
@@ -220,13 +197,13 @@ fn damaged_or_missing_current_is_a_corruption_naming_it() {
 #[test]
 fn truncated_manifest_is_reported() {
     let env = Arc::new(MemEnv::new());
-    drop(DB::open("/db", mem_options(&env)).unwrap());
+    drop(DB::open("/db", options(&env)).unwrap());
     let current = String::from_utf8(read_file(&env, "/db/CURRENT")).unwrap();
     let manifest = format!("/db/{}", current.trim_end());
     let bytes = read_file(&env, &manifest);
     // Keep only a few bytes of the first record: no usable edit remains.
     strata_write(&env, &manifest, &bytes[..5.min(bytes.len())]);
-    let err = DB::open("/db", mem_options(&env)).unwrap_err();
+    let err = DB::open("/db", options(&env)).unwrap_err();
     assert!(
         err.is_corruption() && err.to_string().contains("MANIFEST"),
         "{err}"
@@ -240,7 +217,7 @@ fn log_and_properties_describe_the_database() {
         "/db",
         Options {
             write_buffer_size: 64 << 10,
-            ..mem_options(&env)
+            ..options(&env)
         },
     )
     .unwrap();
@@ -248,14 +225,7 @@ fn log_and_properties_describe_the_database() {
         db.put(format!("k{i:06}").as_bytes(), &[b'v'; 100]).unwrap();
     }
     db.compact_range(None, None).unwrap();
-    let files: usize = (0..7)
-        .map(|l| {
-            db.property(&format!("leveldb.num-files-at-level{l}"))
-                .unwrap()
-                .parse::<usize>()
-                .unwrap()
-        })
-        .sum();
+    let files: usize = (0..7).map(|l| files_at_level(&db, l)).sum();
     assert!(files > 0);
     assert_eq!(
         db.property("leveldb.num-files-at-level0").as_deref(),
@@ -292,13 +262,13 @@ fn log_and_properties_describe_the_database() {
     assert!(sizes[0] > 30_000, "{sizes:?}");
     assert_eq!(sizes[1], 0);
     drop(db);
-    let log = String::from_utf8(read_file(&env, "/db/LOG")).unwrap();
+    let log = info_log(&*env, Path::new("/db"));
     assert!(
         log.contains("level-0 table") || log.contains("compact"),
         "{log}"
     );
-    DB::open("/db", mem_options(&env)).unwrap();
-    let log = String::from_utf8(read_file(&env, "/db/LOG")).unwrap();
+    DB::open("/db", options(&env)).unwrap();
+    let log = info_log(&*env, Path::new("/db"));
     assert!(log.contains("recover"), "{log}");
     assert!(env.file_exists(Path::new("/db/LOG.old")));
 }
@@ -320,7 +290,7 @@ fn a_user_logger_takes_the_place_of_the_log_file() {
     let options = Options {
         write_buffer_size: 64 << 10,
         info_log: Some(logger.clone()),
-        ..mem_options(&env)
+        ..options(&env)
     };
     let db = DB::open("/db", options.clone()).unwrap();
     for i in 0..2000u32 {

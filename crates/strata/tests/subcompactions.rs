@@ -13,46 +13,43 @@
 //!   output must be the very same entry list with one thread and with several. A wrapping
 //!   `Env` aims faults, panics and slowness at the subcompaction threads alone (by thread name).
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod support;
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BTreeSet, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use strata::testing::{
-    build_table, encode_version_edit, write_log_file, EditFields, EditNewFile, FaultEnv, OpKind,
-    PowerLossMode, TableFile,
+    build_table, EditFields, EditNewFile, EnvCall, EnvOp, FaultEnv, HookEnv, OpKind, PowerLossMode,
+    TableFile,
 };
-use strata::{
-    CompressionType, Env, Error, FileLock, MemEnv, Options, RandomAccessFile, ReadOptions, Result,
-    SequentialFile, Snapshot, WritableFile, DB,
-};
-use support::{log_tail, read_file, Model};
+use strata::{CompressionType, Env, Error, MemEnv, Options, ReadOptions, Result, Snapshot, DB};
+use support::files::{log_tail, numbered_files, read_file, write_file, write_manifest};
+use support::state::{tables_by_level as live_tables, Model};
+use support::TestEnv;
 
 const DIR: &str = "/db";
 const MIB: usize = 1 << 20;
 /// The name the engine gives the threads that merge the ranges after the first.
 const SUB_THREAD: &str = "strata-bg-sub";
 
-fn options(env: Arc<dyn Env>, max_subcompactions: usize) -> Options {
+fn options(env: &impl TestEnv, max_subcompactions: usize) -> Options {
     Options {
-        create_if_missing: true,
-        env,
         write_buffer_size: MIB,
         // The smallest allowed: a range needs 2 x this much input, so 4 MiB compactions split.
         max_file_size: MIB,
         compression: CompressionType::None,
         max_subcompactions,
-        ..Options::default()
+        ..support::options(env)
     }
 }
 
@@ -60,7 +57,7 @@ fn options(env: Arc<dyn Env>, max_subcompactions: usize) -> Options {
 type Entry = (Vec<u8>, Vec<u8>);
 
 fn info_log(env: &dyn Env) -> String {
-    String::from_utf8_lossy(&read_file(env, &Path::new(DIR).join("LOG")).unwrap()).into_owned()
+    support::files::info_log(env, Path::new(DIR))
 }
 
 /// The `N`s of the log's "merging N key ranges in parallel" lines.
@@ -76,21 +73,7 @@ fn split_counts(log: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Table numbers per level, from the `leveldb.sstables` property.
-fn live_tables(db: &DB) -> Vec<Vec<u64>> {
-    let text = db.property("leveldb.sstables").unwrap();
-    let mut levels: Vec<Vec<u64>> = Vec::new();
-    for line in text.lines() {
-        if line.starts_with("--- level") {
-            levels.push(Vec::new());
-        } else if let Some((number, _)) = line.trim_start().split_once(':') {
-            levels.last_mut().unwrap().push(number.parse().unwrap());
-        }
-    }
-    levels
-}
-
-fn table_path(number: u64) -> std::path::PathBuf {
+fn table_path(number: u64) -> PathBuf {
     Path::new(DIR).join(format!("{number:06}.ldb"))
 }
 
@@ -102,20 +85,13 @@ fn table_entries(env: &dyn Env, number: u64) -> Vec<Entry> {
 
 /// Numbers of the table files in the directory.
 fn tables_on_disk(env: &dyn Env) -> BTreeSet<u64> {
-    env.children(Path::new(DIR))
-        .unwrap()
-        .iter()
-        .filter_map(|name| name.strip_suffix(".ldb")?.parse().ok())
-        .collect()
+    numbered_files(env, Path::new(DIR), ".ldb")
 }
 
 /// Polls `done` until it holds, failing the test after a minute.
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done() {
-        assert!(Instant::now() < deadline, "still waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+#[track_caller]
+fn wait_until(what: &str, done: impl FnMut() -> bool) {
+    support::trials::wait_until(what, Duration::from_secs(60), done);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -216,7 +192,7 @@ struct ApiRun {
 /// contents against the model before returning.
 fn api_workload(max_subcompactions: usize) -> ApiRun {
     let env = Arc::new(MemEnv::new());
-    let db = DB::open(DIR, options(env.clone(), max_subcompactions)).unwrap();
+    let db = DB::open(DIR, options(&env, max_subcompactions)).unwrap();
     let mut rng = StdRng::seed_from_u64(0x005e_ed5b);
     let mut model = Model::new();
     let mut op = 0;
@@ -302,7 +278,7 @@ fn a_database_reopened_after_split_compactions_reads_everything() {
     let run = api_workload(4);
     assert!(!split_counts(&run.log).is_empty(), "nothing was split");
     for max_subcompactions in [1, 4] {
-        let db = DB::open(DIR, options(run.env.clone(), max_subcompactions)).unwrap();
+        let db = DB::open(DIR, options(&run.env, max_subcompactions)).unwrap();
         assert_contents(&db, &run.latest, None, "after reopen");
         assert_tables_sound(&*run.env, &db);
     }
@@ -454,10 +430,7 @@ fn build_hand_database(env: &MemEnv) -> BTreeSet<u64> {
     for (level, number, mut entries) in tables {
         entries.sort_by(|a, b| internal_order(&a.0, &b.0));
         let bytes = build_table(&entries, CompressionType::None, 4096, 16, None).unwrap();
-        let mut file = env.new_writable_file(&table_path(number)).unwrap();
-        file.append(&bytes).unwrap();
-        file.sync().unwrap();
-        file.close().unwrap();
+        write_file(env, &table_path(number), &bytes);
         new_files.push(EditNewFile {
             level,
             number,
@@ -476,11 +449,7 @@ fn build_hand_database(env: &MemEnv) -> BTreeSet<u64> {
         new_files,
         ..EditFields::default()
     };
-    let record = encode_version_edit(&edit).unwrap();
-    write_log_file(env, &dir.join("MANIFEST-000002"), &[&record]).unwrap();
-    let mut current = env.new_writable_file(&dir.join("CURRENT")).unwrap();
-    current.append(b"MANIFEST-000002\n").unwrap();
-    current.close().unwrap();
+    write_manifest(env, dir, 2, &[edit]);
     numbers
 }
 
@@ -512,7 +481,7 @@ fn level1_entries(env: &dyn Env, db: &DB) -> Vec<Entry> {
 fn hand_compaction(max_subcompactions: usize) -> (Vec<Entry>, String) {
     let env = Arc::new(MemEnv::new());
     build_hand_database(&env);
-    let db = DB::open(DIR, options(env.clone(), max_subcompactions)).unwrap();
+    let db = DB::open(DIR, options(&env, max_subcompactions)).unwrap();
     wait_for_level0_compaction(&*env, &db);
     let entries = level1_entries(&*env, &db);
     drop(db);
@@ -581,111 +550,57 @@ enum SubFault {
     Slow(Duration),
 }
 
-#[derive(Default)]
+/// The fault aimed at the tables the subcompaction threads write (the files they create), and
+/// what those threads did: the hook of the database's env.
 struct SubStats {
+    fault: SubFault,
+    /// The files a subcompaction thread created.
+    files: Mutex<HashSet<PathBuf>>,
     files_opened: AtomicUsize,
+    /// Appends to those files.
     appends: AtomicU64,
     injected: AtomicUsize,
 }
 
-/// An `Env` over `inner` that applies `fault` to the files opened by subcompaction threads.
-struct SubThreadEnv {
-    inner: Arc<dyn Env>,
-    fault: SubFault,
-    stats: Arc<SubStats>,
-}
+impl SubStats {
+    fn new(fault: SubFault) -> SubStats {
+        SubStats {
+            fault,
+            files: Mutex::default(),
+            files_opened: AtomicUsize::new(0),
+            appends: AtomicU64::new(0),
+            injected: AtomicUsize::new(0),
+        }
+    }
 
-struct SubFile {
-    file: Box<dyn WritableFile>,
-    fault: SubFault,
-    stats: Arc<SubStats>,
-}
-
-impl WritableFile for SubFile {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
-        let n = self.stats.appends.fetch_add(1, Ordering::SeqCst) + 1;
-        match self.fault {
-            SubFault::Fail(at) if n == at => {
-                self.stats.injected.fetch_add(1, Ordering::SeqCst);
-                return Err(Error::Io {
-                    context: "append on a subcompaction thread (injected)".into(),
-                    source: Arc::new(std::io::Error::other("injected")),
-                });
+    /// Notes the files a subcompaction thread creates, and applies the fault to their appends.
+    fn hook(&self, call: &EnvCall<'_>) -> Result<()> {
+        match call.op {
+            EnvOp::NewWritableFile if std::thread::current().name() == Some(SUB_THREAD) => {
+                self.files_opened.fetch_add(1, Ordering::SeqCst);
+                self.files.lock().insert(call.path.to_path_buf());
             }
-            SubFault::Panic(at) if n == at => {
-                self.stats.injected.fetch_add(1, Ordering::SeqCst);
-                panic!("injected panic on a subcompaction thread");
+            EnvOp::Append if self.files.lock().contains(call.path) => {
+                let n = self.appends.fetch_add(1, Ordering::SeqCst) + 1;
+                match self.fault {
+                    SubFault::Fail(at) if n == at => {
+                        self.injected.fetch_add(1, Ordering::SeqCst);
+                        return Err(Error::io(
+                            "append on a subcompaction thread (injected)",
+                            std::io::Error::other("injected"),
+                        ));
+                    }
+                    SubFault::Panic(at) if n == at => {
+                        self.injected.fetch_add(1, Ordering::SeqCst);
+                        panic!("injected panic on a subcompaction thread");
+                    }
+                    SubFault::Slow(pause) => std::thread::sleep(pause),
+                    _ => {}
+                }
             }
-            SubFault::Slow(pause) => std::thread::sleep(pause),
             _ => {}
         }
-        self.file.append(data)
-    }
-    fn flush(&mut self) -> Result<()> {
-        self.file.flush()
-    }
-    fn sync(&mut self) -> Result<()> {
-        self.file.sync()
-    }
-    fn close(&mut self) -> Result<()> {
-        self.file.close()
-    }
-}
-
-impl Env for SubThreadEnv {
-    fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
-        self.inner.new_sequential_file(path)
-    }
-    fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
-        self.inner.new_random_access_file(path)
-    }
-    fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        let file = self.inner.new_writable_file(path)?;
-        if std::thread::current().name() != Some(SUB_THREAD) {
-            return Ok(file);
-        }
-        self.stats.files_opened.fetch_add(1, Ordering::SeqCst);
-        Ok(Box::new(SubFile {
-            file,
-            fault: self.fault,
-            stats: Arc::clone(&self.stats),
-        }))
-    }
-    fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        self.inner.new_appendable_file(path)
-    }
-    fn file_exists(&self, path: &Path) -> bool {
-        self.inner.file_exists(path)
-    }
-    fn children(&self, dir: &Path) -> Result<Vec<String>> {
-        self.inner.children(dir)
-    }
-    fn remove_file(&self, path: &Path) -> Result<()> {
-        self.inner.remove_file(path)
-    }
-    fn create_dir(&self, dir: &Path) -> Result<()> {
-        self.inner.create_dir(dir)
-    }
-    fn remove_dir(&self, dir: &Path) -> Result<()> {
-        self.inner.remove_dir(dir)
-    }
-    fn file_size(&self, path: &Path) -> Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        self.inner.lock_file(path)
-    }
-    fn unlock_file(&self, lock: Box<dyn FileLock>) -> Result<()> {
-        self.inner.unlock_file(lock)
-    }
-    fn sync_dir(&self, dir: &Path) -> Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn now_micros(&self) -> u64 {
-        self.inner.now_micros()
+        Ok(())
     }
 }
 
@@ -701,17 +616,14 @@ struct Faulted {
 fn open_with_sub_fault(fault: SubFault, write_buffer_size: usize) -> Faulted {
     let plain = Arc::new(MemEnv::new());
     let inputs = build_hand_database(&plain);
-    let stats = Arc::new(SubStats::default());
-    let env = Arc::new(SubThreadEnv {
-        inner: plain.clone(),
-        fault,
-        stats: Arc::clone(&stats),
-    });
+    let stats = Arc::new(SubStats::new(fault));
+    let hook = Arc::clone(&stats);
+    let env = HookEnv::new(plain.clone(), move |call: &EnvCall<'_>| hook.hook(call));
     let db = DB::open(
         DIR,
         Options {
             write_buffer_size,
-            ..options(env, 4)
+            ..options(&env, 4)
         },
     )
     .unwrap();
@@ -738,7 +650,7 @@ fn assert_nothing_installed_and_recovers(f: Faulted) {
     );
     drop(f.db);
     let (reference, _) = hand_compaction(1);
-    let db = DB::open(DIR, options(f.plain.clone(), 4)).unwrap();
+    let db = DB::open(DIR, options(&f.plain, 4)).unwrap();
     wait_for_level0_compaction(&*f.plain, &db);
     assert!(
         level1_entries(&*f.plain, &db) == reference,
@@ -793,7 +705,7 @@ fn closing_during_a_split_compaction_removes_its_outputs() {
     assert!(stats.files_opened.load(Ordering::SeqCst) >= 1);
     assert_eq!(tables_on_disk(&*plain), inputs, "outputs left after close");
     let (reference, _) = hand_compaction(1);
-    let db = DB::open(DIR, options(plain.clone(), 4)).unwrap();
+    let db = DB::open(DIR, options(&plain, 4)).unwrap();
     wait_for_level0_compaction(&*plain, &db);
     assert!(level1_entries(&*plain, &db) == reference);
 }
@@ -877,15 +789,14 @@ fn a_crash_during_a_split_compaction_loses_nothing() {
         } else {
             fault.crash_after_matching(kind, n, move |p| is_manifest(p));
         }
-        let env: Arc<dyn Env> = Arc::new(fault.clone());
-        let db = DB::open(DIR, options(env.clone(), 4)).unwrap();
+        let db = DB::open(DIR, options(&fault, 4)).unwrap();
         wait_until("the crash", || fault.crash_point().is_some());
         drop(db);
         fault
             .simulate_power_loss(PowerLossMode::DropUnsynced, seed as u64)
             .unwrap();
         fault.clear_faults();
-        let db = DB::open(DIR, options(env.clone(), 4)).unwrap();
+        let db = DB::open(DIR, options(&fault, 4)).unwrap();
         wait_for_level0_compaction(&*plain, &db);
         let what = format!(
             "crash after {kind:?} #{n} on a {}",

@@ -15,20 +15,22 @@
 //! `STRATA_POWER_ROUNDS` sets the rounds per configuration (default 150); `STRATA_POWER_SEED`
 //! runs one round with that seed (as a failure reports it) in each configuration.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata::testing::{FaultEnv, OpKind, PowerLossMode};
-use strata::{Env, MemEnv, Options, WriteOptions, DB};
-use support::{read_state, History, Model, Op};
+use strata::{Env, Options, WriteOptions, DB};
+use support::fault_env;
+use support::files::log_tail;
+use support::history::{History, Op};
+use support::state::{read_state, Model};
+use support::trials::trials;
 
 const DIR: &str = "/db";
 /// Distinct user keys; the first `HOT_KEYS` are written more often.
@@ -120,16 +122,15 @@ fn file_kind(path: &Path) -> &'static str {
     }
 }
 
+/// A 64 KiB write buffer and small blocks and tables, so flushes and compactions keep running.
 fn options(env: &FaultEnv, reuse_logs: bool, paranoid: bool) -> Options {
     Options {
-        create_if_missing: true,
-        env: Arc::new(env.clone()),
         write_buffer_size: 64 << 10,
         block_size: 1024,
         max_file_size: 1 << 20,
         reuse_logs,
         paranoid_checks: paranoid,
-        ..Options::default()
+        ..support::options(env)
     }
 }
 
@@ -364,7 +365,7 @@ impl Round<'_> {
             self.reuse_logs,
             self.mode,
             self.trail.join("\n  "),
-            support::log_tail(inner, Path::new(DIR), 40),
+            log_tail(inner, Path::new(DIR), 40),
         );
     }
 
@@ -413,19 +414,15 @@ impl Round<'_> {
 
 /// The round seeds of a configuration: `STRATA_POWER_SEED` alone if set, else one per round.
 fn seeds(salt: u64) -> Vec<u64> {
-    support::seeds(
-        "STRATA_POWER_SEED",
-        "STRATA_POWER_ROUNDS",
-        DEFAULT_ROUNDS,
-        salt,
-    )
+    let count = trials("STRATA_POWER_ROUNDS", DEFAULT_ROUNDS);
+    support::trials::seeds("STRATA_POWER_SEED", count, salt)
 }
 
 fn run_config(reuse_logs: bool, mode: PowerLossMode) {
     let mut tally = Tally::default();
     let salt = u64::from(reuse_logs) * 1_000_003 + mode as u64 * 7_919;
     for seed in seeds(salt) {
-        let env = FaultEnv::new(Arc::new(MemEnv::new()));
+        let env = fault_env();
         let mut r = Round {
             env,
             rng: StdRng::seed_from_u64(seed),

@@ -9,34 +9,34 @@
 //! `reuse_logs` vary by round. `STRATA_POWER_ROUNDS` scales the rounds (default 150, of which
 //! this test runs a fifth); `STRATA_POWER_SEED` reruns one round.
 
-#![cfg(feature = "testing")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata::testing::{FaultEnv, OpKind, PowerLossMode};
-use strata::{MemEnv, Options, WriteOptions, DB};
-use support::{read_state, History, Model, Op};
+use strata::{Options, WriteOptions, DB};
+use support::fault_env;
+use support::history::{History, Op};
+use support::state::{read_state, Model};
+use support::trials::{seeds, trials};
 
 const DIR: &str = "/db";
 const THREADS: usize = 3;
 const KEYS_PER_THREAD: u32 = 200;
 const CYCLES: usize = 3;
 
+/// A 64 KiB write buffer and small blocks, so flushes and compactions keep running.
 fn options(env: &FaultEnv, reuse_logs: bool) -> Options {
     Options {
-        create_if_missing: true,
-        env: Arc::new(env.clone()),
         write_buffer_size: 64 << 10,
         block_size: 1024,
         reuse_logs,
-        ..Options::default()
+        ..support::options(env)
     }
 }
 
@@ -159,7 +159,7 @@ fn run_round(seed: u64) -> (u64, u64) {
         PowerLossMode::GarbageTail,
     ][rng.gen_range(0..3)];
     let reuse_logs = rng.gen_bool(0.5);
-    let env = FaultEnv::new(Arc::new(MemEnv::new()));
+    let env = fault_env();
     let mut bases = vec![Model::new(); THREADS];
     let mut db = DB::open(DIR, options(&env, reuse_logs)).unwrap();
     let (mut acked, mut crashes) = (0, 0);
@@ -230,19 +230,8 @@ fn run_round(seed: u64) -> (u64, u64) {
 
 #[test]
 fn concurrent_writers_keep_consistent_prefixes() {
-    let seeds: Vec<u64> = match std::env::var("STRATA_POWER_SEED") {
-        Ok(seed) => vec![seed.parse().expect("STRATA_POWER_SEED is a number")],
-        Err(_) => {
-            let rounds = std::env::var("STRATA_POWER_ROUNDS")
-                .ok()
-                .and_then(|n| n.parse::<u64>().ok())
-                .unwrap_or(150)
-                / 5;
-            (0..rounds.max(1))
-                .map(|r| r.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xc0c0)
-                .collect()
-        }
-    };
+    let rounds = (trials("STRATA_POWER_ROUNDS", 150) / 5).max(1);
+    let seeds = seeds("STRATA_POWER_SEED", rounds, 0xc0c0);
     let (mut acked, mut crashes) = (0, 0);
     for &seed in &seeds {
         let (a, c) = run_round(seed);

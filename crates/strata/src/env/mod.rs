@@ -20,7 +20,7 @@
 //! - Methods are safe to call from many threads at once.
 
 #[cfg(test)]
-mod conformance;
+pub(crate) mod conformance;
 #[cfg(feature = "testing")]
 pub(crate) mod fault;
 mod logger;

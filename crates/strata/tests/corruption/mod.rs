@@ -21,7 +21,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use strata::testing::{decode_block, decode_footer, read_block_at};
+use strata::testing::{decode_block, decode_footer, read_block_at, BlockSpan};
 use strata::tools::{check_db, CheckReport};
 use strata::{BloomFilterPolicy, CompressionType, Error, Options, ReadOptions, DB};
 
@@ -92,18 +92,50 @@ pub struct LogRecord {
     pub end: u64,
 }
 
-/// One block of a table file: contents at `offset..offset + size`, then the 5-byte trailer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Piece {
-    pub offset: u64,
-    pub size: u64,
+/// Reads that verify checksums.
+pub fn verified() -> ReadOptions {
+    ReadOptions {
+        verify_checksums: true,
+        ..ReadOptions::default()
+    }
 }
 
-impl Piece {
-    /// The block with its trailer.
-    pub fn range(&self) -> Range<u64> {
-        self.offset..self.offset + self.size + 5
-    }
+/// File offset of `needle` in `range` of the file at `path`, which must hold it once there.
+pub fn find_in_file(path: &Path, range: Range<u64>, needle: &[u8]) -> u64 {
+    let bytes = fs::read(path).unwrap();
+    let bytes = &bytes[range.start as usize..range.end as usize];
+    let mut at = bytes
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle);
+    let (offset, _) = at.next().expect("bytes not found");
+    assert!(at.next().is_none(), "bytes found twice");
+    range.start + offset as u64
+}
+
+/// The offset of a byte in the middle of `key`'s value in the first table of `t`.
+fn value_byte(t: &Template, key: &[u8]) -> u64 {
+    let value = &t.expected[key];
+    let table = &t.tables[0];
+    find_in_file(&t.path.join(&table.name), 0..table.size, value) + value.len() as u64 / 2
+}
+
+/// A copy of `t` with a byte flipped in the middle of one value: that of the fourth key of
+/// data block 5 of the first table, which is returned with the copy.
+pub fn copy_with_a_damaged_value(t: &Template) -> (Copy, &[u8]) {
+    let table = &t.tables[0];
+    let copy = t.copy();
+    let key = &table.data[5].1[3];
+    Damage::Flip(value_byte(t, key)).apply(&copy.path.join(&table.name));
+    (copy, key)
+}
+
+/// The names of the table files in `dir`.
+pub fn table_files(dir: &Path) -> BTreeSet<String> {
+    file_names(dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".ldb"))
+        .collect()
 }
 
 /// The layout of one table file, decoded from its footer, index and metaindex.
@@ -112,12 +144,12 @@ pub struct TableMap {
     pub name: String,
     pub size: u64,
     /// Data blocks in order, with the user keys each holds.
-    pub data: Vec<(Piece, Vec<Vec<u8>>)>,
+    pub data: Vec<(BlockSpan, Vec<Vec<u8>>)>,
     /// Data blocks stored Snappy-compressed.
     pub compressed_blocks: usize,
-    pub filter: Piece,
-    pub metaindex: Piece,
-    pub index: Piece,
+    pub filter: BlockSpan,
+    pub metaindex: BlockSpan,
+    pub index: BlockSpan,
 }
 
 impl TableMap {
@@ -261,29 +293,19 @@ fn varint(bytes: &mut &[u8]) -> u64 {
     panic!("varint too long")
 }
 
-fn handle(mut bytes: &[u8]) -> Piece {
+fn handle(mut bytes: &[u8]) -> BlockSpan {
     let offset = varint(&mut bytes);
     let size = varint(&mut bytes);
-    Piece { offset, size }
+    BlockSpan { offset, size }
 }
 
 fn map_table(dir: &Path, name: &str) -> TableMap {
     let bytes = fs::read(dir.join(name)).unwrap();
     let size = bytes.len() as u64;
-    let (meta_offset, meta_size, index_offset, index_size) =
-        decode_footer(&bytes[bytes.len() - 48..]).unwrap();
-    let block = |piece: Piece| {
-        decode_block(read_block_at(&bytes, piece.offset, piece.size, true).unwrap()).unwrap()
-    };
-    let index = Piece {
-        offset: index_offset,
-        size: index_size,
-    };
-    let metaindex = Piece {
-        offset: meta_offset,
-        size: meta_size,
-    };
-    let data: Vec<(Piece, Vec<Vec<u8>>)> = block(index)
+    let footer = decode_footer(&bytes[bytes.len() - 48..]).unwrap();
+    let block = |span: BlockSpan| decode_block(read_block_at(&bytes, span, true).unwrap()).unwrap();
+    let (index, metaindex) = (footer.index, footer.metaindex);
+    let data: Vec<(BlockSpan, Vec<Vec<u8>>)> = block(index)
         .into_iter()
         .map(|(_, h)| {
             let piece = handle(&h);
@@ -568,11 +590,14 @@ pub fn check_repair(t: &Template, damaged: &Path, lost: &BTreeSet<Vec<u8>>) -> u
     let copy = copy_dir(damaged);
     strata::repair(&copy.path, &options(false)).unwrap();
     let db = DB::open(&copy.path, options(true)).unwrap();
-    let read = ReadOptions {
-        verify_checksums: true,
-        ..ReadOptions::default()
-    };
-    let reads = check_reads(&t.expected, &db, &read, lost, "(no damage is left)", None);
+    let reads = check_reads(
+        &t.expected,
+        &db,
+        &verified(),
+        lost,
+        "(no damage is left)",
+        None,
+    );
     assert_eq!(reads.failed, 0, "reads failed after repair");
     drop(db);
     let report = check_db(&copy.path, &options(false)).unwrap();

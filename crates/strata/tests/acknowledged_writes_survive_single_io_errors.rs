@@ -4,43 +4,29 @@
 //! loss). The snapshot's view must not change while readable, and after reopen every
 //! acknowledged write must be there; a write that failed may or may not be.
 //!
-//! Before the fix in `regression_reuse_logs_after_torn_tail` this failed at seed 8: with
+//! Before the fix in `regressions/reuse_logs_after_torn_tail.rs` this failed at seed 8: with
 //! `reuse_logs`, writes of the next session were appended behind the torn record a short
 //! write had left in the log, and lost.
 
-#![cfg(feature = "testing")]
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod support;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use strata::testing::{FaultEnv, InjectedError, OpKind};
-use strata::{Env, MemEnv, Options, ReadOptions, DB};
+use strata::{Options, ReadOptions, DB};
+use support::fault_env;
+use support::state::{scan, Model};
 
 fn options(env: &FaultEnv, reuse_logs: bool, paranoid_checks: bool) -> Options {
     Options {
-        create_if_missing: true,
         write_buffer_size: 64 << 10,
         reuse_logs,
         paranoid_checks,
-        env: Arc::new(env.clone()) as Arc<dyn Env>,
-        ..Options::default()
+        ..support::options(env)
     }
-}
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn contents(db: &DB, options: &ReadOptions) -> strata::Result<Model> {
-    let mut it = db.iter_opt(options);
-    it.seek_to_first();
-    let mut got = Model::new();
-    while it.valid() {
-        got.insert(it.key().to_vec(), it.value().to_vec());
-        it.next();
-    }
-    it.status()?;
-    Ok(got)
 }
 
 const ERRORS: [InjectedError; 3] = [
@@ -58,7 +44,7 @@ fn acknowledged_writes_survive_any_single_io_error() {
         .collect();
     for seed in 0..150u64 {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let env = FaultEnv::new(Arc::new(MemEnv::new()));
+        let env = fault_env();
         let (reuse_logs, paranoid) = (rng.gen_bool(0.5), rng.gen_bool(0.5));
         let mut model = Model::new();
         // Keys of failed writes, with every value they may now hold (`None`: absent).
@@ -68,8 +54,8 @@ fn acknowledged_writes_survive_any_single_io_error() {
             let what = format!("seed {seed} round {round}");
             let db = DB::open("/db", options(&env, reuse_logs, paranoid))
                 .unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
-            let got = contents(&db, &ReadOptions::default())
-                .unwrap_or_else(|e| panic!("{what}: scan: {e}"));
+            let got =
+                scan(&db, &ReadOptions::default()).unwrap_or_else(|e| panic!("{what}: scan: {e}"));
             for key in model.keys().chain(uncertain.keys()).chain(got.keys()) {
                 let (have, want) = (got.get(key).cloned(), model.get(key).cloned());
                 let allowed = have == want || uncertain.get(key).is_some_and(|v| v.contains(&have));
@@ -110,7 +96,7 @@ fn acknowledged_writes_survive_any_single_io_error() {
                 snapshot: Some(snapshot),
                 ..ReadOptions::default()
             };
-            if let Ok(seen) = contents(&db, &options) {
+            if let Ok(seen) = scan(&db, &options) {
                 assert!(seen == at_snapshot, "{what}: the snapshot's view changed");
             }
         }

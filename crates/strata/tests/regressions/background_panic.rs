@@ -2,15 +2,14 @@
 //! it forever: `compact_range` never returned, writes hung at the memtable limit. Now the
 //! panic becomes the background error, which every later write and flush reports.
 
-#![cfg(feature = "testing")]
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
-
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use strata::testing::{FaultEnv, InjectedError, OpKind};
-use strata::{MemEnv, Options, DB};
+use strata::testing::{InjectedError, OpKind};
+use strata::{Options, DB};
+
+use crate::support::fault_env;
 
 /// Runs `f` on another thread and fails the test if it does not finish in time.
 fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -25,12 +24,10 @@ fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) ->
 
 #[test]
 fn a_panicking_flush_fails_writes_and_flushes_instead_of_hanging() {
-    let env = FaultEnv::new(Arc::new(MemEnv::new()));
+    let env = fault_env();
     let options = Options {
-        create_if_missing: true,
         write_buffer_size: 64 << 10,
-        env: Arc::new(env.clone()),
-        ..Options::default()
+        ..crate::support::options(&env)
     };
     let db = Arc::new(DB::open("/db", options.clone()).unwrap());
     db.put(b"before", b"the panic").unwrap();

@@ -3,41 +3,29 @@
 //! (any of the three tail modes), then reopen — repeatedly, with and without `reuse_logs`.
 //! Every acknowledged write must be there after each reopen, and nothing else.
 //!
-//! Before the directory syncs (see `regression_power_loss_new_file_entries`) this failed on
+//! Before the directory syncs (see `regressions/power_loss_new_file_entries.rs`) this failed on
 //! the first seed: the manifest named a table whose directory entry had not been synced.
 
-#![cfg(feature = "testing")]
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+mod support;
 
 use rand::{Rng, SeedableRng};
 use strata::testing::{FaultEnv, PowerLossMode};
-use strata::{Env, MemEnv, Options, WriteOptions, DB};
+use strata::{Options, ReadOptions, WriteOptions, DB};
+use support::fault_env;
+use support::state::{scan, Model};
 
 fn options(env: &FaultEnv, reuse_logs: bool) -> Options {
     Options {
-        create_if_missing: true,
         write_buffer_size: 64 << 10,
         reuse_logs,
-        env: Arc::new(env.clone()) as Arc<dyn Env>,
-        ..Options::default()
+        ..support::options(env)
     }
 }
 
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
 fn contents(db: &DB) -> Model {
-    let mut it = db.iter();
-    it.seek_to_first();
-    let mut got = Model::new();
-    while it.valid() {
-        got.insert(it.key().to_vec(), it.value().to_vec());
-        it.next();
-    }
-    it.status().unwrap();
-    got
+    scan(db, &ReadOptions::default()).unwrap()
 }
 
 const SYNC: WriteOptions = WriteOptions { sync: true };
@@ -51,7 +39,7 @@ const MODES: [PowerLossMode; 3] = [
 fn acknowledged_sync_writes_survive_power_loss_at_any_moment() {
     for seed in 0..80u64 {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let env = FaultEnv::new(Arc::new(MemEnv::new()));
+        let env = fault_env();
         let reuse_logs = seed % 2 == 1;
         let mut model = Model::new();
         for round in 0..6 {

@@ -2,19 +2,11 @@
 //! (the sequence arithmetic once computed `count - 1` on a count of 0), must not consume a
 //! sequence number, and must not wedge the writer queue for the writes that follow.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::sync::Arc;
 
-use strata::{MemEnv, Options, WriteBatch, DB};
+use strata::{MemEnv, WriteBatch, DB};
 
-fn options(env: &Arc<MemEnv>) -> Options {
-    Options {
-        create_if_missing: true,
-        env: env.clone(),
-        ..Options::default()
-    }
-}
+use crate::support::options;
 
 #[test]
 fn empty_batch_is_a_no_op_write() {

@@ -3,20 +3,16 @@
 //! logged without the dropped update, fail at the memtable, and turn into a background error
 //! that refused every later write, while the rest of the batch came back after reopen.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::sync::Arc;
 
-use strata::{Error, MemEnv, Options, WriteBatch, DB};
+use strata::{Error, MemEnv, WriteBatch, DB};
+
+use crate::support::options;
 
 #[test]
 fn oversized_batch_fails_alone_and_leaves_nothing() {
     let env = Arc::new(MemEnv::new());
-    let options = Options {
-        create_if_missing: true,
-        env: env.clone(),
-        ..Options::default()
-    };
+    let options = options(&env);
     let db = DB::open("/db", options.clone()).unwrap();
     // Zero pages are not touched: this costs address space, not memory.
     let huge = vec![0u8; u32::MAX as usize + 1];

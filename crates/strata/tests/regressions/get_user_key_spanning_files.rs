@@ -4,8 +4,6 @@
 //! alone reads only the first file, misses the older version in the second, and returns an
 //! even older value from a deeper level (or nothing).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::sync::Arc;
 
 use strata::{MemEnv, Options, ReadOptions, DB};
@@ -27,10 +25,8 @@ fn noise(seed: u64, len: usize) -> Vec<u8> {
 fn snapshot_read_finds_the_older_version_in_the_next_file() {
     let env = Arc::new(MemEnv::new());
     let options = Options {
-        create_if_missing: true,
-        env: env.clone(),
         max_file_size: 1 << 20,
-        ..Options::default()
+        ..crate::support::options(&env)
     };
     let db = DB::open("/db", options).unwrap();
     // Something at level 2, so the next flush lands at level 1 and is compacted into level 2.

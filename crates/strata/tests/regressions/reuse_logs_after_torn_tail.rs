@@ -4,30 +4,28 @@
 //! record behind them: the torn header's length now reached into the new records, so the
 //! reader dropped them (acknowledged writes lost; manifest edits lost, the database then
 //! naming deleted tables). A file is only reused when it ends exactly after its last record.
-
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The power-loss and I/O-error tests found both: a reused log's synced writes gone after the
+//! next crash, and the next open failing on a torn manifest record followed by valid bytes.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use strata::testing::PowerLossMode;
 use strata::{Env, MemEnv, Options, WriteOptions, DB};
+
+use crate::support::fault_env;
+use crate::support::files::{append_raw, file_names};
+use crate::workload::{self, assert_holds, crash_and_reopen, fill, key, names, value};
 
 fn options(env: &Arc<MemEnv>) -> Options {
     Options {
-        create_if_missing: true,
         reuse_logs: true,
-        env: env.clone(),
-        ..Options::default()
+        ..crate::support::options(env)
     }
 }
 
 fn only_file(env: &MemEnv, pred: impl Fn(&str) -> bool) -> PathBuf {
-    let names: Vec<String> = env
-        .children(Path::new("/db"))
-        .unwrap()
-        .into_iter()
-        .filter(|n| pred(n))
-        .collect();
+    let names = file_names(env, Path::new("/db"), pred);
     assert_eq!(names.len(), 1, "{names:?}");
     Path::new("/db").join(&names[0])
 }
@@ -113,4 +111,57 @@ fn clean_log_and_manifest_are_still_reused() {
     let db = DB::open("/db", options(&env)).unwrap();
     assert_eq!(db.get(b"a").unwrap(), Some(big));
     assert_eq!(db.get(b"c").unwrap(), Some(b"2".to_vec()));
+}
+
+/// With `reuse_logs`, recovery appended new writes to a log that ended in a torn record; the
+/// next recovery met the torn record, dropped the rest of its block, and with it the synced
+/// writes appended behind it.
+#[test]
+fn reused_log_with_a_torn_tail_keeps_later_writes() {
+    let env = fault_env();
+    let db = DB::open(workload::DIR, workload::options(&env, true)).unwrap();
+    fill(&db, 0..20, 1);
+    drop(db);
+    let logs = names(&env, ".log");
+    let log = logs.last().unwrap();
+    // The first bytes of a record header: a write torn by a crash.
+    append_raw(
+        &**env.inner(),
+        workload::DIR,
+        log,
+        &[0x12, 0x34, 0x56, 0x78, 0x20, 0x00],
+    );
+    let db = DB::open(workload::DIR, workload::options(&env, true)).unwrap();
+    assert_holds(&db, 0..20, 1);
+    for i in 20..40 {
+        db.put_opt(&WriteOptions { sync: true }, &key(i), &value(i, 1))
+            .unwrap();
+    }
+    let db = crash_and_reopen(&env, db, PowerLossMode::DropUnsynced, true);
+    assert_holds(&db, 0..40, 1);
+}
+
+/// With `reuse_logs`, open appended new edits to a manifest that ended in a torn record; the
+/// next open met the torn record followed by valid bytes, reported corruption and failed.
+#[test]
+fn reused_manifest_with_a_torn_tail_keeps_later_edits() {
+    let env = fault_env();
+    let db = DB::open(workload::DIR, workload::options(&env, true)).unwrap();
+    fill(&db, 0..500, 1);
+    db.compact_range(None, None).unwrap();
+    drop(db);
+    let manifests = names(&env, "MANIFEST-");
+    append_raw(
+        &**env.inner(),
+        workload::DIR,
+        manifests.last().unwrap(),
+        &[0x9a, 0xbc, 0xde, 0xf0, 0x40],
+    );
+    let db = DB::open(workload::DIR, workload::options(&env, true)).unwrap();
+    fill(&db, 500..1000, 2);
+    db.compact_range(None, None).unwrap();
+    drop(db);
+    let db = DB::open(workload::DIR, workload::options(&env, true)).unwrap();
+    assert_holds(&db, 0..500, 1);
+    assert_holds(&db, 500..1000, 2);
 }

@@ -4,26 +4,22 @@
 //! overflow. Each must now be a typed error or, where LevelDB skips damage, skipped. Also: a
 //! log record holding a batch whose count disagrees with its records was applied in part.
 
-#![cfg(feature = "testing")]
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
-
 use std::path::Path;
 use std::sync::Arc;
 
 use strata::testing::{
-    encode_version_edit, write_batch_set_sequence, write_log_file, EditFields, EditNewFile,
+    write_batch_set_sequence, write_log_file, EditFields, EditNewFile, MAX_SEQUENCE,
 };
 use strata::{Env, Error, MemEnv, Options, WriteBatch, DB};
 
-const MAX_SEQUENCE: u64 = (1 << 56) - 1;
+use crate::support::files::write_manifest;
+
 const DIR: &str = "/db";
 
 fn options(env: &Arc<MemEnv>, paranoid_checks: bool) -> Options {
     Options {
-        create_if_missing: true,
         paranoid_checks,
-        env: env.clone(),
-        ..Options::default()
+        ..crate::support::options(env)
     }
 }
 
@@ -40,11 +36,7 @@ fn manifest_only(fields: EditFields) -> Arc<MemEnv> {
         last_sequence: fields.last_sequence.or(Some(0)),
         ..fields
     };
-    let record = encode_version_edit(&edit).unwrap();
-    write_log_file(&*env, &dir.join("MANIFEST-000002"), &[&record]).unwrap();
-    let mut current = env.new_writable_file(&dir.join("CURRENT")).unwrap();
-    current.append(b"MANIFEST-000002\n").unwrap();
-    current.close().unwrap();
+    write_manifest(&*env, dir, 2, &[edit]);
     env
 }
 
@@ -181,12 +173,30 @@ fn fuzz_file_named_past_max_file_number_is_ignored() {
     );
 }
 
-#[test]
-fn fuzz_log_batch_numbered_past_max_sequence_is_skipped() {
+/// A log numbered above every file of the databases below.
+const LOG_100: &str = "000100.log";
+
+/// A closed database holding `kept -> 1`.
+fn database_holding_kept() -> Arc<MemEnv> {
     let env = Arc::new(MemEnv::new());
     let db = DB::open(DIR, options(&env, false)).unwrap();
     db.put(b"kept", b"1").unwrap();
     drop(db);
+    env
+}
+
+/// Opening with `paranoid_checks` fails with a corruption naming log 100, which holds `what`.
+#[track_caller]
+fn assert_paranoid_open_refuses_log_100(env: &Arc<MemEnv>, what: &str) {
+    match DB::open(DIR, options(env, true)) {
+        Err(e) => assert!(e.is_corruption() && e.to_string().contains(LOG_100), "{e}"),
+        Ok(_) => panic!("paranoid open replayed {what}"),
+    }
+}
+
+#[test]
+fn fuzz_log_batch_numbered_past_max_sequence_is_skipped() {
+    let env = database_holding_kept();
     // A well-formed record (checksum and all) whose three updates would be numbered
     // MAX_SEQUENCE - 1, MAX_SEQUENCE and one past it; logs are numbered above the database's.
     let mut batch = WriteBatch::new();
@@ -195,15 +205,9 @@ fn fuzz_log_batch_numbered_past_max_sequence_is_skipped() {
     batch.delete(b"kept");
     write_batch_set_sequence(&mut batch, MAX_SEQUENCE - 1);
     let contents = strata::testing::write_batch_contents(&batch).to_vec();
-    write_log_file(&*env, &Path::new(DIR).join("000100.log"), &[&contents]).unwrap();
+    write_log_file(&*env, &Path::new(DIR).join(LOG_100), &[&contents]).unwrap();
 
-    match DB::open(DIR, options(&env, true)) {
-        Err(e) => assert!(
-            e.is_corruption() && e.to_string().contains("000100.log"),
-            "{e}"
-        ),
-        Ok(_) => panic!("paranoid open replayed a batch past the largest sequence number"),
-    }
+    assert_paranoid_open_refuses_log_100(&env, "a batch past the largest sequence number");
     let db = DB::open(DIR, options(&env, false)).unwrap();
     assert_eq!(db.get(b"kept").unwrap(), Some(b"1".to_vec()));
     assert_eq!(db.get(b"x").unwrap(), None);
@@ -227,10 +231,7 @@ fn raw_batch(sequence: u64, count: u32, keys: &[&[u8]]) -> Vec<u8> {
 
 #[test]
 fn fuzz_log_batch_with_wrong_count_is_skipped_whole() {
-    let env = Arc::new(MemEnv::new());
-    let db = DB::open(DIR, options(&env, false)).unwrap();
-    db.put(b"kept", b"1").unwrap();
-    drop(db);
+    let env = database_holding_kept();
     // Found by the fuzzer: a count of 0 with records behind it, numbered from MAX_SEQUENCE,
     // passed the sequence check and then numbered its second record past MAX_SEQUENCE.
     let overflowing = raw_batch(MAX_SEQUENCE, 0, &[b"p", b"q"]);
@@ -238,16 +239,10 @@ fn fuzz_log_batch_with_wrong_count_is_skipped_whole() {
     // the memtable before the count check failed, numbered 3 to 5, past the last sequence the
     // database then had (1), and came to light once later writes passed their numbers.
     let miscounted = raw_batch(3, 2, &[b"x", b"y", b"z"]);
-    let log = Path::new(DIR).join("000100.log");
+    let log = Path::new(DIR).join(LOG_100);
     write_log_file(&*env, &log, &[&overflowing, &miscounted]).unwrap();
 
-    match DB::open(DIR, options(&env, true)) {
-        Err(e) => assert!(
-            e.is_corruption() && e.to_string().contains("000100.log"),
-            "{e}"
-        ),
-        Ok(_) => panic!("paranoid open replayed a malformed batch"),
-    }
+    assert_paranoid_open_refuses_log_100(&env, "a malformed batch");
     let db = DB::open(DIR, options(&env, false)).unwrap();
     for i in 0..10u8 {
         db.put(&[b'n', i], b"2").unwrap();

@@ -2,26 +2,21 @@
 //! panic, must apply a batch whole or not at all, and must not accept sequence numbers the
 //! internal-key format cannot hold (56 bits) or that overflow.
 
-#![cfg(feature = "testing")]
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::Path;
 use std::sync::Arc;
 
 use strata::testing::{
-    encode_version_edit, write_batch_contents, write_batch_from_contents, write_batch_set_sequence,
-    write_log_file, EditFields,
+    write_batch_contents, write_batch_from_contents, write_batch_set_sequence, write_log_file,
+    EditFields, MAX_SEQUENCE,
 };
 use strata::{Env, Error, MemEnv, Options, WriteBatch, DB};
 
-const MAX_SEQUENCE: u64 = (1 << 56) - 1;
+use crate::support::files::write_manifest;
 
 fn options(env: &Arc<MemEnv>, paranoid: bool) -> Options {
     Options {
-        create_if_missing: true,
         paranoid_checks: paranoid,
-        env: env.clone(),
-        ..Options::default()
+        ..crate::support::options(env)
     }
 }
 
@@ -89,18 +84,14 @@ fn sequence_numbers_past_56_bits_in_a_log_are_corruption() {
 fn database_with_last_sequence(last_sequence: u64) -> Arc<MemEnv> {
     let env = Arc::new(MemEnv::new());
     env.create_dir(Path::new("/db")).unwrap();
-    let edit = encode_version_edit(&EditFields {
+    let edit = EditFields {
         comparator: Some("leveldb.BytewiseComparator".into()),
         log_number: Some(0),
         next_file_number: Some(10),
         last_sequence: Some(last_sequence),
         ..EditFields::default()
-    })
-    .unwrap();
-    write_log_file(&*env, Path::new("/db/MANIFEST-000005"), &[&edit]).unwrap();
-    let mut current = env.new_writable_file(Path::new("/db/CURRENT")).unwrap();
-    current.append(b"MANIFEST-000005\n").unwrap();
-    current.close().unwrap();
+    };
+    write_manifest(&*env, Path::new("/db"), 5, &[edit]);
     env
 }
 

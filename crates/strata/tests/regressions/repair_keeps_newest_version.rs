@@ -5,11 +5,12 @@
 //! per table then makes `get(k)` return the old version (LevelDB's repair has the same flaw).
 //! Repair now compacts the database whole when tables interleave like that.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::sync::Arc;
 
-use strata::{MemEnv, Options, DB};
+use strata::{MemEnv, Options, ReadOptions, DB};
+
+use crate::support::options;
+use crate::support::state::scan;
 
 fn flush(db: &DB) {
     // A range nothing lives in: flushes the memtable, compacts nothing.
@@ -19,11 +20,7 @@ fn flush(db: &DB) {
 #[test]
 fn repaired_database_returns_the_newest_version() {
     let env = Arc::new(MemEnv::new());
-    let options = Options {
-        create_if_missing: true,
-        env: env.clone(),
-        ..Options::default()
-    };
+    let options = options(&env);
     {
         let db = DB::open("/db", options.clone()).unwrap();
         db.put(b"a", b"a1").unwrap();
@@ -77,10 +74,8 @@ fn repair_gives_back_random_histories() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let env = Arc::new(MemEnv::new());
         let options = Options {
-            create_if_missing: true,
             write_buffer_size: 64 << 10,
-            env: env.clone(),
-            ..Options::default()
+            ..options(&env)
         };
         let mut model = BTreeMap::new();
         {
@@ -109,14 +104,7 @@ fn repair_gives_back_random_histories() {
         }
         strata::repair("/db", &options).unwrap();
         let db = DB::open("/db", options).unwrap();
-        let mut it = db.iter();
-        it.seek_to_first();
-        let mut got = BTreeMap::new();
-        while it.valid() {
-            got.insert(it.key().to_vec(), it.value().to_vec());
-            it.next();
-        }
-        it.status().unwrap();
+        let got = scan(&db, &ReadOptions::default()).unwrap();
         assert!(got == model, "seed {seed}: scan differs");
         for (key, value) in &model {
             assert_eq!(db.get(key).unwrap().as_ref(), Some(value), "seed {seed}");

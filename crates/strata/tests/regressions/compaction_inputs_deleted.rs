@@ -3,41 +3,27 @@
 //! until some later flush or compaction (or the next open), wasting space, and `repair` would
 //! take them for data.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::Path;
 use std::sync::Arc;
 
-use strata::{Env, MemEnv, Options, DB};
+use strata::{MemEnv, DB};
+
+use crate::support::files::numbered_files;
+use crate::support::options;
+use crate::support::state::files_at_level;
 
 fn tables_on_disk(env: &MemEnv) -> usize {
-    env.children(Path::new("/db"))
-        .unwrap()
-        .iter()
-        .filter(|n| n.ends_with(".ldb"))
-        .count()
+    numbered_files(env, Path::new("/db"), ".ldb").len()
 }
 
 fn live_tables(db: &DB) -> usize {
-    (0..7)
-        .map(|l| {
-            db.property(&format!("leveldb.num-files-at-level{l}"))
-                .unwrap()
-                .parse::<usize>()
-                .unwrap()
-        })
-        .sum()
+    (0..7).map(|l| files_at_level(db, l)).sum()
 }
 
 #[test]
 fn compaction_inputs_are_deleted_when_it_finishes() {
     let env = Arc::new(MemEnv::new());
-    let options = Options {
-        create_if_missing: true,
-        env: env.clone(),
-        ..Options::default()
-    };
-    let db = DB::open("/db", options).unwrap();
+    let db = DB::open("/db", options(&env)).unwrap();
     for round in 0..3 {
         for i in 0..100u32 {
             db.put(

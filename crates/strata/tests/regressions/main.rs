@@ -1,0 +1,34 @@
+//! Regression tests: one file per bug fixed, named after the bug, holding the tests written for
+//! it; each file's documentation says what went wrong. They build as one test binary
+//! (`cargo test -p strata --test regressions`); `tests/README.md` has the convention.
+//! `workload.rs` is the one file that is not a bug: the workload the crash and I/O-error
+//! regressions share.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+#[path = "../corruption/mod.rs"]
+mod corruption;
+#[path = "../support/mod.rs"]
+mod support;
+mod workload;
+
+mod background_panic;
+mod cached_block_skipped_verification;
+mod compaction_copied_damage;
+mod compaction_inputs_deleted;
+mod deleted_live_log_went_unnoticed;
+mod empty_write_batch;
+mod faults_during_open;
+mod get_user_key_spanning_files;
+mod manifest_damaged_tail;
+mod missing_current_deleted_tables;
+mod out_of_range_numbers_on_disk;
+mod oversized_batch_is_refused;
+mod power_loss_new_file_entries;
+mod recovered_batches_are_checked;
+mod reopen_after_io_error;
+mod repair_keeps_newest_version;
+mod repair_kept_damaged_meta_blocks;
+mod reuse_logs_after_torn_tail;
+mod unverified_meta_blocks;
+mod zeroed_record_header;

@@ -1,0 +1,74 @@
+//! What a database holds, read through its API: a scan, a checked read of the whole state, and
+//! the tables its current version lists.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use strata::{ReadOptions, DB};
+
+/// A database's contents: user key to value.
+pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Every key and value a forward scan with `read` yields.
+pub fn scan(db: &DB, read: &ReadOptions) -> strata::Result<Model> {
+    let mut it = db.iter_opt(read);
+    it.seek_to_first();
+    let mut state = Model::new();
+    while it.valid() {
+        state.insert(it.key().to_vec(), it.value().to_vec());
+        it.next();
+    }
+    it.status()?;
+    Ok(state)
+}
+
+/// The whole database by a forward scan, checked against a backward scan and point lookups of
+/// `probe_keys` (which must agree with the scan).
+pub fn read_state(db: &DB, probe_keys: &[Vec<u8>]) -> strata::Result<Model> {
+    let state = scan(db, &ReadOptions::default())?;
+    let mut it = db.iter();
+    let mut backward = 0;
+    it.seek_to_last();
+    while it.valid() {
+        backward += 1;
+        it.prev();
+    }
+    it.status()?;
+    assert_eq!(backward, state.len(), "backward scan saw a different count");
+    for key in probe_keys {
+        let got = db.get(key)?;
+        assert_eq!(
+            got.as_ref(),
+            state.get(key),
+            "get and scan disagree on {}",
+            String::from_utf8_lossy(key)
+        );
+    }
+    Ok(state)
+}
+
+/// Table numbers per level, as the `leveldb.sstables` property lists them.
+pub fn tables_by_level(db: &DB) -> Vec<Vec<u64>> {
+    let text = db.property("leveldb.sstables").unwrap();
+    let mut levels: Vec<Vec<u64>> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("--- level") {
+            levels.push(Vec::new());
+        } else if let Some((number, _)) = line.trim_start().split_once(':') {
+            levels.last_mut().unwrap().push(number.parse().unwrap());
+        }
+    }
+    levels
+}
+
+/// Every table number the current version lists.
+pub fn live_tables(db: &DB) -> BTreeSet<u64> {
+    tables_by_level(db).into_iter().flatten().collect()
+}
+
+/// The number of tables at `level` (the `leveldb.num-files-at-level<N>` property).
+pub fn files_at_level(db: &DB, level: usize) -> usize {
+    db.property(&format!("leveldb.num-files-at-level{level}"))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
