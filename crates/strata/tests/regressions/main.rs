@@ -24,6 +24,7 @@ mod manifest_damaged_tail;
 mod missing_current_deleted_tables;
 mod out_of_range_numbers_on_disk;
 mod oversized_batch_is_refused;
+mod panic_in_a_write_group;
 mod power_loss_new_file_entries;
 mod recovered_batches_are_checked;
 mod reopen_after_io_error;

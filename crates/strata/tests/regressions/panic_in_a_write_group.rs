@@ -1,8 +1,8 @@
-//! A comparator that panics while a write group is inserted into the memtable fails that group
-//! (and, like a failed log write, every later write) with an error; it never leaves the writers
-//! queued behind the group waiting forever, and reads and closing go on working.
-
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+//! A panic inside a write group — a user comparator's, while the group is inserted into the
+//! memtable — used to leave the group's leadership taken: every writer queued behind it, and
+//! every later one, waited forever (found by the Java binding's comparator tests). Now the panic
+//! fails the group like a failed log write: its writers and every later write get the error,
+//! and reads and closing go on working.
 
 use std::cmp::Ordering;
 use std::sync::mpsc;
@@ -10,6 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use strata::{Comparator, MemEnv, Options, DB};
+
+use crate::support;
 
 /// Bytewise, but panics on any comparison that involves the key `poison`.
 struct Poisoned;
@@ -29,10 +31,8 @@ impl Comparator for Poisoned {
 
 fn open() -> Arc<DB> {
     let options = Options {
-        create_if_missing: true,
-        env: Arc::new(MemEnv::new()),
         comparator: Arc::new(Poisoned),
-        ..Options::default()
+        ..support::options(&Arc::new(MemEnv::new()))
     };
     Arc::new(DB::open("/db", options).unwrap())
 }
