@@ -22,7 +22,10 @@ fn citations(doc: &str) -> Vec<Citation> {
             continue;
         }
         if let Some(test) = span.strip_prefix("::") {
-            let file = out.last().map(|c| c.file.clone()).expect("`::test` after a file");
+            let file = out
+                .last()
+                .map(|c| c.file.clone())
+                .expect("`::test` after a file");
             out.push(Citation {
                 file,
                 test: Some(test.to_owned()),
@@ -73,7 +76,11 @@ fn every_cited_test_exists() {
             }
         }
     }
-    assert!(missing.is_empty(), "docs/guarantees.md cites:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "docs/guarantees.md cites:\n{}",
+        missing.join("\n")
+    );
 }
 
 #[test]
