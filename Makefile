@@ -19,11 +19,11 @@ ROCKSDB_CXXFLAGS ?= -msse4.2 -mpclmul
 # engine's modules importing one way is crates/strata/tests/module_layers.rs.
 test: deps
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --workspace --all-targets --features strata/testing,strata-cli/leveldb -- -D warnings
-	$(CARGO) clippy -p strata --lib -- -D warnings
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p strata --no-deps
-	! $(CARGO) tree -p strata -e normal --prefix none | grep -E '^(serde|base64|clap|arbitrary) '
-	$(CARGO) test --workspace --features strata/testing,strata-cli/leveldb
+	$(CARGO) clippy --workspace --all-targets --features strata-kv/testing,strata-kv-cli/leveldb -- -D warnings
+	$(CARGO) clippy -p strata-kv --lib -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p strata-kv --no-deps
+	! $(CARGO) tree -p strata-kv -e normal --prefix none | grep -E '^(serde|base64|clap|arbitrary) '
+	$(CARGO) test --workspace --features strata-kv/testing,strata-kv-cli/leveldb
 	# The C API under valgrind and installed as libleveldb, the Go, Python and Node bindings,
 	# CometBFT validators on Strata.
 	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-cometbft
@@ -50,7 +50,7 @@ test-python: deps
 bench:
 	scripts/install-deps.sh bench
 	CXXFLAGS_x86_64_unknown_linux_gnu="$(ROCKSDB_CXXFLAGS)" \
-		$(CARGO) build --release -p strata-cli --features $(BENCH_FEATURES)
+		$(CARGO) build --release -p strata-kv-cli --features $(BENCH_FEATURES)
 	mkdir -p bench-out
 	./target/release/strata bench $(BENCH_ARGS)
 
@@ -148,7 +148,7 @@ cometbft_test_env = GOTOOLCHAIN=local \
 test-cometbft: deps
 	rm -rf $(COMETBFT_OUT)
 	$(MAKE) --no-print-directory install-c CAPI_PROFILE=test PREFIX=$(COMETBFT_OUT)/strata
-	$(CARGO) build -p strata-cli --profile=test
+	$(CARGO) build -p strata-kv-cli --profile=test
 	GO=$(GO) integrations/cometbft/build.sh strata $(COMETBFT_OUT)/strata $(COMETBFT_OUT)/cometbft-strata
 	GO=$(GO) integrations/cometbft/build.sh leveldb $(COMETBFT_OUT)/cometbft-leveldb
 	cd integrations/cometbft && GOTOOLCHAIN=local $(GO) vet ./...
