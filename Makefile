@@ -43,7 +43,7 @@ test-python: deps
 		$(CARGO) clippy --all-targets -- -D warnings
 	cd bindings/python && $(PYTHON_VENV)/bin/maturin build --profile pytest \
 		-i $(PYTHON_VENV)/bin/python --out $(PYTHON_WHEELS)
-	$(PYTHON_VENV)/bin/pip install -q --disable-pip-version-check --no-deps $(PYTHON_WHEELS)/strata-*.whl
+	$(PYTHON_VENV)/bin/pip install -q --disable-pip-version-check --no-deps $(PYTHON_WHEELS)/strata_kv-*.whl
 	cd bindings/python && $(PYTHON_VENV)/bin/pytest -q -p no:cacheprovider tests
 
 # Strata's main job: the benchmark against LevelDB and RocksDB, in release mode.
