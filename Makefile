@@ -26,7 +26,7 @@ test: deps
 	$(CARGO) test --workspace --features strata-kv/testing,strata-kv-cli/leveldb
 	# The C API under valgrind and installed as libleveldb, the Go, Python and Node bindings,
 	# CometBFT validators on Strata.
-	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-cometbft
+	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-cometbft test-release
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
 # built from the system Python with its site packages (Debian's python3-plyvel, i.e. real
@@ -181,3 +181,32 @@ test-cometbft: deps
 	GO=$(GO) integrations/cometbft/build.sh leveldb $(COMETBFT_OUT)/cometbft-leveldb
 	cd integrations/cometbft && GOTOOLCHAIN=local $(GO) vet ./...
 	cd integrations/cometbft && $(cometbft_test_env) $(GO) test -count=1 -timeout 15m -v ./...
+
+# ---- Releasable packages (tests/release): names, one version, the artifacts users install ----
+.PHONY: test-release
+
+RELEASE_OUT = $(TARGET_DIR)/release-test
+# Where the staged install says it lives: a LIBDIR outside PREFIX/lib, as a distribution's.
+release_prefix = /opt/strata
+release_libdir = $(release_prefix)/lib64
+
+# One version in every manifest; the crates as crates.io would get them (package contents,
+# publish = false elsewhere, `cargo publish --dry-run`, the engine built from its .crate); the C
+# library installed into a DESTDIR staging tree (layout, SONAME, pkg-config files) and run by a
+# program built against Debian's LevelDB, without relinking; the Go binding built through
+# pkg-config by a module outside the repository; the Python wheel audited, installed offline
+# into a fresh venv under each of Debian's Python 3 interpreters with no Rust on PATH and
+# smoke-tested, and a wheel built from the sdist. Debug builds (cargo's test profile, the
+# binding's pytest profile) shared with the targets above.
+test-release: deps
+	/usr/bin/python3 tests/release/check_versions.py
+	CARGO=$(CARGO) tests/release/crates.sh
+	rm -rf $(RELEASE_OUT)
+	$(MAKE) --no-print-directory install-c CAPI_PROFILE=test DESTDIR=$(RELEASE_OUT)/stage \
+		PREFIX=$(release_prefix) LIBDIR=$(release_libdir) INCLUDEDIR=$(release_prefix)/include \
+		PKGCONFIGDIR=$(release_libdir)/pkgconfig
+	tests/release/c-library.sh $(RELEASE_OUT)/stage $(release_prefix) $(release_libdir) \
+		$(release_prefix)/include $(VERSION)
+	$(call install_c_test,$(RELEASE_OUT)/prefix)
+	GO=$(GO) tests/release/go-pkgconfig.sh $(RELEASE_OUT)/prefix
+	tests/release/python-wheel.sh $(RELEASE_OUT)/python
