@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The Python package as it is released: the strata-kv wheel and sdist.
 #
-#   tests/release/python-wheel.sh OUT [PROFILE]
+#   tests/release/python-wheel.sh OUT [PROFILE [manylinux2014]]
 #
 # OUT holds the build environment and the artifacts; PROFILE is the cargo profile of the wheel
 # (default `pytest`, the quick build `make test` uses; `release` for the wheel to publish).
+# With `manylinux2014` the wheel is linked by zig (ziglang from PyPI) against glibc 2.17's
+# symbols, for every Linux since 2014; without, it gets the tag this machine's glibc allows.
 # 1. maturin builds one abi3 wheel for CPython >= 3.9, audited for manylinux by maturin, and
 #    auditwheel agrees; the wheel holds the stubs, py.typed, the licences and strata-kv's metadata.
 # 2. Under each Python 3 interpreter Debian provides (/usr/bin/python3.N), the wheel is installed
@@ -13,8 +15,14 @@
 # 3. The sdist holds what a build needs (the engine crate included), and a wheel builds from it.
 set -euo pipefail
 
-out=$(realpath -m "${1:?usage: $0 OUT [PROFILE]}")
+out=$(realpath -m "${1:?usage: $0 OUT [PROFILE [manylinux2014]]}")
 profile=${2:-pytest}
+compatibility=${3:-}
+case "$compatibility" in
+  "") linking=() tag=manylinux_ ;;
+  manylinux2014) linking=(--zig --compatibility manylinux2014) tag=manylinux2014_ ;;
+  *) echo "python-wheel: unknown compatibility '$compatibility'" >&2 && exit 2 ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/bindings/python/Cargo.toml" | head -1)
@@ -27,15 +35,16 @@ fail() {
 rm -rf "$out"
 mkdir -p "$out/dist"
 /usr/bin/python3 -m venv "$out/build-venv"
-"$out/build-venv/bin/pip" install -q --disable-pip-version-check maturin auditwheel
+"$out/build-venv/bin/pip" install -q --disable-pip-version-check maturin auditwheel \
+  ${compatibility:+ziglang}
 build=$out/build-venv/bin
 
 # --- 1. The wheel ---
-(cd "$repo/bindings/python" &&
-  nice -n 10 "$build/maturin" build --profile "$profile" -i /usr/bin/python3 --out "$out/dist")
-wheels=("$out/dist"/strata_kv-"$version"-cp39-abi3-manylinux_*_x86_64.whl)
+(cd "$repo/bindings/python" && PATH=$build:$PATH nice -n 10 "$build/maturin" build \
+  --profile "$profile" "${linking[@]}" -i /usr/bin/python3 --out "$out/dist")
+wheels=("$out/dist"/strata_kv-"$version"-cp39-abi3-"$tag"*x86_64.whl)
 [[ ${#wheels[@]} == 1 && -f ${wheels[0]} ]] ||
-  fail "want one strata_kv-$version-cp39-abi3-manylinux_*.whl, got: $(ls "$out/dist")"
+  fail "want one strata_kv-$version-cp39-abi3-$tag*.whl, got: $(ls "$out/dist")"
 wheel=${wheels[0]}
 show=$("$build/auditwheel" show "$wheel" | tr -s ' \n' '  ')
 grep -q 'consistent with the following platform tag: "manylinux_' <<<"$show" ||
