@@ -1,7 +1,7 @@
 package strata
 
 /*
-#cgo LDFLAGS: -lstrata
+#cgo pkg-config: strata
 #include <stdlib.h>
 #include <leveldb/c.h>
 */
