@@ -29,7 +29,9 @@ type Snapshot struct {
 	snap *C.leveldb_snapshot_t
 }
 
-// ptr returns a C view of b for the duration of one call (nil for an empty slice).
+// ptr returns a C view of b for the duration of one call (nil for an empty slice, which the C
+// API reads as the empty string). Valid under cgo's pointer rules: b holds no Go pointers, and
+// every C function it is passed to copies the bytes before returning and keeps no pointer.
 func ptr(b []byte) *C.char {
 	if len(b) == 0 {
 		return nil
@@ -96,6 +98,7 @@ func (db *DB) Get(ro *ReadOptions, key []byte) ([]byte, error) {
 	if value == nil {
 		return nil, nil
 	}
+	// The block is ours (malloc'd by the library); GoBytes copies it before the deferred free.
 	defer C.leveldb_free(unsafe.Pointer(value))
 	return C.GoBytes(unsafe.Pointer(value), C.int(length)), nil
 }
@@ -155,7 +158,9 @@ func (db *DB) GetApproximateSizes(ranges []Range) []uint64 {
 	if len(ranges) == 0 {
 		return sizes
 	}
-	// The key arrays hold pointers, so they and the keys live in C memory.
+	// An array passed to C may not hold Go pointers, so the keys are copied to C memory (freed
+	// below); the arrays of their pointers and lengths, and sizes, are Go memory used only
+	// during the call, each len(ranges) long.
 	starts := make([]*C.char, len(ranges))
 	limits := make([]*C.char, len(ranges))
 	startLens := make([]C.size_t, len(ranges))

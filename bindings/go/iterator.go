@@ -30,6 +30,7 @@ func (it *Iterator) Key() []byte {
 	}
 	var n C.size_t
 	k := C.leveldb_iter_key(it.iter, &n)
+	// The key is valid until the iterator moves; GoBytes copies it now.
 	return C.GoBytes(unsafe.Pointer(k), C.int(n))
 }
 
@@ -40,6 +41,7 @@ func (it *Iterator) Value() []byte {
 	}
 	var n C.size_t
 	v := C.leveldb_iter_value(it.iter, &n)
+	// The value is valid until the iterator moves; GoBytes copies it now.
 	return C.GoBytes(unsafe.Pointer(v), C.int(n))
 }
 

@@ -80,10 +80,12 @@ impl Env for PosixEnv {
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = open_read(path)?;
         if let Some(permit) = MAPPED.take() {
-            // SAFETY: the engine maps only tables, which are immutable once written and are
-            // never truncated while open (they are deleted only when no version uses them, and
-            // unlinking leaves the mapping valid). A file changed behind the engine's back could
-            // fault, as it would for LevelDB, which maps tables the same way.
+            // SAFETY: the mapping is only read, within its length (`MappedFile`). The engine
+            // maps tables; the tools also map logs and manifests, perhaps of a live database.
+            // Strata never rewrites or shrinks any of them: each is created under a fresh number,
+            // logs and manifests are only appended to, and files are retired by unlinking, which
+            // leaves a mapping valid (UNSAFE.md lists the exceptions). A file truncated behind
+            // our back could fault, as it would for LevelDB, which maps tables the same way.
             if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
                 // The mapping keeps the contents; the descriptor closes here.
                 return Ok(Arc::new(MappedFile {
