@@ -39,6 +39,17 @@ func ptr(b []byte) *C.char {
 	return (*C.char)(unsafe.Pointer(&b[0]))
 }
 
+// copyBytes copies n bytes at p into a new Go slice. Unlike C.GoBytes, whose length is a C int,
+// it takes values of 2 GiB and more (the engine stores values up to 4 GiB - 1).
+func copyBytes(p unsafe.Pointer, n C.size_t) []byte {
+	out := make([]byte, int(n))
+	if n > 0 {
+		// p points at n readable bytes owned by the library (see each caller).
+		copy(out, unsafe.Slice((*byte)(p), int(n)))
+	}
+	return out
+}
+
 // Open opens the database in directory name (creating it when the options say so).
 func Open(name string, o *Options) (*DB, error) {
 	cname := C.CString(name)
@@ -98,9 +109,9 @@ func (db *DB) Get(ro *ReadOptions, key []byte) ([]byte, error) {
 	if value == nil {
 		return nil, nil
 	}
-	// The block is ours (malloc'd by the library); GoBytes copies it before the deferred free.
+	// The block is ours (malloc'd by the library); it is copied before the deferred free.
 	defer C.leveldb_free(unsafe.Pointer(value))
-	return C.GoBytes(unsafe.Pointer(value), C.int(length)), nil
+	return copyBytes(unsafe.Pointer(value), length), nil
 }
 
 // Delete removes key; removing an absent key is not an error.
