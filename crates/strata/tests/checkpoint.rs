@@ -264,10 +264,13 @@ fn a_checkpoint_of_a_read_only_handle_holds_what_the_handle_sees() {
     assert_eq!(scan(&reader), model);
 }
 
+/// A database's files (name and bytes) and what it holds.
+type Files = (Vec<(String, Vec<u8>)>, Model);
+
 /// The files of a database with a few tables, and what it holds: made once, copied into a
 /// fresh env for each crash point.
-fn base_database() -> &'static (Vec<(String, Vec<u8>)>, Model) {
-    static BASE: OnceLock<(Vec<(String, Vec<u8>)>, Model)> = OnceLock::new();
+fn base_database() -> &'static Files {
+    static BASE: OnceLock<Files> = OnceLock::new();
     BASE.get_or_init(|| {
         let env = MemEnv::new();
         let db = DB::open(
