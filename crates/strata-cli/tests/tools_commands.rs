@@ -59,8 +59,19 @@ fn s(path: &Path) -> &str {
 fn every_command_has_help() {
     let top = expect(0, &["--help"]);
     for command in [
-        "dump", "check", "load", "export", "get", "put", "delete", "scan", "stats", "compact",
-        "repair", "destroy",
+        "dump",
+        "check",
+        "load",
+        "export",
+        "get",
+        "put",
+        "delete",
+        "scan",
+        "stats",
+        "compact",
+        "checkpoint",
+        "repair",
+        "destroy",
     ] {
         assert!(top.contains(command), "{command} missing from:\n{top}");
         let help = expect(0, &[command, "--help"]);
