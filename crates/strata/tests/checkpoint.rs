@@ -406,3 +406,25 @@ fn a_power_loss_during_a_checkpoint_leaves_the_source_and_no_partial_copy() {
     }
     assert!(crashes > 30, "only {crashes} crash points");
 }
+
+/// Found by the C API's test: a read-only handle keeps no log it found no record in, so its
+/// checkpoint lacked the (empty) live log the manifest names, and opening it with
+/// `paranoid_checks` failed.
+#[test]
+fn a_checkpoint_of_a_read_only_handle_holds_the_live_log_even_while_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("db");
+    let writer = DB::open(&source, create(Options::default())).unwrap();
+    let mut model = Model::new();
+    for j in 0..3000 {
+        write(&writer, j, false);
+        apply(&mut model, j);
+    }
+    // The flush leaves the live log empty.
+    writer.compact_range(None, None).unwrap();
+    let reader = DB::open_read_only(&source, Options::default()).unwrap();
+    let target = dir.path().join("copy");
+    reader.checkpoint(&target).unwrap();
+    assert_checks_clean(&target);
+    assert_eq!(scan(&DB::open(&target, paranoid()).unwrap()), model);
+}

@@ -172,6 +172,15 @@ fn write(db: &DbInner, env: &dyn Env, dir: &Path, capture: Capture) -> Result<()
         largest = largest.max(*number);
         copy(&**file, *len, env, &log_file_name(dir, *number))?;
     }
+    // The log the manifest names exists, if empty so far (a read-only handle keeps no log it
+    // found no record in): without it, opening the copy would report it missing.
+    let log_number = edit.log_number.unwrap_or(0);
+    if log_number > 0 && !logs.iter().any(|&(number, _, _)| number == log_number) {
+        largest = largest.max(log_number);
+        let mut empty = env.new_writable_file(&log_file_name(dir, log_number))?;
+        empty.sync()?;
+        empty.close()?;
+    }
     let manifest = edit.next_file_number.unwrap_or(0).max(largest + 1);
     edit.next_file_number = Some(manifest + 1);
     // Hard links and the logs' entries become durable with the directory, which writing
