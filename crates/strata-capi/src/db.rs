@@ -19,7 +19,7 @@ use crate::write_batch::leveldb_writebatch_t;
 
 /// `leveldb_t`: an open database.
 pub struct leveldb_t {
-    rep: DB,
+    pub(crate) rep: DB,
 }
 
 /// `leveldb_snapshot_t`: a pinned, consistent view of a database.
@@ -31,7 +31,7 @@ pub struct leveldb_snapshot_t {
 ///
 /// # Safety
 /// `opt` is NULL or a live options handle.
-unsafe fn open_options(opt: *const leveldb_options_t) -> Options {
+pub(crate) unsafe fn open_options(opt: *const leveldb_options_t) -> Options {
     // SAFETY: forwarded precondition.
     unsafe { opt.as_ref() }.map_or_else(Options::default, |o| o.rep.clone())
 }

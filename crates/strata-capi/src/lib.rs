@@ -1,6 +1,8 @@
 //! LevelDB 1.23's C API over Strata: the 68 functions declared in `include/leveldb/c.h`, with
 //! the names, types and semantics C programs and bindings written for LevelDB expect. Built as
 //! `libstrata.so` and `libstrata.a`; `make install-c` also installs them as `libleveldb.*`.
+//! Strata's extensions (read-only handles, checkpoints) are the `strata_*` functions of
+//! `include/strata/c.h` (`extensions.rs`), on the same handles.
 //!
 //! # Conventions (LevelDB's)
 //!
@@ -23,7 +25,7 @@
 //! to pass pointers that are NULL or were returned by this library and not yet destroyed,
 //! byte pointers valid for reads of the given length, NUL-terminated strings where a `const
 //! char*` name is expected, and a writable `errptr` (or NULL). The contract is the same for
-//! all 68 functions, so it is stated here once rather than in a `# Safety` section on each.
+//! every exported function, so it is stated here once rather than in a `# Safety` section on each.
 //!
 //! Within that contract the library is defensive where LevelDB would crash: a NULL handle or a
 //! NULL byte pointer with a non-zero length fails with `Invalid argument` (or does nothing,
@@ -52,6 +54,7 @@ mod boundary;
 mod comparator;
 mod db;
 mod env;
+mod extensions;
 mod filter_policy;
 mod iterator;
 mod options;
