@@ -77,11 +77,13 @@ go_env = GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=1 \
 capi:
 	$(CARGO) build -p strata-capi $(capi_profile_flag)
 
-# Installs the header and the library, also under LevelDB's names, so programs written for
-# LevelDB's C API build unchanged with -lleveldb: make install-c PREFIX=/opt/strata
+# Installs the headers (leveldb/c.h, and strata/c.h for Strata's extensions) and the library,
+# also under LevelDB's names, so programs written for LevelDB's C API build unchanged with
+# -lleveldb: make install-c PREFIX=/opt/strata
 install-c: capi
-	install -d $(DESTDIR)$(PREFIX)/include/leveldb $(DESTDIR)$(PREFIX)/lib
+	install -d $(DESTDIR)$(PREFIX)/include/leveldb $(DESTDIR)$(PREFIX)/include/strata $(DESTDIR)$(PREFIX)/lib
 	install -m 644 include/leveldb/c.h $(DESTDIR)$(PREFIX)/include/leveldb/c.h
+	install -m 644 include/strata/c.h $(DESTDIR)$(PREFIX)/include/strata/c.h
 	install -m 755 $(capi_lib_dir)/libstrata.so $(DESTDIR)$(PREFIX)/lib/libstrata.so
 	install -m 644 $(capi_lib_dir)/libstrata.a $(DESTDIR)$(PREFIX)/lib/libstrata.a
 	ln -sf libstrata.so $(DESTDIR)$(PREFIX)/lib/libleveldb.so
