@@ -290,6 +290,12 @@ fn read_protected(paths: &Paths) -> Result<String, String> {
         drop(db);
         return Err("a writable open succeeded: the directory is not write-protected".into());
     }
+    // A database in a directory this user may not enter is a permission error, not missing.
+    match DB::open_read_only(paths.root.join("private/db"), Options::default()) {
+        Err(strata::Error::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::PermissionDenied => {}
+        other => return Err(format!("opening a private database: {other:?}")),
+    }
     let db = DB::open_read_only(paths.db(), Options::default()).map_err(|e| e.to_string())?;
     db.refresh().map_err(|e| e.to_string())?;
     let view = scan(&db, &ReadOptions::default())?;
@@ -425,6 +431,20 @@ fn a_read_only_open_works_in_a_directory_nobody_may_write() {
     let paths = Paths {
         root: root.path().to_path_buf(),
     };
+    // A database nobody may reach.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let private = paths.root.join("private");
+        DB::open(
+            private.join("db"),
+            Options {
+                create_if_missing: true,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
     // A database with tables and records in its live log, then `chmod -R a-w`.
     {
         let db = DB::open(

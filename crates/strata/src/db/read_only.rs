@@ -109,11 +109,17 @@ fn is_not_found(e: &Error) -> bool {
 pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
     let options = Arc::new(sanitize(options));
     let env = Arc::new(ReadOnlyEnv::new(Arc::clone(&options.env)));
-    if !env.file_exists(&current_file_name(dir)) {
-        return Err(Error::InvalidArgument(format!(
-            "{}: does not exist (a read-only open does not create it)",
-            dir.display()
-        )));
+    // A `CURRENT` that cannot be reached (a directory this user may not enter) is that error,
+    // not a missing database.
+    match env.file_size(&current_file_name(dir)) {
+        Err(e) if is_not_found(&e) => {
+            return Err(Error::InvalidArgument(format!(
+                "{}: does not exist (a read-only open does not create it)",
+                dir.display()
+            )))
+        }
+        Err(e) => return Err(e),
+        Ok(_) => {}
     }
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
     let as_env: Arc<dyn Env> = Arc::clone(&env) as _;
