@@ -527,3 +527,36 @@ fn a_refresh_that_fails_keeps_the_state_before_it() {
     assert!(matches!(err, Error::Corruption(_)), "{err}");
     assert_eq!(reader.get(b"a").unwrap(), Some(b"1".to_vec()));
 }
+
+#[test]
+fn a_database_destroyed_and_created_again_is_refused_by_refresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let create = || {
+        DB::open(
+            dir.path(),
+            Options {
+                create_if_missing: true,
+                ..Options::default()
+            },
+        )
+        .unwrap()
+    };
+    let db = create();
+    db.put(b"old", b"1").unwrap();
+    drop(db);
+    for _ in 0..3 {
+        drop(DB::open(dir.path(), Options::default()).unwrap()); // a few manifests later
+    }
+    let reader = DB::open_read_only(dir.path(), Options::default()).unwrap();
+    strata::destroy(dir.path(), &Options::default()).unwrap();
+    let db = create();
+    db.put(b"new", b"2").unwrap();
+    let err = reader.refresh().unwrap_err();
+    assert!(matches!(err, Error::NotSupported(_)), "{err}");
+    assert!(err.to_string().contains("open it again"), "{err}");
+    // The handle keeps what it read; a new handle reads the new database.
+    assert_eq!(reader.get(b"old").unwrap(), Some(b"1".to_vec()));
+    let again = DB::open_read_only(dir.path(), Options::default()).unwrap();
+    assert_eq!(again.get(b"new").unwrap(), Some(b"2".to_vec()));
+    assert_eq!(again.get(b"old").unwrap(), None);
+}

@@ -1,6 +1,7 @@
 //! Many processes, one database: a writer process — Strata, or real LevelDB through Debian's
-//! `python3-plyvel` — writes, flushes and compacts without pause while reader processes open
-//! the database read-only and read, iterate and refresh in a loop. The readers run as an
+//! `python3-plyvel` — writes, flushes, compacts, and now and then closes and opens the
+//! database again, without pause, while reader processes open it read-only and read, iterate
+//! and refresh in a loop. The readers run as an
 //! unprivileged user in a directory they cannot write to, so a reader that tried to change it
 //! would fail.
 //!
@@ -136,18 +137,24 @@ fn play_role_if_child() {
 }
 
 /// The Strata writer: the workload batch by batch, the progress file after each, a compaction
-/// of everything every 200 batches (flushes happen on their own with a 64 KiB buffer).
+/// of everything every 200 batches (flushes happen on their own with a 64 KiB buffer), and
+/// every 500 batches a close and a new open (a new manifest, the logs recovered; every other
+/// time with `reuse_logs`, appending to the old log and manifest instead).
 fn strata_writer(paths: &Paths) -> Result<String, String> {
-    let db = DB::open(
-        paths.db(),
-        Options {
-            create_if_missing: true,
-            write_buffer_size: 64 << 10,
-            max_file_size: 1 << 20,
-            ..Options::default()
-        },
-    )
-    .map_err(|e| e.to_string())?;
+    let open = |reuse_logs: bool| {
+        DB::open(
+            paths.db(),
+            Options {
+                create_if_missing: true,
+                write_buffer_size: 64 << 10,
+                max_file_size: 1 << 20,
+                reuse_logs,
+                ..Options::default()
+            },
+        )
+        .map_err(|e| e.to_string())
+    };
+    let mut db = open(false)?;
     let mut batches = 0;
     while !paths.stop().exists() {
         let mut batch = WriteBatch::new();
@@ -165,6 +172,10 @@ fn strata_writer(paths: &Paths) -> Result<String, String> {
         std::fs::rename(&temporary, paths.progress()).map_err(|e| e.to_string())?;
         if batches % 200 == 0 {
             db.compact_range(None, None).map_err(|e| e.to_string())?;
+        }
+        if batches % 500 == 0 {
+            drop(db);
+            db = open(batches % 1000 == 0)?;
         }
     }
     Ok(format!("{} writes", batches * BATCH))

@@ -384,6 +384,9 @@ impl Follower {
         let Some((newest, older)) = self.logs.split_last() else {
             return (Arc::clone(&self.empty), None);
         };
+        if older.len() < 2 {
+            self.merged = None;
+        }
         let imm = match older {
             [] => None,
             [one] => Some(Arc::clone(&one.mem)),

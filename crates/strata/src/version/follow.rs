@@ -26,7 +26,7 @@ use std::sync::Arc;
 use super::recover::{read_current, ManifestState, ReadManifest};
 use super::version::Version;
 use crate::env::Env;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filename::current_file_name;
 use crate::util::internal_key::{InternalKeyComparator, SequenceNumber};
 
@@ -77,6 +77,11 @@ impl ManifestFollower {
 
     /// Reads the edits appended since the last read, or the whole of the manifest `CURRENT`
     /// names now if the writer replaced it. On failure the follower keeps what it had.
+    ///
+    /// A manifest numbered below the one read before belongs to another database made in the
+    /// same directory (destroyed and created again): its file numbers mean other files, so
+    /// following it from what was read of the old one could mix the two. That is refused
+    /// (`NotSupported`): open the database again.
     pub(crate) fn refresh(&mut self) -> Result<()> {
         let state = read_moving(&*self.env, &self.dir, |env| {
             ReadManifest {
@@ -88,6 +93,15 @@ impl ManifestFollower {
             }
             .read_after(&self.state)
         })?;
+        if state.manifest_number < self.state.manifest_number {
+            return Err(Error::NotSupported(format!(
+                "{}: the database was replaced (its manifest went from #{} back to #{}): open \
+                 it again to read the new one",
+                self.dir.display(),
+                self.state.manifest_number,
+                state.manifest_number
+            )));
+        }
         self.state = state;
         Ok(())
     }
@@ -127,7 +141,7 @@ impl ManifestFollower {
     }
 
     /// The damage skipped at the manifest's end, if any (a torn edit of a writer that died).
-    pub(crate) fn damaged_tail(&self) -> Option<&crate::error::Error> {
+    pub(crate) fn damaged_tail(&self) -> Option<&Error> {
         self.state.damaged_tail.as_ref()
     }
 }

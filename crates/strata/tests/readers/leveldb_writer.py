@@ -2,7 +2,9 @@
 
 Writes the same workload as the Rust writer, batch by batch, and after each batch records in
 the progress file how many writes LevelDB acknowledged; flushes happen on their own (a 64 KiB
-write buffer) and a full compaction runs every 200 batches. Stops when the stop file appears.
+write buffer), a full compaction runs every 200 batches, and every 500 batches the database is
+closed and opened again (LevelDB recovers its log into a table and starts a new manifest).
+Stops when the stop file appears.
 
 Usage: leveldb_writer.py DB_DIR PROGRESS_FILE STOP_FILE
 """
@@ -31,7 +33,10 @@ def is_delete(j):
 
 def main():
     path, progress, stop = sys.argv[1:4]
-    db = plyvel.DB(path, create_if_missing=True, write_buffer_size=64 << 10)
+    def open_db():
+        return plyvel.DB(path, create_if_missing=True, write_buffer_size=64 << 10)
+
+    db = open_db()
     batch_number = 0
     while not os.path.exists(stop):
         with db.write_batch() as batch:
@@ -47,6 +52,9 @@ def main():
         os.replace(temporary, progress)
         if batch_number % 200 == 0:
             db.compact_range()
+        if batch_number % 500 == 0:
+            db.close()
+            db = open_db()
     db.close()
 
 
