@@ -18,14 +18,16 @@
 //! pinned) and the live logs up to where it read them (it keeps them open).
 //!
 //! Crash safety: everything is written into a temporary directory beside the target (the
-//! target's name plus `.checkpoint-tmp`), each file synced, `CURRENT` last (written, synced,
-//! renamed into place) and the directory synced; only then is the temporary directory renamed
-//! to the target and the target's parent synced. A crash or a power loss at any moment leaves
-//! the target absent or whole, and the source untouched: nothing is written into it. A
-//! temporary directory left behind holds no `CURRENT` unless it is complete, so it never opens
-//! as a partial database; the next checkpoint to that target removes it.
+//! target's name plus `.checkpoint-tmp-<process>-<call>`, so two checkpoints to one target never
+//! share one), each file synced, `CURRENT` last (written, synced, renamed into place) and the
+//! directory synced; only then is the temporary directory renamed to the target and the
+//! target's parent synced. A crash or a power loss at any moment leaves the target absent or
+//! whole, and the source untouched: nothing is written into it. A temporary directory a crash
+//! leaves behind holds no `CURRENT` unless it is complete, so it never opens as a partial
+//! database; it may be deleted.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::DbInner;
@@ -64,9 +66,6 @@ pub(crate) fn checkpoint(db: &DbInner, target: &Path) -> Result<()> {
         )));
     }
     let temp = temporary_dir(target)?;
-    if env.file_exists(&temp) {
-        remove_dir_and_files(env, &temp)?;
-    }
     env.create_dir(&temp)?;
     let written = capture(db).and_then(|capture| write(db, env, &temp, capture));
     let renamed = written.and_then(|()| env.rename(&temp, target));
@@ -77,8 +76,9 @@ pub(crate) fn checkpoint(db: &DbInner, target: &Path) -> Result<()> {
     env.sync_dir(&parent_dir(target))
 }
 
-/// `<target>.checkpoint-tmp`, beside the target.
+/// `<target>.checkpoint-tmp-<process>-<call>`, beside the target, named for this call alone.
 fn temporary_dir(target: &Path) -> Result<PathBuf> {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
     let name = target
         .file_name()
         .ok_or_else(|| {
@@ -88,7 +88,12 @@ fn temporary_dir(target: &Path) -> Result<PathBuf> {
             ))
         })?
         .to_string_lossy();
-    Ok(target.with_file_name(format!("{name}.checkpoint-tmp")))
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let temp = target.with_file_name(format!(
+        "{name}.checkpoint-tmp-{}-{call}",
+        std::process::id()
+    ));
+    Ok(temp)
 }
 
 /// Removes the files of `dir`, then `dir` (a subdirectory in it makes this fail).
@@ -216,8 +221,15 @@ fn link_or_copy_table(
     copy(&*file, size, env, &to)
 }
 
-/// Writes the first `len` bytes of `from` to a new file `to` and syncs it.
+/// Writes the first `len` bytes of `from` to a new file `to` and syncs it. `to` must not
+/// exist: it could be a hard link to a file of the source, which creating it would truncate.
 fn copy(from: &dyn RandomAccessFile, len: u64, env: &dyn Env, to: &Path) -> Result<()> {
+    if env.file_exists(to) {
+        return Err(Error::InvalidArgument(format!(
+            "checkpoint: {} exists already",
+            to.display()
+        )));
+    }
     let mut out = env.new_writable_file(to)?;
     let mut buf = vec![0u8; COPY_CHUNK];
     let mut offset = 0;
