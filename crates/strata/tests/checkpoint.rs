@@ -463,3 +463,24 @@ fn a_checkpoint_of_a_read_only_handle_holds_the_live_log_even_while_empty() {
     assert_checks_clean(&target);
     assert_eq!(scan(&DB::open(&target, paranoid()).unwrap()), model);
 }
+
+#[test]
+fn a_checkpoint_fails_when_the_log_taking_writes_was_deleted_behind_the_databases_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(dir.path().join("db"), create(Options::default())).unwrap();
+    db.put(b"k", b"v").unwrap();
+    for entry in std::fs::read_dir(dir.path().join("db")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "log") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let err = db.checkpoint(dir.path().join("copy")).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    // Nothing is left behind: no target, no temporary directory.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["db"]);
+}

@@ -42,6 +42,9 @@ use crate::version::version::Version;
 
 /// Bytes copied at a time.
 const COPY_CHUNK: usize = 1 << 20;
+/// Most directory listings a checkpoint takes to find the log taking writes (each new log
+/// started meanwhile costs one more; a log deleted behind the database's back, all of them).
+const MAX_LISTINGS: usize = 100;
 
 /// Everything a checkpoint copies, fixed at its point in time.
 pub(super) struct Capture {
@@ -111,7 +114,7 @@ fn capture(db: &DbInner) -> Result<Capture> {
         let state = db.state.lock();
         return Ok(follower.capture(&state.versions));
     }
-    loop {
+    for _ in 0..MAX_LISTINGS {
         // Listed before the mutexes are taken; a log started since sends us round again.
         let names = db.env.children(&db.dir)?;
         let state = db.state.lock();
@@ -145,6 +148,10 @@ fn capture(db: &DbInner) -> Result<Capture> {
             logs: opened,
         });
     }
+    Err(Error::corruption(format!(
+        "the log taking writes, {}, is not in the directory",
+        log_file_name(&db.dir, db.state.lock().log_file_number).display()
+    )))
 }
 
 /// The version set's current state as the first edit of a new manifest (file numbers to be
