@@ -1,5 +1,5 @@
 # Strata's two entry points. See README.md.
-.PHONY: test test-python test-node bench deps lint
+.PHONY: test test-python test-node test-readonly bench deps lint
 
 CARGO ?= cargo
 # The default suite at 1M entries, three repeats (medians and spread), with the SVG charts.
@@ -26,7 +26,7 @@ test: deps
 	$(CARGO) test --workspace --features strata/testing,strata-cli/leveldb
 	# The C API under valgrind and installed as libleveldb, the Go, Python and Node bindings,
 	# CometBFT validators on Strata.
-	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-cometbft
+	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-cometbft test-readonly
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
 # built from the system Python with its site packages (Debian's python3-plyvel, i.e. real
@@ -155,3 +155,23 @@ test-cometbft: deps
 	GO=$(GO) integrations/cometbft/build.sh leveldb $(COMETBFT_OUT)/cometbft-leveldb
 	cd integrations/cometbft && GOTOOLCHAIN=local $(GO) vet ./...
 	cd integrations/cometbft && $(cometbft_test_env) $(GO) test -count=1 -timeout 15m -v ./...
+
+# ---- Read-only handles beside a writer, and checkpoints ----
+
+# The process tests of crates/strata/tests/readers_beside_a_writer.rs, which a plain cargo test
+# leaves out (they run readers as user nobody through setpriv, which needs root): a Strata
+# writer, then real LevelDB through python3-plyvel, each writing, flushing, compacting and
+# reopening for a few seconds beside two reader processes, and a read-only open of a
+# chmod -R a-w directory. Then strata/c.h as installed by install-c, in the C test of the
+# extensions. (The other tests of the feature run in cargo test, capi-test, go-test and
+# test-python; the 60-second runs are scripts/readers-soak.sh.)
+READONLY_PREFIX = $(TARGET_DIR)/readonly-install
+test-readonly: deps
+	$(CARGO) test -p strata --features testing --test readers_beside_a_writer -- --ignored
+	rm -rf $(READONLY_PREFIX)
+	$(MAKE) --no-print-directory install-c CAPI_PROFILE=test PREFIX=$(READONLY_PREFIX)
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -I$(READONLY_PREFIX)/include \
+		crates/strata-capi/tests/c/strata_ext_test.c -L$(READONLY_PREFIX)/lib -lstrata \
+		-Wl,-rpath,$(READONLY_PREFIX)/lib -o $(READONLY_PREFIX)/strata_ext_test
+	tmp=$$(mktemp -d) && TEST_TMPDIR=$$tmp $(READONLY_PREFIX)/strata_ext_test; \
+		status=$$?; rm -rf $$tmp; exit $$status

@@ -11,5 +11,5 @@ secs="${1:-60}"
 readers="${2:-4}"
 scripts/install-deps.sh
 STRATA_READERS_SECS="$secs" STRATA_READERS="$readers" \
-  nice -n 10 cargo test -p strata --test readers_beside_a_writer -- \
-  --test-threads=1 --nocapture readers_beside_a
+  nice -n 10 cargo test -p strata --features testing --test readers_beside_a_writer -- \
+  --ignored --test-threads=1 --nocapture readers_beside_a

@@ -14,8 +14,9 @@
 //!
 //! The runs here last a few seconds (`STRATA_READERS_SECS`, default 4, with
 //! `STRATA_READERS` readers, default 2); `scripts/readers-soak.sh` runs them for 60 seconds
-//! with 4 readers. Readers run as user `nobody` through `setpriv`, which needs root: run
-//! elsewhere, the tests fail rather than check less.
+//! with 4 readers. Readers run as user `nobody` through `setpriv`, which needs root, so a plain
+//! `cargo test` leaves these tests out (`#[ignore]`) and `make test-readonly` (part of
+//! `make test`, as root) runs them; run as another user, they fail rather than check less.
 //!
 //! The test binary is its own child: it runs itself with `STRATA_READERS_ROLE` set to play the
 //! Strata writer or a reader.
@@ -101,7 +102,13 @@ fn spawn_role(test: &str, role: &str, paths: &Paths, secs: u64, unprivileged: bo
         Command::new(&exe)
     };
     command
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            test,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(ROLE, role)
         .env(DIR, &paths.root)
         .env(SECS, secs.to_string())
@@ -405,6 +412,7 @@ fn run_beside(test: &str, writer: impl FnOnce(&Paths) -> Child) {
 }
 
 #[test]
+#[ignore = "needs root (readers run as nobody): make test-readonly runs it"]
 fn readers_beside_a_strata_writer() {
     play_role_if_child();
     let test = "readers_beside_a_strata_writer";
@@ -412,6 +420,7 @@ fn readers_beside_a_strata_writer() {
 }
 
 #[test]
+#[ignore = "needs root (readers run as nobody): make test-readonly runs it"]
 fn readers_beside_a_leveldb_writer() {
     play_role_if_child();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/readers/leveldb_writer.py");
@@ -435,6 +444,7 @@ fn readers_beside_a_leveldb_writer() {
 }
 
 #[test]
+#[ignore = "needs root (the reader runs as nobody): make test-readonly runs it"]
 fn a_read_only_open_works_in_a_directory_nobody_may_write() {
     play_role_if_child();
     require_root();
