@@ -4,12 +4,11 @@
 //! keep its conventions (see the crate documentation).
 
 use std::ffi::c_char;
-use std::ptr;
 
 use engine::DB;
 
-use crate::boundary::{guarded, into_handle, live, path, with_errptr};
-use crate::db::{leveldb_t, open_options};
+use crate::boundary::{guarded, live, path, with_errptr};
+use crate::db::{leveldb_t, open_with};
 use crate::options::leveldb_options_t;
 
 /// Opens the database in directory `name` read-only, beside the process that may be writing
@@ -23,9 +22,8 @@ pub unsafe extern "C" fn strata_open_read_only(
     // SAFETY: per the crate contract `options` is NULL or live, `name` NUL-terminated and
     // `errptr` NULL or writable.
     unsafe {
-        with_errptr(errptr, ptr::null_mut(), || {
-            let db = DB::open_read_only(path(name)?, open_options(options))?;
-            Ok(into_handle(leveldb_t { rep: db }))
+        open_with(options, name, errptr, |path, options| {
+            DB::open_read_only(path, options)
         })
     }
 }

@@ -11,6 +11,10 @@ use std::sync::Arc;
 
 use strata::{Error, MemEnv, Options, ReadOptions, WriteBatch, DB};
 
+mod support;
+
+use support::scan;
+
 fn key(i: usize) -> Vec<u8> {
     format!("key{i:06}").into_bytes()
 }
@@ -33,18 +37,6 @@ fn create_options() -> Options {
         create_if_missing: true,
         ..Options::default()
     })
-}
-
-fn scan(db: &DB, options: &ReadOptions) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let mut it = db.iter_opt(options);
-    it.seek_to_first();
-    let mut out = BTreeMap::new();
-    while it.valid() {
-        out.insert(it.key().to_vec(), it.value().to_vec());
-        it.next();
-    }
-    it.status().unwrap();
-    out
 }
 
 /// Every file of `dir` with its bytes.
@@ -82,7 +74,7 @@ fn sees_the_tables_and_the_live_log_of_a_database_held_open_for_writing() {
     assert!(DB::open(dir.path(), Options::default()).is_err());
     let reader = DB::open_read_only(dir.path(), Options::default()).unwrap();
     assert!(reader.is_read_only() && !writer.is_read_only());
-    assert_eq!(scan(&reader, &ReadOptions::default()), model);
+    assert_eq!(scan(&reader, &ReadOptions::default()).unwrap(), model);
     assert_eq!(reader.get(&key(5)).unwrap(), model.get(&key(5)).cloned());
     assert_eq!(reader.get(&key(3)).unwrap(), None);
     // Writes made after the open are not seen until a refresh.
@@ -141,7 +133,7 @@ fn a_read_only_handle_changes_no_file_of_the_directory() {
             snapshot: Some(snapshot),
             ..ReadOptions::default()
         };
-        assert_eq!(scan(&reader, &at_snapshot).len(), 900);
+        assert_eq!(scan(&reader, &at_snapshot).unwrap().len(), 900);
         reader.refresh().unwrap();
         assert!(reader.put(b"k", b"v").is_err());
         reader.property("leveldb.stats").unwrap();
@@ -220,5 +212,5 @@ fn works_on_an_in_memory_env() {
         },
     )
     .unwrap();
-    assert_eq!(scan(&reader, &ReadOptions::default()).len(), 1500);
+    assert_eq!(scan(&reader, &ReadOptions::default()).unwrap().len(), 1500);
 }

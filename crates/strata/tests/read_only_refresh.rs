@@ -5,7 +5,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -18,7 +17,9 @@ use strata::{
     ReadOptions, SequentialFile, WritableFile, WriteBatch, DB,
 };
 
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+mod support;
+
+use support::{scan, Model};
 
 fn key(i: usize) -> Vec<u8> {
     format!("key{i:06}").into_bytes()
@@ -42,18 +43,6 @@ fn tables(db: &DB) -> usize {
                 .unwrap()
         })
         .sum()
-}
-
-fn scan(db: &DB, options: &ReadOptions) -> Model {
-    let mut it = db.iter_opt(options);
-    it.seek_to_first();
-    let mut out = Model::new();
-    while it.valid() {
-        out.insert(it.key().to_vec(), it.value().to_vec());
-        it.next();
-    }
-    it.status().unwrap();
-    out
 }
 
 #[test]
@@ -91,7 +80,7 @@ fn a_refresh_sees_every_write_acknowledged_before_it() {
         }
         reader.refresh().unwrap();
         assert_eq!(
-            scan(&reader, &ReadOptions::default()),
+            scan(&reader, &ReadOptions::default()).unwrap(),
             model,
             "round {round}"
         );
@@ -136,7 +125,10 @@ fn iterators_and_snapshots_keep_their_state_through_tables_the_writer_deletes() 
     let mut before = reader.iter();
     before.seek_to_first();
     // The reader opens every table once, then the writer replaces them all.
-    assert_eq!(scan(&reader, &ReadOptions::default()).len(), 70_000);
+    assert_eq!(
+        scan(&reader, &ReadOptions::default()).unwrap().len(),
+        70_000
+    );
     for i in 0..70_000 {
         writer.put(&key(i), b"new").unwrap();
     }
@@ -160,7 +152,7 @@ fn iterators_and_snapshots_keep_their_state_through_tables_the_writer_deletes() 
         reader.get_opt(&at_snapshot, &key(7)).unwrap(),
         Some(old_value(7))
     );
-    let old = scan(&reader, &at_snapshot);
+    let old = scan(&reader, &at_snapshot).unwrap();
     assert_eq!(old.len(), 70_000);
     for (k, v) in &old {
         assert!(v.starts_with(b"old-"), "{k:?} changed under the snapshot");
@@ -316,8 +308,23 @@ fn writer_and_reader(dir: &Path) -> (Arc<Mutex<Option<DB>>>, DB, Arc<HookEnv>, M
         },
     )
     .unwrap();
-    assert_eq!(scan(&reader, &ReadOptions::default()), model);
+    assert_eq!(scan(&reader, &ReadOptions::default()).unwrap(), model);
     (Arc::new(Mutex::new(Some(writer))), reader, env, model)
+}
+
+/// Arms `env` with `hook` for the first open `matches` accepts, refreshes `reader` (the hook
+/// runs inside the refresh), and checks that the race happened and the reader sees `model`.
+fn refresh_through_race(
+    env: &HookEnv,
+    reader: &DB,
+    model: &Model,
+    matches: impl Fn(&Path) -> bool + Send + 'static,
+    hook: impl FnOnce(&Path) + Send + 'static,
+) {
+    env.arm(matches, hook);
+    reader.refresh().unwrap();
+    assert_eq!(env.fired.load(Ordering::SeqCst), 1, "the race was staged");
+    assert_eq!(&scan(reader, &ReadOptions::default()).unwrap(), model);
 }
 
 /// Writes `count` more keys (enough for a new level-0 table) and returns them in the model.
@@ -345,7 +352,10 @@ fn a_table_deleted_before_the_reader_opens_it_is_a_retry() {
     // (every table is rewritten, that one goes) before the open reaches the file system.
     let hook_writer = Arc::clone(&writer);
     let rewrite = model.clone();
-    env.arm(
+    refresh_through_race(
+        &env,
+        &reader,
+        &model,
         |path| has_extension(path, "ldb"),
         move |path| {
             let guard = hook_writer.lock();
@@ -357,9 +367,6 @@ fn a_table_deleted_before_the_reader_opens_it_is_a_retry() {
             wait_until_gone(path);
         },
     );
-    reader.refresh().unwrap();
-    assert_eq!(env.fired.load(Ordering::SeqCst), 1, "the race was staged");
-    assert_eq!(scan(&reader, &ReadOptions::default()), model);
 }
 
 #[test]
@@ -370,7 +377,10 @@ fn a_log_deleted_before_the_reader_reads_it_is_a_retry() {
     // When the reader opens a live log, the writer flushes it to a table and deletes it.
     let hook_writer = Arc::clone(&writer);
     let dir_path = dir.path().to_path_buf();
-    env.arm(
+    refresh_through_race(
+        &env,
+        &reader,
+        &model,
         |path| has_extension(path, "log"),
         move |_| {
             let logs = |dir: &Path| -> Vec<PathBuf> {
@@ -392,9 +402,6 @@ fn a_log_deleted_before_the_reader_reads_it_is_a_retry() {
             }
         },
     );
-    reader.refresh().unwrap();
-    assert_eq!(env.fired.load(Ordering::SeqCst), 1, "the race was staged");
-    assert_eq!(scan(&reader, &ReadOptions::default()), model);
 }
 
 #[test]
@@ -407,7 +414,10 @@ fn a_manifest_replaced_while_the_reader_reads_it_is_a_retry() {
     // manifest, `CURRENT` renamed to it, the old one deleted.
     let hook_writer = Arc::clone(&writer);
     let dir_path = dir.path().to_path_buf();
-    env.arm(
+    refresh_through_race(
+        &env,
+        &reader,
+        &model,
         |path| {
             path.file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST-"))
@@ -418,13 +428,10 @@ fn a_manifest_replaced_while_the_reader_reads_it_is_a_retry() {
             *slot = Some(DB::open(&dir_path, small(Options::default())).unwrap());
         },
     );
-    reader.refresh().unwrap();
-    assert_eq!(env.fired.load(Ordering::SeqCst), 1, "the race was staged");
-    assert_eq!(scan(&reader, &ReadOptions::default()), model);
     // And it follows the new manifest from then on.
     write_more(writer.lock().as_ref().unwrap(), &mut model, 700);
     reader.refresh().unwrap();
-    assert_eq!(scan(&reader, &ReadOptions::default()), model);
+    assert_eq!(scan(&reader, &ReadOptions::default()).unwrap(), model);
 }
 
 #[test]

@@ -23,7 +23,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -31,7 +30,9 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use strata::{Options, ReadOptions, WriteBatch, DB};
 
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+mod support;
+
+use support::Model;
 
 // The workload; leveldb_writer.py writes the same.
 const KEYS: u64 = 2000;
@@ -189,15 +190,7 @@ fn strata_writer(paths: &Paths) -> Result<String, String> {
 }
 
 fn scan(db: &DB, options: &ReadOptions) -> Result<Model, String> {
-    let mut it = db.iter_opt(options);
-    it.seek_to_first();
-    let mut out = Model::new();
-    while it.valid() {
-        out.insert(it.key().to_vec(), it.value().to_vec());
-        it.next();
-    }
-    it.status().map_err(|e| e.to_string())?;
-    Ok(out)
+    support::scan(db, options).map_err(|e| e.to_string())
 }
 
 /// The `j` a value says it was written by, if it is one the workload writes.

@@ -7,12 +7,17 @@
 
 #include "check.h"
 
+/* The key and value of entry i, written with `tag`. */
+static void entry(char key[32], char value[64], int i, const char* tag) {
+  snprintf(key, 32, "key%05d", i);
+  snprintf(value, 64, "%s-%d-padding-padding-padding-padding", tag, i);
+}
+
 static void put_many(leveldb_t* db, const leveldb_writeoptions_t* wo, int from, int to,
                      const char* tag) {
   char key[32], value[64];
   for (int i = from; i < to; i++) {
-    snprintf(key, sizeof key, "key%05d", i);
-    snprintf(value, sizeof value, "%s-%d-padding-padding-padding-padding", tag, i);
+    entry(key, value, i, tag);
     put(db, wo, key, value);
   }
 }
@@ -21,8 +26,7 @@ static void check_many(leveldb_t* db, const leveldb_readoptions_t* ro, int from,
                        const char* tag) {
   char key[32], value[64];
   for (int i = from; i < to; i++) {
-    snprintf(key, sizeof key, "key%05d", i);
-    snprintf(value, sizeof value, "%s-%d-padding-padding-padding-padding", tag, i);
+    entry(key, value, i, tag);
     check_get(db, ro, key, value);
   }
 }

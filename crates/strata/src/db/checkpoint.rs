@@ -30,12 +30,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::log_replay::live_logs;
 use super::DbInner;
 use crate::env::{parent_dir, Env, RandomAccessFile};
 use crate::error::{Error, Result};
-use crate::filename::{
-    log_file_name, parse_file_name, sst_table_file_name, table_file_name, FileType, MAX_FILE_NUMBER,
-};
+use crate::filename::{log_file_name, sst_table_file_name, table_file_name};
 use crate::version::edit::VersionEdit;
 use crate::version::manifest::write_first_manifest;
 use crate::version::version::Version;
@@ -120,19 +119,7 @@ fn capture(db: &DbInner) -> Result<Capture> {
         let state = db.state.lock();
         let _appends = db.wal.lock();
         let versions = &state.versions;
-        let live = |number: u64| {
-            number >= versions.log_number
-                || (versions.prev_log_number != 0 && number == versions.prev_log_number)
-        };
-        let logs: Vec<u64> = names
-            .iter()
-            .filter_map(|name| match parse_file_name(name) {
-                Some((number, FileType::Log)) if number <= MAX_FILE_NUMBER && live(number) => {
-                    Some(number)
-                }
-                _ => None,
-            })
-            .collect();
+        let logs = live_logs(&names, versions.log_number, versions.prev_log_number);
         if !logs.contains(&state.log_file_number) {
             continue;
         }

@@ -22,9 +22,29 @@ use super::write::{check_logged_batch, insert_into_memtable};
 use super::InfoLog;
 use crate::env::Env;
 use crate::error::{Error, Result};
+use crate::filename::{parse_file_name, FileType, MAX_FILE_NUMBER};
 use crate::log::{LogReader, Reporter};
 use crate::memtable::MemTable;
 use crate::write_batch::WriteBatch;
+
+/// The numbers of the logs in `names` (a directory listing) that recovery replays: from
+/// `log_number` on, and `prev_log_number` (which older LevelDBs could leave); sorted.
+pub(crate) fn live_logs(names: &[String], log_number: u64, prev_log_number: u64) -> Vec<u64> {
+    let mut logs: Vec<u64> = names
+        .iter()
+        .filter_map(|name| match parse_file_name(name) {
+            Some((number, FileType::Log))
+                if number <= MAX_FILE_NUMBER
+                    && (number >= log_number || number == prev_log_number) =>
+            {
+                Some(number)
+            }
+            _ => None,
+        })
+        .collect();
+    logs.sort_unstable();
+    logs
+}
 
 /// What a [`LogReader`] reported while reading one log.
 #[derive(Default)]

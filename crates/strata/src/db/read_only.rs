@@ -42,14 +42,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::checkpoint::{self, Capture};
-use super::log_replay::{LogBatches, Sequences};
+use super::log_replay::{live_logs, LogBatches, Sequences};
 use super::open::{new_inner, sanitize};
 use super::DbInner;
 use crate::env::{Env, RandomAccessFile, ReadOnlyEnv};
 use crate::error::{Error, Result};
 use crate::filename::{
     current_file_name, log_file_name, parse_file_name, sst_table_file_name, table_file_name,
-    FileType, MAX_FILE_NUMBER,
+    FileType,
 };
 use crate::iter::InternalIterator;
 use crate::memtable::MemTable;
@@ -229,18 +229,7 @@ impl Follower {
         let log_number = self.manifest.log_number();
         let prev_log = self.manifest.prev_log_number();
         let live = |number: u64| number >= log_number || number == prev_log;
-        let mut on_disk: Vec<u64> = db
-            .env
-            .children(&db.dir)?
-            .iter()
-            .filter_map(|name| match parse_file_name(name) {
-                Some((number, FileType::Log)) if number <= MAX_FILE_NUMBER && live(number) => {
-                    Some(number)
-                }
-                _ => None,
-            })
-            .collect();
-        on_disk.sort_unstable();
+        let on_disk = live_logs(&db.env.children(&db.dir)?, log_number, prev_log);
         // Logs the manifest retired are in its tables now.
         self.logs.retain(|log| live(log.number));
 

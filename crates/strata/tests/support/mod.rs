@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use strata::{Env, WriteBatch, DB};
+use strata::{Env, ReadOptions, WriteBatch, DB};
 
 /// A database's contents: user key to value.
 pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -195,17 +195,24 @@ impl History {
     }
 }
 
-/// The whole database by a forward scan, checked against a backward scan and point lookups of
-/// `probe_keys` (which must agree with the scan).
-pub fn read_state(db: &DB, probe_keys: &[Vec<u8>]) -> strata::Result<Model> {
+/// Every pair a forward scan with `options` finds.
+pub fn scan(db: &DB, options: &ReadOptions) -> strata::Result<Model> {
     let mut state = Model::new();
-    let mut it = db.iter();
+    let mut it = db.iter_opt(options);
     it.seek_to_first();
     while it.valid() {
         state.insert(it.key().to_vec(), it.value().to_vec());
         it.next();
     }
     it.status()?;
+    Ok(state)
+}
+
+/// The whole database by a forward scan, checked against a backward scan and point lookups of
+/// `probe_keys` (which must agree with the scan).
+pub fn read_state(db: &DB, probe_keys: &[Vec<u8>]) -> strata::Result<Model> {
+    let state = scan(db, &ReadOptions::default())?;
+    let mut it = db.iter();
     let mut backward = 0;
     it.seek_to_last();
     while it.valid() {
