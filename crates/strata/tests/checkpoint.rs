@@ -15,6 +15,7 @@ use strata::{Env, Error, MemEnv, Options, ReadOptions, WriteOptions, DB};
 
 mod support;
 
+use support::hook_env::HookEnv;
 use support::Model;
 
 /// Keys written in turn by the workload.
@@ -470,4 +471,56 @@ fn a_checkpoint_fails_when_the_log_taking_writes_was_deleted_behind_the_database
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, ["db"]);
+}
+
+#[test]
+fn a_checkpoint_racing_a_flush_and_a_compaction_keeps_its_moment() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = HookEnv::new();
+    let db = Arc::new(
+        DB::open(
+            dir.path().join("db"),
+            create(Options {
+                env: Arc::clone(&env) as Arc<dyn Env>,
+                ..Options::default()
+            }),
+        )
+        .unwrap(),
+    );
+    let mut model = Model::new();
+    for j in 0..4000 {
+        write(&db, j, false);
+        apply(&mut model, j);
+    }
+    // The hook env cannot link, so the checkpoint copies the tables after fixing its moment.
+    // When it opens the first of them, the writer overwrites every key, flushes (its logs
+    // go) and compacts everything (the tables the checkpoint holds are rewritten).
+    let hook_db = Arc::clone(&db);
+    let checkpointing = std::thread::current().id();
+    let logs_before: Vec<_> = std::fs::read_dir(dir.path().join("db"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    env.arm(
+        move |path| {
+            std::thread::current().id() == checkpointing
+                && path.extension().is_some_and(|e| e == "ldb")
+        },
+        move |_| {
+            for j in 4000..9000 {
+                write(&hook_db, j, false);
+            }
+            hook_db.compact_range(None, None).unwrap();
+        },
+    );
+    let target = dir.path().join("copy");
+    db.checkpoint(&target).unwrap();
+    assert_eq!(env.fired.load(Ordering::SeqCst), 1, "the race was staged");
+    assert!(
+        logs_before.iter().all(|log| !log.exists()),
+        "the logs of the checkpoint's moment were deleted while it copied them"
+    );
+    assert_checks_clean(&target);
+    assert_eq!(scan(&DB::open(&target, paranoid()).unwrap()), model);
 }

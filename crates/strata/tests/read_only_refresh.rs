@@ -6,19 +6,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use rand::{Rng, SeedableRng};
-use strata::{
-    CompressionType, Env, Error, FileLock, MemEnv, Options, PosixEnv, RandomAccessFile,
-    ReadOptions, SequentialFile, WritableFile, WriteBatch, DB,
-};
+use strata::{CompressionType, Env, Error, MemEnv, Options, ReadOptions, WriteBatch, DB};
 
 mod support;
 
+use support::hook_env::HookEnv;
 use support::{scan, Model};
 
 fn key(i: usize) -> Vec<u8> {
@@ -166,97 +164,6 @@ fn iterators_and_snapshots_keep_their_state_through_tables_the_writer_deletes() 
     }
     before.status().unwrap();
     assert_eq!(count, 70_000);
-}
-
-/// Which opens a hook waits for, and what it does then (given the path being opened).
-type Hook = (
-    Box<dyn Fn(&Path) -> bool + Send>,
-    Box<dyn FnOnce(&Path) + Send>,
-);
-
-/// An env over the real file system that runs a hook (once) just before a matching open.
-struct HookEnv {
-    inner: PosixEnv,
-    hook: Mutex<Option<Hook>>,
-    fired: AtomicUsize,
-}
-
-impl HookEnv {
-    fn new() -> Arc<HookEnv> {
-        Arc::new(HookEnv {
-            inner: PosixEnv::new(),
-            hook: Mutex::new(None),
-            fired: AtomicUsize::new(0),
-        })
-    }
-
-    fn arm(
-        &self,
-        matches: impl Fn(&Path) -> bool + Send + 'static,
-        hook: impl FnOnce(&Path) + Send + 'static,
-    ) {
-        *self.hook.lock() = Some((Box::new(matches), Box::new(hook)));
-    }
-
-    fn before_open(&self, path: &Path) {
-        let mut slot = self.hook.lock();
-        if slot.as_ref().is_some_and(|(matches, _)| matches(path)) {
-            let (_, hook) = slot.take().unwrap();
-            drop(slot);
-            hook(path);
-            self.fired.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-}
-
-impl Env for HookEnv {
-    fn new_sequential_file(&self, path: &Path) -> strata::Result<Box<dyn SequentialFile>> {
-        self.before_open(path);
-        self.inner.new_sequential_file(path)
-    }
-    fn new_random_access_file(&self, path: &Path) -> strata::Result<Arc<dyn RandomAccessFile>> {
-        self.before_open(path);
-        self.inner.new_random_access_file(path)
-    }
-    fn new_writable_file(&self, path: &Path) -> strata::Result<Box<dyn WritableFile>> {
-        self.inner.new_writable_file(path)
-    }
-    fn new_appendable_file(&self, path: &Path) -> strata::Result<Box<dyn WritableFile>> {
-        self.inner.new_appendable_file(path)
-    }
-    fn file_exists(&self, path: &Path) -> bool {
-        self.inner.file_exists(path)
-    }
-    fn children(&self, dir: &Path) -> strata::Result<Vec<String>> {
-        self.inner.children(dir)
-    }
-    fn remove_file(&self, path: &Path) -> strata::Result<()> {
-        self.inner.remove_file(path)
-    }
-    fn create_dir(&self, dir: &Path) -> strata::Result<()> {
-        self.inner.create_dir(dir)
-    }
-    fn remove_dir(&self, dir: &Path) -> strata::Result<()> {
-        self.inner.remove_dir(dir)
-    }
-    fn file_size(&self, path: &Path) -> strata::Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> strata::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn lock_file(&self, path: &Path) -> strata::Result<Box<dyn FileLock>> {
-        self.inner.lock_file(path)
-    }
-    fn unlock_file(&self, lock: Box<dyn FileLock>) -> strata::Result<()> {
-        self.inner.unlock_file(lock)
-    }
-    fn sync_dir(&self, dir: &Path) -> strata::Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn now_micros(&self) -> u64 {
-        self.inner.now_micros()
-    }
 }
 
 fn has_extension(path: &Path, extension: &str) -> bool {

@@ -9,6 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 #![allow(dead_code)] // each test crate uses a part
 
+pub mod hook_env;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
