@@ -56,6 +56,7 @@ use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::util::internal_key::{parse_internal_key, InternalKeyComparator};
 use crate::version::follow::ManifestFollower;
+use crate::version::version::Version;
 use crate::version::version_set::VersionSet;
 
 /// Most times one refresh starts over because the writer moved on under it.
@@ -72,6 +73,9 @@ pub(crate) struct Follower {
     max_replayed: u64,
     /// The memtable reads use while no live log has records.
     empty: Arc<MemTable>,
+    /// The last version whose tables were all pinned: a refresh that finds the manifest
+    /// unchanged skips pinning them again.
+    pinned: Option<Arc<Version>>,
     /// The older logs' records in one memtable, when more than two logs are live.
     merged: Option<Merged>,
 }
@@ -132,6 +136,7 @@ pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
         env,
         max_replayed: 0,
         empty: Arc::new(MemTable::new(icmp.clone())),
+        pinned: None,
         merged: None,
     };
     let db = new_inner(dir, options, as_env, Some(follower));
@@ -181,7 +186,11 @@ impl Follower {
     /// `settled`: a file found missing is missing for good (see the module documentation).
     fn catch_up(&mut self, db: &DbInner, settled: bool) -> std::result::Result<(), Attempt> {
         let version = Arc::clone(self.manifest.version());
-        for file in version.files.iter().flatten() {
+        let pinned = self
+            .pinned
+            .as_ref()
+            .is_some_and(|p| Arc::ptr_eq(p, &version));
+        for file in version.files.iter().flatten().filter(|_| !pinned) {
             match self.pin_table(&db.dir, file.number()) {
                 Ok(()) => {}
                 Err(e) if is_not_found(&e) => {
@@ -198,6 +207,7 @@ impl Follower {
         }
         self.read_logs(db, settled)?;
         self.publish(db);
+        self.pinned = Some(version);
         Ok(())
     }
 
