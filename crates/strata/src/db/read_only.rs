@@ -260,15 +260,19 @@ impl Follower {
         }
         let start = self.manifest.last_sequence().max(self.max_replayed);
         let mut sequences = Sequences::new(start, !first_missing);
+        let mut result = Ok(());
         for number in on_disk {
             sequences.start_log();
-            self.read_log(db, number, &mut sequences, settled)?;
-            if sequences.gap {
+            result = self.read_log(db, number, &mut sequences, settled);
+            if result.is_err() || sequences.gap {
                 break;
             }
         }
+        // Also when a log failed: the records replayed before it are in their memtables, and
+        // their logs' ends moved past them, so no later refresh replays them again. Left
+        // uncounted, they would stay hidden, and the next log would seem to start past a gap.
         self.max_replayed = self.max_replayed.max(sequences.max_sequence);
-        Ok(())
+        result
     }
 
     /// Reads log `number` from where the last refresh stopped (its start, if never read).
