@@ -14,6 +14,7 @@ mod workload;
 
 mod background_panic;
 mod cached_block_skipped_verification;
+mod checkpoint_inside_the_source;
 mod compaction_copied_damage;
 mod compaction_inputs_deleted;
 mod deleted_live_log_went_unnoticed;
