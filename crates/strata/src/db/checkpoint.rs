@@ -142,7 +142,7 @@ fn capture(db: &DbInner) -> Result<Capture> {
         let mut opened = Vec::with_capacity(logs.len());
         for number in logs {
             let path = log_file_name(&db.dir, number);
-            let file = db.env.new_random_access_file(&path)?;
+            let file = db.env.new_held_random_access_file(&path)?;
             opened.push((number, db.env.file_size(&path)?, file));
         }
         return Ok(Capture {

@@ -423,7 +423,7 @@ fn open_log(
     path: &Path,
     settled: bool,
 ) -> std::result::Result<Option<Arc<dyn RandomAccessFile>>, Attempt> {
-    match db.env.new_random_access_file(path) {
+    match db.env.new_held_random_access_file(path) {
         Ok(file) => Ok(Some(file)),
         Err(e) if is_not_found(&e) && !settled => Err(Attempt::Retry(e)),
         Err(e) if is_not_found(&e) => Ok(None),
