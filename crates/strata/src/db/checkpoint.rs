@@ -6,7 +6,8 @@
 //! the live write-ahead logs as far as they reached then (copied: the writer goes on appending
 //! to them), and a fresh manifest describing exactly that version, which `CURRENT` names. It is
 //! a directory in LevelDB 1.23's format that Strata and LevelDB open as they would open the
-//! database after a crash at that point, with nothing lost: every file was synced.
+//! database after a crash at that point, with nothing lost: every file was synced. A target
+//! inside the database's own directory is refused: the copy would be written into the source.
 //!
 //! The point in time, on a handle that writes, is taken with the state mutex held (no version
 //! is installed, no memtable switched) and the write-ahead log's mutex (no write group is
@@ -67,6 +68,13 @@ pub(crate) fn checkpoint(db: &DbInner, target: &Path) -> Result<()> {
             target.display()
         )));
     }
+    if is_inside(&db.dir, target) {
+        return Err(Error::InvalidArgument(format!(
+            "checkpoint: {} is inside the database's directory {}",
+            target.display(),
+            db.dir.display()
+        )));
+    }
     let temp = temporary_dir(target)?;
     env.create_dir(&temp)?;
     let written = capture(db).and_then(|capture| write(db, env, &temp, capture));
@@ -76,6 +84,14 @@ pub(crate) fn checkpoint(db: &DbInner, target: &Path) -> Result<()> {
         return Err(e);
     }
     env.sync_dir(&parent_dir(target))
+}
+
+/// Whether `target` lies inside `dir` (both resolved, where they exist on the file system).
+/// A checkpoint there would write into the source, under a name the database may take for one
+/// of its own files: a directory `000123.log` fails every later open of it.
+fn is_inside(dir: &Path, target: &Path) -> bool {
+    let resolve = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    resolve(&parent_dir(target)).starts_with(resolve(dir))
 }
 
 /// `<target>.checkpoint-tmp-<process>-<call>`, beside the target, named for this call alone.
@@ -126,7 +142,7 @@ fn capture(db: &DbInner) -> Result<Capture> {
         let mut opened = Vec::with_capacity(logs.len());
         for number in logs {
             let path = log_file_name(&db.dir, number);
-            let file = db.env.new_random_access_file(&path)?;
+            let file = db.env.new_held_random_access_file(&path)?;
             opened.push((number, db.env.file_size(&path)?, file));
         }
         return Ok(Capture {

@@ -260,15 +260,19 @@ impl Follower {
         }
         let start = self.manifest.last_sequence().max(self.max_replayed);
         let mut sequences = Sequences::new(start, !first_missing);
+        let mut result = Ok(());
         for number in on_disk {
             sequences.start_log();
-            self.read_log(db, number, &mut sequences, settled)?;
-            if sequences.gap {
+            result = self.read_log(db, number, &mut sequences, settled);
+            if result.is_err() || sequences.gap {
                 break;
             }
         }
+        // Also when a log failed: the records replayed before it are in their memtables, and
+        // their logs' ends moved past them, so no later refresh replays them again. Left
+        // uncounted, they would stay hidden, and the next log would seem to start past a gap.
         self.max_replayed = self.max_replayed.max(sequences.max_sequence);
-        Ok(())
+        result
     }
 
     /// Reads log `number` from where the last refresh stopped (its start, if never read).
@@ -299,11 +303,8 @@ impl Follower {
             let i = match index {
                 Some(i) => i,
                 None => {
-                    let file = match db.env.new_random_access_file(&path) {
-                        Ok(file) => file,
-                        Err(e) if is_not_found(&e) && !settled => return Err(Attempt::Retry(e)),
-                        Err(e) if is_not_found(&e) => return Ok(()),
-                        Err(e) => return Err(e.into()),
+                    let Some(file) = open_log(db, &path, settled)? else {
+                        return Ok(());
                     };
                     let at = self.logs.partition_point(|log| log.number < number);
                     self.logs.insert(
@@ -327,7 +328,16 @@ impl Follower {
         }
         let end = batches.finish(&db.info_log)?;
         if let Some(i) = index {
-            self.logs[i].end = end.clean_end;
+            let log = &mut self.logs[i];
+            log.end = end.clean_end;
+            if log.end > from {
+                // Opened again now that its new records are read: a mapping taken before
+                // ends where the file ended then, and a checkpoint must copy those records
+                // from it even after the writer deleted the log.
+                if let Some(file) = open_log(db, &path, settled)? {
+                    log.file = file;
+                }
+            }
         }
         Ok(())
     }
@@ -403,6 +413,21 @@ impl Follower {
             }
         };
         (Arc::clone(&newest.mem), imm)
+    }
+}
+
+/// Opens the log at `path` to keep it; `None` if it is missing for good (`settled`), a retry
+/// if the writer may have deleted it after an edit not read yet.
+fn open_log(
+    db: &DbInner,
+    path: &Path,
+    settled: bool,
+) -> std::result::Result<Option<Arc<dyn RandomAccessFile>>, Attempt> {
+    match db.env.new_held_random_access_file(path) {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if is_not_found(&e) && !settled => Err(Attempt::Retry(e)),
+        Err(e) if is_not_found(&e) => Ok(None),
+        Err(e) => Err(e.into()),
     }
 }
 

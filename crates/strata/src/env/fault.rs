@@ -388,6 +388,26 @@ impl Shared {
     }
 }
 
+impl FaultEnv {
+    /// A random-access file of `path`, opened by `open` on the inner env, that fails as faults
+    /// direct.
+    fn random_access(
+        &self,
+        path: &Path,
+        open: impl FnOnce(&dyn Env) -> Result<Arc<dyn RandomAccessFile>>,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        self.shared.check(OpKind::Open, "open", path)?;
+        let epoch = self.shared.epoch.load(Ordering::SeqCst);
+        let inner = open(&*self.shared.inner)?;
+        Ok(Arc::new(FaultRandomAccessFile {
+            shared: Arc::clone(&self.shared),
+            inner,
+            epoch,
+            path: path.to_path_buf(),
+        }))
+    }
+}
+
 impl Env for FaultEnv {
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         self.shared.check(OpKind::Open, "open", path)?;
@@ -402,15 +422,11 @@ impl Env for FaultEnv {
     }
 
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
-        self.shared.check(OpKind::Open, "open", path)?;
-        let epoch = self.shared.epoch.load(Ordering::SeqCst);
-        let inner = self.shared.inner.new_random_access_file(path)?;
-        Ok(Arc::new(FaultRandomAccessFile {
-            shared: Arc::clone(&self.shared),
-            inner,
-            epoch,
-            path: path.to_path_buf(),
-        }))
+        self.random_access(path, |inner| inner.new_random_access_file(path))
+    }
+
+    fn new_held_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.random_access(path, |inner| inner.new_held_random_access_file(path))
     }
 
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {

@@ -91,6 +91,15 @@ pub trait Env: Send + Sync {
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
     /// Opens `path` for positional reads.
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Opens `path` for positional reads, holding the bytes it has now for as long as the
+    /// returned file lives, even once `path` is unlinked, and outside any budget
+    /// [`Env::new_random_access_file`] keeps (so a file it opens may reopen `path` for a read):
+    /// it fails up front when the file cannot be held. Bytes appended after the call may be read
+    /// through `path`. A read-only handle pins the tables of the versions in use this way. The
+    /// default is `new_random_access_file`, right for an env whose files never reopen by path.
+    fn new_held_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.new_random_access_file(path)
+    }
     /// Creates `path`, truncating it if it exists.
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     /// Opens `path` for appending, creating it if missing.

@@ -80,24 +80,27 @@ impl Env for PosixEnv {
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = open_read(path)?;
         if let Some(permit) = MAPPED.take() {
-            // SAFETY: the mapping is only read, within its length (`MappedFile`). The engine
-            // maps tables; the tools also map logs and manifests, perhaps of a live database.
-            // Strata never rewrites or shrinks any of them: each is created under a fresh number,
-            // logs and manifests are only appended to, and files are retired by unlinking, which
-            // leaves a mapping valid (UNSAFE.md lists the exceptions). A file truncated behind
-            // our back could fault, as it would for LevelDB, which maps tables the same way.
-            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
-                // The mapping keeps the contents; the descriptor closes here.
-                return Ok(Arc::new(MappedFile {
-                    map,
-                    path: path.to_path_buf(),
-                    _permit: permit,
-                }));
+            if let Some(mapped) = MappedFile::map(&file, path, Some(permit)) {
+                return Ok(Arc::new(mapped));
             }
         }
-        let file = DESCRIPTORS.take().map(|permit| (file, permit));
+        let file = DESCRIPTORS.take().map(|permit| (file, Some(permit)));
         Ok(Arc::new(PosixRandomAccessFile {
             file,
+            path: path.to_path_buf(),
+        }))
+    }
+
+    /// Maps the file whatever the count of mapped files (a mapping holds no descriptor; the
+    /// kernel's `vm.max_map_count`, 65530 by default, bounds them), else keeps its descriptor
+    /// outside the budget.
+    fn new_held_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let file = open_read(path)?;
+        if let Some(mapped) = MappedFile::map(&file, path, None) {
+            return Ok(Arc::new(mapped));
+        }
+        Ok(Arc::new(PosixRandomAccessFile {
+            file: Some((file, None)),
             path: path.to_path_buf(),
         }))
     }
@@ -231,9 +234,10 @@ impl SequentialFile for PosixSequentialFile {
 }
 
 /// A file read with `pread`: through a descriptor it keeps while one of the
-/// [`DESCRIPTORS`] permits lasts, else through a descriptor opened for each read.
+/// [`DESCRIPTORS`] permits lasts (or outside the budget, for a held file), else through a
+/// descriptor opened for each read.
 struct PosixRandomAccessFile {
-    file: Option<(File, Permit)>,
+    file: Option<(File, Option<Permit>)>,
     path: PathBuf,
 }
 
@@ -328,7 +332,29 @@ impl Drop for Permit {
 struct MappedFile {
     map: memmap2::Mmap,
     path: PathBuf,
-    _permit: Permit,
+    /// Its [`MAPPED`] permit; `None` for a held file, mapped outside the count.
+    _permit: Option<Permit>,
+}
+
+impl MappedFile {
+    /// `file` (opened on `path`) mapped as it is now; `None` when it cannot be mapped (an empty
+    /// file, or the kernel refuses), and the caller reads it with `pread`.
+    fn map(file: &File, path: &Path, permit: Option<Permit>) -> Option<MappedFile> {
+        // SAFETY: the mapping is only read, within its length (`read_at`). The engine maps
+        // tables, and a read-only handle or a checkpoint live logs; the tools also map logs and
+        // manifests, perhaps of a live database. Strata never rewrites or shrinks any of them:
+        // each is created under a fresh number, logs and manifests are only appended to, and
+        // files are retired by unlinking, which leaves a mapping valid (UNSAFE.md lists the
+        // exceptions). A file truncated behind our back could fault, as it would for LevelDB,
+        // which maps tables the same way.
+        let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+        // The mapping keeps the contents; the caller's descriptor may close.
+        Some(MappedFile {
+            map,
+            path: path.to_path_buf(),
+            _permit: permit,
+        })
+    }
 }
 
 impl RandomAccessFile for MappedFile {

@@ -52,7 +52,7 @@ impl ReadOnlyEnv {
         if self.pins.lock().contains_key(path) {
             return Ok(());
         }
-        let file = self.inner.new_random_access_file(path)?;
+        let file = self.inner.new_held_random_access_file(path)?;
         self.pins.lock().entry(path.to_path_buf()).or_insert(file);
         Ok(())
     }
@@ -78,6 +78,10 @@ impl Env for ReadOnlyEnv {
             return Ok(Arc::clone(file));
         }
         self.inner.new_random_access_file(path)
+    }
+
+    fn new_held_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.inner.new_held_random_access_file(path)
     }
 
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {

@@ -32,7 +32,7 @@ use crate::error::Result;
 pub enum EnvOp {
     /// [`Env::new_sequential_file`].
     NewSequentialFile,
-    /// [`Env::new_random_access_file`].
+    /// [`Env::new_random_access_file`] and [`Env::new_held_random_access_file`].
     NewRandomAccessFile,
     /// [`Env::new_writable_file`].
     NewWritableFile,
@@ -144,6 +144,12 @@ impl Env for HookEnv {
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         self.before(EnvOp::NewRandomAccessFile, path)?;
         let file = self.inner.new_random_access_file(path)?;
+        Ok(Arc::new(self.hooked(path, file)))
+    }
+
+    fn new_held_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.before(EnvOp::NewRandomAccessFile, path)?;
+        let file = self.inner.new_held_random_access_file(path)?;
         Ok(Arc::new(self.hooked(path, file)))
     }
 
