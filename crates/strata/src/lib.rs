@@ -10,6 +10,7 @@ mod compaction;
 mod db;
 mod env;
 mod error;
+mod extension;
 mod filename;
 mod iter;
 mod log;

@@ -355,7 +355,11 @@ fn refuse_if_damaged_edit_may_be_installed(
 /// Writes the manifest of an empty database and points `CURRENT` at it.
 fn new_db(db: &DbInner) -> Result<()> {
     let edit = VersionEdit {
-        comparator: Some(db.icmp.user_comparator().name().to_owned()),
+        comparator: Some(
+            db.options
+                .extensions()
+                .recorded_name(db.icmp.user_comparator().name()),
+        ),
         log_number: Some(0),
         next_file_number: Some(2),
         last_sequence: Some(0),

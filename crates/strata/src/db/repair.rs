@@ -27,6 +27,7 @@ use super::table_build::build_table;
 use super::write::{check_logged_batch, insert_into_memtable};
 use super::InfoLog;
 use crate::error::{Error, Result};
+use crate::extension::Extensions;
 use crate::filename::{
     descriptor_file_name, lock_file_name, parse_file_name, table_file_name, FileType,
     MAX_FILE_NUMBER,
@@ -51,6 +52,9 @@ struct Repairer<'a> {
     table_cache: TableCache,
     log: InfoLog,
     next_file_number: u64,
+    /// Format extensions the salvaged data uses: the new manifest records them with those the
+    /// options enable, so LevelDB still refuses a database whose data it cannot read.
+    found: Extensions,
 }
 
 /// A table that survived the scan.
@@ -92,6 +96,7 @@ fn run(dir: &Path, options: &Options) -> Result<bool> {
         table_cache,
         log: InfoLog::open(&env, dir, options.info_log.as_ref()),
         next_file_number: 1,
+        found: Extensions::NONE,
     };
 
     let mut manifests = Vec::new();
@@ -379,7 +384,12 @@ impl Repairer<'_> {
         tables.sort_by_key(|t| (t.max_sequence, t.meta.number));
         let needs_compaction = self.interleaved(&tables);
         let mut edit = VersionEdit {
-            comparator: Some(self.icmp.user_comparator().name().to_owned()),
+            comparator: Some(
+                self.options
+                    .extensions()
+                    .union(self.found)
+                    .recorded_name(self.icmp.user_comparator().name()),
+            ),
             log_number: Some(0),
             ..VersionEdit::default()
         };
