@@ -68,6 +68,17 @@ impl Extension {
         }
     }
 
+    /// The error of an operation that needs this extension on a database that did not enable
+    /// it.
+    pub(crate) fn not_enabled(self) -> Error {
+        Error::NotSupported(format!(
+            "{} are an extension of LevelDB's format: open the database with {} = true \
+             (LevelDB then refuses to open it)",
+            self.what(),
+            self.option()
+        ))
+    }
+
     fn bit(self) -> u8 {
         match self {
             Extension::RangeDeletes => 1,
@@ -83,6 +94,15 @@ pub(crate) struct Extensions(u8);
 impl Extensions {
     /// The empty set: LevelDB's format.
     pub(crate) const NONE: Extensions = Extensions(0);
+
+    /// Every extension this build knows.
+    pub(crate) fn all() -> Extensions {
+        let mut set = Extensions::NONE;
+        for extension in Extension::ALL {
+            set.insert(extension);
+        }
+        set
+    }
 
     /// The set with each extension whose flag is true.
     pub(crate) fn from_flags(range_deletes: bool, expiring_keys: bool) -> Extensions {
@@ -112,6 +132,11 @@ impl Extensions {
         Extensions(self.0 | other.0)
     }
 
+    /// The first extension of this set (in marker order) that `other` lacks.
+    pub(crate) fn first_missing_from(self, other: Extensions) -> Option<Extension> {
+        self.iter().find(|e| !other.contains(*e))
+    }
+
     /// The extensions of the set, in marker order.
     pub(crate) fn iter(self) -> impl Iterator<Item = Extension> {
         Extension::ALL
@@ -122,7 +147,7 @@ impl Extensions {
     /// Fails when this set (what a database records) holds an extension `enabled` lacks,
     /// naming the option that enables it.
     pub(crate) fn check_enabled(self, enabled: Extensions) -> Result<()> {
-        match self.iter().find(|e| !enabled.contains(*e)) {
+        match self.first_missing_from(enabled) {
             None => Ok(()),
             Some(missing) => Err(Error::InvalidArgument(format!(
                 "this database uses {} (format extension `{}`): open it with {} = true",

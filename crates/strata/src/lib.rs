@@ -16,6 +16,7 @@ mod iter;
 mod log;
 mod memtable;
 mod options;
+mod range_del;
 mod snapshot;
 mod table;
 #[cfg(feature = "tools")]

@@ -78,6 +78,7 @@ impl Options {
             filter_policy: self.filter_policy.clone(),
             block_cache: self.block_cache.clone(),
             paranoid_checks: self.paranoid_checks,
+            range_deletions: self.range_deletes,
         }
     }
 

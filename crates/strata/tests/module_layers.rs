@@ -21,6 +21,7 @@ const LAYERS: &[&str] = &[
     "filename",
     "log",
     "write_batch",
+    "range_del",
     "iter",
     "memtable",
     "table",

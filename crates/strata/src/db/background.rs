@@ -247,6 +247,7 @@ pub(crate) fn write_level0_table(
             &options,
             &db.table_cache,
             &mut iter,
+            mem.range_tombstones().as_deref(),
             number,
         )
     });

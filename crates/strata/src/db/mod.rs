@@ -27,8 +27,9 @@ mod write;
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
@@ -36,6 +37,7 @@ use crate::env::{Env, FileLock};
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::range_del::Fragments;
 use crate::snapshot::{Snapshot, SnapshotList};
 use crate::util::internal_key::InternalKeyComparator;
 use crate::version::edit::VersionEdit;
@@ -55,6 +57,9 @@ pub(crate) struct SuperVersion {
     pub(crate) mem: Arc<MemTable>,
     pub(crate) imm: Option<Arc<MemTable>>,
     pub(crate) version: Arc<Version>,
+    /// The range tombstones of every table of `version`, merged: built by the first iterator
+    /// that needs them (`db/read.rs`).
+    pub(crate) table_tombstones: OnceLock<Arc<Fragments>>,
 }
 
 /// Per-level compaction statistics for `leveldb.stats`.
@@ -119,6 +124,7 @@ impl DbState {
             mem: Arc::clone(&self.mem),
             imm: self.imm.clone(),
             version: Arc::clone(self.versions.current()),
+            table_tombstones: OnceLock::new(),
         });
     }
 
@@ -219,6 +225,49 @@ impl DB {
     pub fn delete_opt(&self, options: &WriteOptions, key: &[u8]) -> Result<()> {
         let mut batch = WriteBatch::with_capacity(6 + key.len());
         batch.delete(key);
+        self.write_opt(options, &batch)
+    }
+
+    /// Deletes every key `k` with `start <= k < end` (in the comparator's order) in one write:
+    /// a range tombstone, whose cost does not depend on how many keys it deletes. Reads and
+    /// iterators at later sequence numbers no longer see those keys; snapshots taken before
+    /// still do. Compactions reclaim the space.
+    ///
+    /// Range deletes are an extension of LevelDB's format: this fails with `NotSupported`
+    /// unless the database was opened with [`Options::range_deletes`] (then LevelDB refuses to
+    /// open it); [`DB::clear_range`] works on any database. `InvalidArgument` when `start` is
+    /// after `end`; `start == end` deletes nothing.
+    pub fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        self.delete_range_opt(&WriteOptions::default(), start, end)
+    }
+
+    /// [`delete_range`](Self::delete_range) with explicit write options.
+    pub fn delete_range_opt(&self, options: &WriteOptions, start: &[u8], end: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::with_capacity(11 + start.len() + end.len());
+        batch.delete_range(start, end);
+        self.write_opt(options, &batch)
+    }
+
+    /// Sets `key` to `value` for `ttl` from now (by the `Env`'s clock): from then on no read,
+    /// iterator or `get_many` returns it, and the key reads as deleted. Compactions reclaim the
+    /// space of expired values.
+    ///
+    /// Expiring keys are an extension of LevelDB's format: this fails with `NotSupported`
+    /// unless the database was opened with [`Options::expiring_keys`].
+    pub fn put_with_ttl(&self, key: &[u8], value: &[u8], ttl: Duration) -> Result<()> {
+        self.put_with_ttl_opt(&WriteOptions::default(), key, value, ttl)
+    }
+
+    /// [`put_with_ttl`](Self::put_with_ttl) with explicit write options.
+    pub fn put_with_ttl_opt(
+        &self,
+        options: &WriteOptions,
+        key: &[u8],
+        value: &[u8],
+        ttl: Duration,
+    ) -> Result<()> {
+        let mut batch = WriteBatch::with_capacity(19 + key.len() + value.len());
+        batch.put_with_ttl(key, value, ttl);
         self.write_opt(options, &batch)
     }
 

@@ -143,6 +143,7 @@ fn open_locked(
         mem: Arc::clone(&mem),
         imm: None,
         version: Arc::clone(versions.current()),
+        table_tombstones: std::sync::OnceLock::new(),
     });
     let db = Arc::new(DbInner {
         dir: dir.to_path_buf(),
@@ -466,9 +467,9 @@ fn replay_log(
                 return Err(e);
             }
         }
-        let batch = match WriteBatch::from_contents(contents)
-            .and_then(|batch| check_logged_batch(&batch).map(|()| batch))
-        {
+        let batch = match WriteBatch::from_contents(contents).and_then(|batch| {
+            check_logged_batch(&batch, state.versions.recorded_extensions()).map(|_| batch)
+        }) {
             Ok(batch) => batch,
             Err(e) => {
                 let e = e.offset_by(offset).in_file(path.display());

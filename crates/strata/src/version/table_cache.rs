@@ -71,6 +71,7 @@ impl TableCache {
 
     /// Point lookup in table `file_number`, with a key buffer the caller reuses; see
     /// [`Table::get_with`].
+    #[cfg(test)]
     pub(crate) fn get<R>(
         &self,
         reads: BlockReads,
@@ -197,6 +198,7 @@ mod tests {
             filter_policy: None,
             block_cache: None,
             paranoid_checks: false,
+            range_deletions: false,
         }
     }
 

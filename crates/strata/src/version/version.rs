@@ -21,7 +21,10 @@ use super::table_cache::TableCache;
 use super::NUM_LEVELS;
 use crate::error::{Error, Result};
 use crate::table::BlockReads;
-use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator, ValueType};
+use crate::util::entry::{visible, Visible};
+use crate::util::internal_key::{
+    parse_internal_key, trailer, user_key, InternalKeyComparator, SequenceNumber,
+};
 
 /// A table file as a version sees it: its metadata plus the reads it may still absorb before a
 /// seek-triggered compaction is asked for.
@@ -63,11 +66,22 @@ pub(crate) type FileRef = Arc<LiveFile>;
 /// The outcome of a point lookup in the tables of a version.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum TableLookup {
+    /// The key's value (the user's bytes).
     Found(Vec<u8>),
+    /// The key is deleted, deleted by a range tombstone, or expired.
     Deleted,
     Absent,
     /// The entry where the key should be does not parse as an internal key.
     Corrupt,
+}
+
+/// What a point lookup brings to the tables from the sources above them.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PointRead {
+    /// The newest range tombstone covering the key at the read's sequence in the memtables.
+    pub(crate) covered: Option<SequenceNumber>,
+    /// The read's time (microseconds since the Unix epoch), for expiring values.
+    pub(crate) now: u64,
 }
 
 /// What a lookup learned about file reads, for seek-triggered compaction.
@@ -115,14 +129,23 @@ impl Version {
     }
 
     /// Looks `lookup_key` (user key + sequence trailer) up in the tables, newest data first.
+    ///
+    /// `read` carries what the newer sources (the memtables) found: the newest range tombstone
+    /// covering the key at the read's sequence, if any, and the read's time for expiring
+    /// values. Each table's own tombstones join it as the lookup goes down: an entry older
+    /// than it is deleted, and a table that holds no entry of the key ends the lookup once a
+    /// tombstone covers it (everything below is older still).
     pub(crate) fn get<'v>(
         &'v self,
         reads: BlockReads,
         lookup_key: &[u8],
+        read: PointRead,
         table_cache: &TableCache,
         charge: &mut SeekCharge,
     ) -> Result<TableLookup> {
         let ukey = user_key(lookup_key);
+        let sequence = trailer(lookup_key) >> 8;
+        let mut covered = read.covered;
         let mut last_read: Option<(usize, &'v FileRef)> = None;
         let mut result = TableLookup::Absent;
         // One key buffer for every block this lookup searches.
@@ -135,21 +158,32 @@ impl Version {
                 }
             }
             last_read = Some((level, file));
-            let outcome = table_cache
-                .get(
+            let table = table_cache.find_table(file.number(), file.meta.file_size)?;
+            if let Some(tombstones) = table.range_tombstones() {
+                covered = covered.max(tombstones.newest_covering(ukey, sequence));
+            }
+            let outcome = table
+                .get_with(
                     reads,
-                    file.number(),
-                    file.meta.file_size,
                     lookup_key,
                     &mut scratch,
                     |key, value| match parse_internal_key(key) {
                         Some(parsed)
                             if self.icmp.compare_user(parsed.user_key, ukey) == Ordering::Equal =>
                         {
-                            Some(match parsed.value_type {
-                                ValueType::Value => TableLookup::Found(value.to_vec()),
-                                ValueType::Deletion => TableLookup::Deleted,
-                            })
+                            Some(
+                                match visible(
+                                    parsed.value_type,
+                                    parsed.sequence,
+                                    value,
+                                    covered,
+                                    read.now,
+                                ) {
+                                    Ok(Visible::Value(value)) => TableLookup::Found(value.to_vec()),
+                                    Ok(Visible::Gone) => TableLookup::Deleted,
+                                    Err(_) => TableLookup::Corrupt,
+                                },
+                            )
                         }
                         Some(_) => None,
                         None => Some(TableLookup::Corrupt),
@@ -164,6 +198,10 @@ impl Version {
                 .in_file(format!("table #{}", file.number()))),
                 Some(found) => {
                     result = found;
+                    Ok(false)
+                }
+                None if covered.is_some() => {
+                    result = TableLookup::Deleted;
                     Ok(false)
                 }
                 None => Ok(true),

@@ -307,6 +307,11 @@ impl VersionSet {
         edit
     }
 
+    /// The format extensions the live manifest records (what its logs and tables may hold).
+    pub(crate) fn recorded_extensions(&self) -> Extensions {
+        self.recorded_extensions
+    }
+
     /// Total bytes in each level of the current version.
     pub(crate) fn level_summary(&self) -> String {
         let counts: Vec<String> = (0..NUM_LEVELS)

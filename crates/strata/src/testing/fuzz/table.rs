@@ -41,6 +41,7 @@ fn options(filter_bits: Option<usize>, paranoid_checks: bool, cache: bool) -> Ta
             .map(|bits| Arc::new(BloomFilterPolicy::new(bits)) as Arc<dyn FilterPolicy>),
         block_cache: cache.then(|| BlockCache::new(64 << 10)),
         paranoid_checks,
+        range_deletions: false,
     }
 }
 
