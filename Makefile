@@ -23,14 +23,15 @@ ROCKSDB_CXXFLAGS ?= -msse4.2 -mpclmul
 # engine's modules importing one way is crates/strata/tests/module_layers.rs.
 test: deps
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --workspace --all-targets --features strata/testing,strata-cli/leveldb -- -D warnings
-	$(CARGO) clippy -p strata --lib -- -D warnings
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p strata --no-deps
-	! $(CARGO) tree -p strata -e normal --prefix none | grep -E '^(serde|base64|clap|arbitrary) '
-	$(CARGO) test --workspace --features strata/testing,strata-cli/leveldb
+	$(CARGO) clippy --workspace --all-targets --features strata-kv/testing,strata-kv-cli/leveldb -- -D warnings
+	$(CARGO) clippy -p strata-kv --lib -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p strata-kv --no-deps
+	! $(CARGO) tree -p strata-kv -e normal --prefix none | grep -E '^(serde|base64|clap|arbitrary) '
+	$(CARGO) test --workspace --features strata-kv/testing,strata-kv-cli/leveldb
 	# The C API under valgrind and installed as libleveldb, the Go, Python, Node and Java
-	# bindings, CometBFT validators on Strata.
-	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-java test-cometbft
+	# bindings, CometBFT validators on Strata, the releasable packages.
+	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-java test-cometbft \
+		test-release
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
 # built from the system Python with its site packages (Debian's python3-plyvel, i.e. real
@@ -47,14 +48,14 @@ test-python: deps
 		$(CARGO) clippy --all-targets -- -D warnings
 	cd bindings/python && $(PYTHON_VENV)/bin/maturin build --profile pytest \
 		-i $(PYTHON_VENV)/bin/python --out $(PYTHON_WHEELS)
-	$(PYTHON_VENV)/bin/pip install -q --disable-pip-version-check --no-deps $(PYTHON_WHEELS)/strata-*.whl
+	$(PYTHON_VENV)/bin/pip install -q --disable-pip-version-check --no-deps $(PYTHON_WHEELS)/strata_kv-*.whl
 	cd bindings/python && $(PYTHON_VENV)/bin/pytest -q -p no:cacheprovider tests
 
 # Strata's main job: the benchmark against LevelDB and RocksDB, in release mode.
 bench:
 	scripts/install-deps.sh bench
 	CXXFLAGS_x86_64_unknown_linux_gnu="$(ROCKSDB_CXXFLAGS)" \
-		$(CARGO) build --release -p strata-cli --features $(BENCH_FEATURES)
+		$(CARGO) build --release -p strata-kv-cli --features $(BENCH_FEATURES)
 	mkdir -p bench-out
 	./target/release/strata bench $(BENCH_ARGS)
 	$(if $(strip $(BENCH_BLOOM_ARGS)),./target/release/strata bench $(BENCH_BLOOM_ARGS))
@@ -65,52 +66,80 @@ deps:
 # ---- C API (crates/strata-capi, include/leveldb/c.h) and the Go binding (bindings/go) ----
 .PHONY: capi install-c capi-test go-test
 
+# Where `make install-c` installs, with GNU's names: PREFIX, then LIBDIR, INCLUDEDIR and
+# PKGCONFIGDIR below it unless given; DESTDIR stages the whole tree elsewhere (for packaging).
 PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# Strata's one version (the workspace's), and the C library's ABI version, its major number.
+VERSION := $(shell sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
+SOVERSION := $(firstword $(subst ., ,$(VERSION)))
 # Cargo profile of the installed library: release, or test/dev for a quick debug build.
 CAPI_PROFILE ?= release
 TARGET_DIR ?= $(CURDIR)/target
 capi_profile_flag = $(if $(filter release,$(CAPI_PROFILE)),--release,--profile=$(CAPI_PROFILE))
 capi_lib_dir = $(TARGET_DIR)/$(if $(filter release,$(CAPI_PROFILE)),release,debug)
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
-# The tests link the library cargo's test profile leaves in target/debug.
+# The tests' installs: a debug build (cargo's test profile) under PREFIX=$(1), whatever
+# install directories the make command line was given.
+install_c_test = $(MAKE) --no-print-directory install-c CAPI_PROFILE=test DESTDIR= PREFIX=$(1) \
+	LIBDIR=$(1)/lib INCLUDEDIR=$(1)/include PKGCONFIGDIR=$(1)/lib/pkgconfig
 capi_test_prefix = $(TARGET_DIR)/capi-install
+# The Go binding finds the library through pkg-config (`#cgo pkg-config: strata`), here an
+# installed copy; the tests run against it through LD_LIBRARY_PATH.
 go_env = GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=1 \
-	CGO_CFLAGS="-I$(CURDIR)/include" \
-	CGO_LDFLAGS="-L$(TARGET_DIR)/debug -Wl,-rpath,$(TARGET_DIR)/debug"
+	PKG_CONFIG_PATH=$(capi_test_prefix)/lib/pkgconfig LD_LIBRARY_PATH=$(capi_test_prefix)/lib
 
 # Builds libstrata.so and libstrata.a.
 capi:
 	$(CARGO) build -p strata-capi $(capi_profile_flag)
 
-# Installs the header and the library, also under LevelDB's names, so programs written for
-# LevelDB's C API build unchanged with -lleveldb: make install-c PREFIX=/opt/strata
+# Installs the header, the library (libstrata.so.$(VERSION), SONAME libstrata.so.$(SOVERSION)),
+# its pkg-config file strata.pc, and the same library under LevelDB's names: libleveldb.so and
+# .a and leveldb.pc, so programs written for LevelDB's C API build unchanged with -lleveldb, and
+# libleveldb.so.1d (the SONAME of Debian's libleveldb1d), so programs already built against
+# Debian's LevelDB run on Strata with LD_LIBRARY_PATH=$(LIBDIR).
+#   make install-c PREFIX=/opt/strata
+#   make install-c DESTDIR=/tmp/stage PREFIX=/usr LIBDIR=/usr/lib/x86_64-linux-gnu
 install-c: capi
-	install -d $(DESTDIR)$(PREFIX)/include/leveldb $(DESTDIR)$(PREFIX)/lib
-	install -m 644 include/leveldb/c.h $(DESTDIR)$(PREFIX)/include/leveldb/c.h
-	install -m 755 $(capi_lib_dir)/libstrata.so $(DESTDIR)$(PREFIX)/lib/libstrata.so
-	install -m 644 $(capi_lib_dir)/libstrata.a $(DESTDIR)$(PREFIX)/lib/libstrata.a
-	ln -sf libstrata.so $(DESTDIR)$(PREFIX)/lib/libleveldb.so
-	ln -sf libstrata.a $(DESTDIR)$(PREFIX)/lib/libleveldb.a
+	install -d $(DESTDIR)$(INCLUDEDIR)/leveldb $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 include/leveldb/c.h $(DESTDIR)$(INCLUDEDIR)/leveldb/c.h
+	install -m 755 $(capi_lib_dir)/libstrata.so $(DESTDIR)$(LIBDIR)/libstrata.so.$(VERSION)
+	ln -sf libstrata.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libstrata.so.$(SOVERSION)
+	ln -sf libstrata.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libstrata.so
+	install -m 644 $(capi_lib_dir)/libstrata.a $(DESTDIR)$(LIBDIR)/libstrata.a
+	ln -sf libstrata.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libleveldb.so.1d
+	ln -sf libstrata.so $(DESTDIR)$(LIBDIR)/libleveldb.so
+	ln -sf libstrata.a $(DESTDIR)$(LIBDIR)/libleveldb.a
+	for pc in strata leveldb; do \
+		sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+			-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+			crates/strata-capi/pkgconfig/$$pc.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/$$pc.pc || exit 1; \
+	done
 
-# The C tests under valgrind (installed when missing), then the README's C example built against an installed copy
-# with -lleveldb, exactly as a LevelDB program would be.
+# The C tests under valgrind (installed when missing), then the README's C example built against
+# an installed copy with -lleveldb, exactly as a LevelDB program would be (it records Strata's
+# SONAME, so it keeps loading Strata).
 capi-test:
 	command -v valgrind >/dev/null 2>&1 || { sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
 		$$sudo apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq valgrind >/dev/null; }
 	STRATA_CAPI_VALGRIND=1 $(CARGO) test -p strata-capi --test c_programs
 	rm -rf $(capi_test_prefix)
-	$(MAKE) --no-print-directory install-c CAPI_PROFILE=test PREFIX=$(capi_test_prefix)
+	$(call install_c_test,$(capi_test_prefix))
 	$(CC) -std=gnu11 -Wall -Werror -I$(capi_test_prefix)/include \
 		crates/strata-capi/tests/c/example.c -L$(capi_test_prefix)/lib -lleveldb \
 		-Wl,-rpath,$(capi_test_prefix)/lib -o $(capi_test_prefix)/example
-	ldd $(capi_test_prefix)/example | grep -q "$(capi_test_prefix)/lib/libleveldb.so"
+	ldd $(capi_test_prefix)/example | \
+		grep -q "libstrata.so.$(SOVERSION) => $(capi_test_prefix)/lib/libstrata.so.$(SOVERSION)"
 	tmp=$$(mktemp -d) && TEST_TMPDIR=$$tmp $(capi_test_prefix)/example >/dev/null; \
 		status=$$?; rm -rf $$tmp; exit $$status
 
-# The Go binding: vet and tests (with the race detector) against the freshly built library.
+# The Go binding: vet and tests (with the race detector) against the freshly built library,
+# installed with its pkg-config file.
 go-test:
-	$(CARGO) build -p strata-capi --profile=test
+	$(call install_c_test,$(capi_test_prefix))
 	cd bindings/go && $(go_env) $(GO) vet ./...
 	cd bindings/go && $(go_env) $(GO) test -race -count=1 ./...
 
@@ -152,8 +181,8 @@ cometbft_test_env = GOTOOLCHAIN=local \
 # tests of its checks. The hand-run engine comparison is integrations/cometbft/compare.sh.
 test-cometbft: deps
 	rm -rf $(COMETBFT_OUT)
-	$(MAKE) --no-print-directory install-c CAPI_PROFILE=test PREFIX=$(COMETBFT_OUT)/strata
-	$(CARGO) build -p strata-cli --profile=test
+	$(call install_c_test,$(COMETBFT_OUT)/strata)
+	$(CARGO) build -p strata-kv-cli --profile=test
 	GO=$(GO) integrations/cometbft/build.sh strata $(COMETBFT_OUT)/strata $(COMETBFT_OUT)/cometbft-strata
 	GO=$(GO) integrations/cometbft/build.sh leveldb $(COMETBFT_OUT)/cometbft-leveldb
 	cd integrations/cometbft && GOTOOLCHAIN=local $(GO) vet ./...
@@ -176,3 +205,32 @@ test-java:
 	cd bindings/java/native && $(CARGO) clippy --locked --all-targets --profile jtest \
 		--target-dir $(JAVA_CARGO_TARGET) -- -D warnings
 	cd bindings/java && mvn -B --no-transfer-progress -Dnative.profile=jtest verify
+
+# ---- Releasable packages (tests/release): names, one version, the artifacts users install ----
+.PHONY: test-release
+
+RELEASE_OUT = $(TARGET_DIR)/release-test
+# Where the staged install says it lives: a LIBDIR outside PREFIX/lib, as a distribution's.
+release_prefix = /opt/strata
+release_libdir = $(release_prefix)/lib64
+
+# One version in every manifest; the crates as crates.io would get them (package contents,
+# publish = false elsewhere, `cargo publish --dry-run`, the engine built from its .crate); the C
+# library installed into a DESTDIR staging tree (layout, SONAME, pkg-config files) and run by a
+# program built against Debian's LevelDB, without relinking; the Go binding built through
+# pkg-config by a module outside the repository; the Python wheel audited, installed offline
+# into a fresh venv under each of Debian's Python 3 interpreters with no Rust on PATH and
+# smoke-tested, and a wheel built from the sdist. Debug builds (cargo's test profile, the
+# binding's pytest profile) shared with the targets above.
+test-release: deps
+	/usr/bin/python3 tests/release/check_versions.py
+	CARGO=$(CARGO) tests/release/crates.sh
+	rm -rf $(RELEASE_OUT)
+	$(MAKE) --no-print-directory install-c CAPI_PROFILE=test DESTDIR=$(RELEASE_OUT)/stage \
+		PREFIX=$(release_prefix) LIBDIR=$(release_libdir) INCLUDEDIR=$(release_prefix)/include \
+		PKGCONFIGDIR=$(release_libdir)/pkgconfig
+	tests/release/c-library.sh $(RELEASE_OUT)/stage $(release_prefix) $(release_libdir) \
+		$(release_prefix)/include $(VERSION)
+	$(call install_c_test,$(RELEASE_OUT)/prefix)
+	GO=$(GO) tests/release/go-pkgconfig.sh $(RELEASE_OUT)/prefix
+	tests/release/python-wheel.sh $(RELEASE_OUT)/python

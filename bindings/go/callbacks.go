@@ -45,6 +45,7 @@ func strataGoCreateFilter(handle C.uintptr_t, keys **C.char, lens *C.size_t, n C
 	count := int(n)
 	keyViews := make([][]byte, count)
 	if count > 0 {
+		// The library passes n keys and n lengths, valid while this callback runs.
 		ptrs := unsafe.Slice(keys, count)
 		sizes := unsafe.Slice(lens, count)
 		for i := range keyViews {

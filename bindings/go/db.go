@@ -1,7 +1,7 @@
 package strata
 
 /*
-#cgo LDFLAGS: -lstrata
+#cgo pkg-config: strata
 #include <stdlib.h>
 #include <leveldb/c.h>
 */
@@ -29,12 +29,25 @@ type Snapshot struct {
 	snap *C.leveldb_snapshot_t
 }
 
-// ptr returns a C view of b for the duration of one call (nil for an empty slice).
+// ptr returns a C view of b for the duration of one call (nil for an empty slice, which the C
+// API reads as the empty string). Valid under cgo's pointer rules: b holds no Go pointers, and
+// every C function it is passed to copies the bytes before returning and keeps no pointer.
 func ptr(b []byte) *C.char {
 	if len(b) == 0 {
 		return nil
 	}
 	return (*C.char)(unsafe.Pointer(&b[0]))
+}
+
+// copyBytes copies n bytes at p into a new Go slice. Unlike C.GoBytes, whose length is a C int,
+// it takes values of 2 GiB and more (the engine stores values up to 4 GiB - 1).
+func copyBytes(p unsafe.Pointer, n C.size_t) []byte {
+	out := make([]byte, int(n))
+	if n > 0 {
+		// p points at n readable bytes owned by the library (see each caller).
+		copy(out, unsafe.Slice((*byte)(p), int(n)))
+	}
+	return out
 }
 
 // Open opens the database in directory name (creating it when the options say so).
@@ -96,8 +109,9 @@ func (db *DB) Get(ro *ReadOptions, key []byte) ([]byte, error) {
 	if value == nil {
 		return nil, nil
 	}
+	// The block is ours (malloc'd by the library); it is copied before the deferred free.
 	defer C.leveldb_free(unsafe.Pointer(value))
-	return C.GoBytes(unsafe.Pointer(value), C.int(length)), nil
+	return copyBytes(unsafe.Pointer(value), length), nil
 }
 
 // Delete removes key; removing an absent key is not an error.
@@ -155,7 +169,9 @@ func (db *DB) GetApproximateSizes(ranges []Range) []uint64 {
 	if len(ranges) == 0 {
 		return sizes
 	}
-	// The key arrays hold pointers, so they and the keys live in C memory.
+	// An array passed to C may not hold Go pointers, so the keys are copied to C memory (freed
+	// below); the arrays of their pointers and lengths, and sizes, are Go memory used only
+	// during the call, each len(ranges) long.
 	starts := make([]*C.char, len(ranges))
 	limits := make([]*C.char, len(ranges))
 	startLens := make([]C.size_t, len(ranges))

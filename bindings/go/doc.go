@@ -7,13 +7,16 @@
 //
 // # Building
 //
-// The package links libstrata (built by `cargo build -p strata-capi`) and includes
-// leveldb/c.h from the repository's include/ directory; point cgo at them:
+// The package finds Strata's C library through pkg-config (`#cgo pkg-config: strata`), so once
+// the library is installed with its strata.pc no CGO flags are needed:
 //
-//	CGO_CFLAGS="-I$REPO/include" \
-//	CGO_LDFLAGS="-L$REPO/target/release -Wl,-rpath,$REPO/target/release" go build
+//	make install-c PREFIX=/usr/local          # in Strata's repository
+//	go get github.com/strata-db/strata/bindings/go@v0.1.0
+//	go build                                  # PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig for another PREFIX
 //
-// `make go-test` in the repository does this for the tests.
+// A program linked this way needs libstrata.so.0 at run time: under /usr/local/lib run ldconfig
+// once; elsewhere set LD_LIBRARY_PATH (or link with -Wl,-rpath through CGO_LDFLAGS).
+// `make go-test` in the repository tests the package against such an installed copy.
 //
 // # Conventions
 //

@@ -30,7 +30,8 @@ func (it *Iterator) Key() []byte {
 	}
 	var n C.size_t
 	k := C.leveldb_iter_key(it.iter, &n)
-	return C.GoBytes(unsafe.Pointer(k), C.int(n))
+	// The key is valid until the iterator moves; it is copied now.
+	return copyBytes(unsafe.Pointer(k), n)
 }
 
 // Value returns a copy of the current value (nil when not Valid).
@@ -40,7 +41,8 @@ func (it *Iterator) Value() []byte {
 	}
 	var n C.size_t
 	v := C.leveldb_iter_value(it.iter, &n)
-	return C.GoBytes(unsafe.Pointer(v), C.int(n))
+	// The value is valid until the iterator moves; it is copied now.
+	return copyBytes(unsafe.Pointer(v), n)
 }
 
 // Next moves to the next entry (no-op when not Valid).

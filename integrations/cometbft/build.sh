@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds CometBFT (the version go.mod pins) from the Go module proxy, one storage engine a binary:
 #   build.sh strata PREFIX OUT   -tags cleveldb against Strata installed by `make install-c
-#                                PREFIX=...` (libleveldb.so -> libstrata.so), rpath to PREFIX/lib
+#                                PREFIX=...` (libleveldb.so -> libstrata.so, so the binary needs
+#                                Strata's SONAME libstrata.so.N), rpath to PREFIX/lib
 #   build.sh leveldb OUT         -tags cleveldb against Debian's libleveldb-dev
 #   build.sh goleveldb OUT       no tag: CometBFT's default pure-Go goleveldb
-# and checks with ldd that a cleveldb binary loads the LevelDB it was built against.
+# and checks with ldd that a cleveldb binary loads the LevelDB (or Strata) it was built against.
 # GO names the go command (default: go on PATH, else /usr/local/go/bin/go).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -42,7 +43,7 @@ esac
 nice -n 10 "$go" build "${tags[@]}" -o "$out" github.com/cometbft/cometbft/cmd/cometbft
 
 if [[ -n "$want" ]]; then
-  got=$(ldd "$out" | awk '$1 ~ /^libleveldb\.so/ && $2 == "=>" { print $3 }')
+  got=$(ldd "$out" | awk '$1 ~ /^lib(leveldb|strata)\.so/ && $2 == "=>" { print $3 }')
   if [[ -z "$got" || "$(realpath "$got")" != "$want" ]]; then
     echo "$out: libleveldb resolves to '${got:-nothing}', want $want" >&2
     ldd "$out" >&2

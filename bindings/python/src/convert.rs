@@ -1,4 +1,4 @@
-//! Conversions between Python objects and the byte strings the engine takes.
+//! Conversions between Python objects and what the engine takes: byte strings, paths, flags.
 //!
 //! Keys are `bytes` only (anything else is a `TypeError`, as in plyvel); they are extracted in
 //! method signatures as `&[u8]`, borrowed from the immutable `bytes` object without a copy.
@@ -45,6 +45,29 @@ pub(crate) fn fs_path(name: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     }
     name.extract::<PathBuf>()
         .map_err(|_| PyTypeError::new_err("'name' arg must be a byte string or a unicode string"))
+}
+
+/// A boolean keyword argument as plyvel takes it (Cython `bool` parameters): `True` or `False`,
+/// or `None`, which counts as false whatever the keyword's default, so `fill_cache=None` or
+/// `include_key=None` turn those off, as in plyvel. Anything else is a `TypeError`. Every
+/// boolean keyword of the module goes through here (`#[pyo3(from_py_with = flag)]`, and
+/// `IterArgs::from_kwargs`).
+pub(crate) fn flag(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if value.is_none() {
+        Ok(false)
+    } else {
+        value.extract()
+    }
+}
+
+/// `paranoid_checks`, which plyvel leaves untyped: `None` keeps the engine's default, anything
+/// else counts by its truth value.
+pub(crate) fn optional_truth(value: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
+    if value.is_none() {
+        Ok(None)
+    } else {
+        value.is_truthy().map(Some)
+    }
 }
 
 /// The smallest key greater than every key that starts with `prefix`: the prefix with its last

@@ -13,7 +13,7 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 use strata::{Range, ReadOptions, WriteOptions};
 
 use crate::batch::PyWriteBatch;
-use crate::convert::{fs_path, value_bytes};
+use crate::convert::{flag, fs_path, optional_truth, value_bytes};
 use crate::errors::to_py;
 use crate::handle::Handle;
 use crate::iterator::{IterArgs, PyIterator, PyRawIterator};
@@ -83,9 +83,9 @@ impl PyDB {
     fn new<'py>(
         py: Python<'py>,
         name: Bound<'py, PyAny>,
-        create_if_missing: bool,
-        error_if_exists: bool,
-        paranoid_checks: Option<bool>,
+        #[pyo3(from_py_with = flag)] create_if_missing: bool,
+        #[pyo3(from_py_with = flag)] error_if_exists: bool,
+        #[pyo3(from_py_with = optional_truth)] paranoid_checks: Option<bool>,
         write_buffer_size: Option<usize>,
         max_open_files: Option<usize>,
         lru_cache_size: Option<usize>,
@@ -159,8 +159,8 @@ impl PyDB {
         py: Python<'py>,
         key: &[u8],
         default: Option<Bound<'py, PyAny>>,
-        verify_checksums: bool,
-        fill_cache: bool,
+        #[pyo3(from_py_with = flag)] verify_checksums: bool,
+        #[pyo3(from_py_with = flag)] fill_cache: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         get_value(py, &self.handle, key, default, verify_checksums, fill_cache)
     }
@@ -172,20 +172,29 @@ impl PyDB {
         py: Python<'_>,
         key: &[u8],
         value: &Bound<'_, PyAny>,
-        sync: bool,
+        #[pyo3(from_py_with = flag)] sync: bool,
     ) -> PyResult<()> {
         put_value(py, &self.handle, key, value, sync)
     }
 
     /// Removes `key` (not an error when absent).
     #[pyo3(signature = (key, *, sync=false))]
-    fn delete(&self, py: Python<'_>, key: &[u8], sync: bool) -> PyResult<()> {
+    fn delete(
+        &self,
+        py: Python<'_>,
+        key: &[u8],
+        #[pyo3(from_py_with = flag)] sync: bool,
+    ) -> PyResult<()> {
         delete_key(py, &self.handle, key, sync)
     }
 
     /// A new `WriteBatch` for this database.
     #[pyo3(signature = (*, transaction=false, sync=false))]
-    fn write_batch(&self, transaction: bool, sync: bool) -> PyResult<PyWriteBatch> {
+    fn write_batch(
+        &self,
+        #[pyo3(from_py_with = flag)] transaction: bool,
+        #[pyo3(from_py_with = flag)] sync: bool,
+    ) -> PyResult<PyWriteBatch> {
         self.handle.check_open()?;
         Ok(PyWriteBatch::new(&self.handle, None, transaction, sync))
     }
@@ -207,8 +216,8 @@ impl PyDB {
     fn raw_iterator(
         &self,
         py: Python<'_>,
-        verify_checksums: bool,
-        fill_cache: bool,
+        #[pyo3(from_py_with = flag)] verify_checksums: bool,
+        #[pyo3(from_py_with = flag)] fill_cache: bool,
     ) -> PyResult<PyRawIterator> {
         PyRawIterator::new(py, &self.handle, verify_checksums, fill_cache, None)
     }
@@ -341,8 +350,8 @@ impl PyPrefixedDB {
         py: Python<'py>,
         key: &[u8],
         default: Option<Bound<'py, PyAny>>,
-        verify_checksums: bool,
-        fill_cache: bool,
+        #[pyo3(from_py_with = flag)] verify_checksums: bool,
+        #[pyo3(from_py_with = flag)] fill_cache: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let key = self.full_key(key);
         get_value(
@@ -362,7 +371,7 @@ impl PyPrefixedDB {
         py: Python<'_>,
         key: &[u8],
         value: &Bound<'_, PyAny>,
-        sync: bool,
+        #[pyo3(from_py_with = flag)] sync: bool,
     ) -> PyResult<()> {
         let key = self.full_key(key);
         put_value(py, &self.handle, &key, value, sync)
@@ -370,14 +379,23 @@ impl PyPrefixedDB {
 
     /// See `DB.delete`.
     #[pyo3(signature = (key, *, sync=false))]
-    fn delete(&self, py: Python<'_>, key: &[u8], sync: bool) -> PyResult<()> {
+    fn delete(
+        &self,
+        py: Python<'_>,
+        key: &[u8],
+        #[pyo3(from_py_with = flag)] sync: bool,
+    ) -> PyResult<()> {
         let key = self.full_key(key);
         delete_key(py, &self.handle, &key, sync)
     }
 
     /// See `DB.write_batch`; the batch prefixes its keys.
     #[pyo3(signature = (*, transaction=false, sync=false))]
-    fn write_batch(&self, transaction: bool, sync: bool) -> PyResult<PyWriteBatch> {
+    fn write_batch(
+        &self,
+        #[pyo3(from_py_with = flag)] transaction: bool,
+        #[pyo3(from_py_with = flag)] sync: bool,
+    ) -> PyResult<PyWriteBatch> {
         self.handle.check_open()?;
         Ok(PyWriteBatch::new(
             &self.handle,
@@ -425,7 +443,7 @@ impl PyPrefixedDB {
 pub(crate) fn repair_db<'py>(
     py: Python<'py>,
     name: Bound<'py, PyAny>,
-    paranoid_checks: Option<bool>,
+    #[pyo3(from_py_with = optional_truth)] paranoid_checks: Option<bool>,
     write_buffer_size: Option<usize>,
     max_open_files: Option<usize>,
     lru_cache_size: Option<usize>,

@@ -36,7 +36,7 @@ use pyo3::sync::MutexExt;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 use strata::{DbIterator, ReadOptions};
 
-use crate::convert::prefix_successor;
+use crate::convert::{flag, prefix_successor};
 use crate::errors::{iterator_closed, iterator_invalid, to_py};
 use crate::handle::{Cursor, Handle};
 
@@ -82,9 +82,9 @@ impl IterArgs {
         }
     }
 
-    /// The arguments `iterator(**kwargs)` was called with. A flag given as `None` keeps its
-    /// default, as in plyvel; bounds and the prefix are `bytes` or `None`; an unknown keyword is a
-    /// `TypeError` naming it.
+    /// The arguments `iterator(**kwargs)` was called with. Flags are read by
+    /// [`flag`] (`None` is false, as in plyvel); bounds and the prefix are `bytes` or `None`; an
+    /// unknown keyword is a `TypeError` naming it.
     pub(crate) fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<IterArgs> {
         let mut args = IterArgs::all();
         let Some(kwargs) = kwargs else {
@@ -92,12 +92,11 @@ impl IterArgs {
         };
         for (name, value) in kwargs.iter() {
             let name: String = name.extract()?;
-            let flag = |default: bool| -> PyResult<bool> {
-                if value.is_none() {
-                    Ok(default)
-                } else {
-                    value.extract()
-                }
+            let flag_arg = || {
+                flag(&value).map_err(|e| {
+                    let reason = e.value(value.py()).to_string();
+                    PyTypeError::new_err(format!("iterator() argument '{name}': {reason}"))
+                })
             };
             let bytes = || -> PyResult<Option<Vec<u8>>> {
                 if value.is_none() {
@@ -109,16 +108,16 @@ impl IterArgs {
                 Ok(Some(bytes.as_bytes().to_vec()))
             };
             match name.as_str() {
-                "reverse" => args.reverse = flag(false)?,
+                "reverse" => args.reverse = flag_arg()?,
                 "start" => args.start = bytes()?,
                 "stop" => args.stop = bytes()?,
-                "include_start" => args.include_start = flag(true)?,
-                "include_stop" => args.include_stop = flag(false)?,
+                "include_start" => args.include_start = flag_arg()?,
+                "include_stop" => args.include_stop = flag_arg()?,
                 "prefix" => args.prefix = bytes()?,
-                "include_key" => args.include_key = flag(true)?,
-                "include_value" => args.include_value = flag(true)?,
-                "verify_checksums" => args.verify_checksums = flag(false)?,
-                "fill_cache" => args.fill_cache = flag(true)?,
+                "include_key" => args.include_key = flag_arg()?,
+                "include_value" => args.include_value = flag_arg()?,
+                "verify_checksums" => args.verify_checksums = flag_arg()?,
+                "fill_cache" => args.fill_cache = flag_arg()?,
                 _ => {
                     return Err(PyTypeError::new_err(format!(
                         "iterator() got an unexpected keyword argument '{name}'"

@@ -39,5 +39,7 @@ fn _strata(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(db::destroy_db, module)?)?;
     // The on-disk format this engine reads and writes.
     module.add("__leveldb_version__", "1.23")?;
+    // The package's version (Cargo.toml's, which the wheel's metadata also takes).
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

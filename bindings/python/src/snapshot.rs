@@ -13,6 +13,7 @@ use pyo3::sync::MutexExt;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 use strata::ReadOptions;
 
+use crate::convert::flag;
 use crate::errors::snapshot_closed;
 use crate::handle::{drop_detached, Handle};
 use crate::iterator::{IterArgs, PyIterator, PyRawIterator};
@@ -73,8 +74,8 @@ impl PySnapshot {
         py: Python<'py>,
         key: &[u8],
         default: Option<Bound<'py, PyAny>>,
-        verify_checksums: bool,
-        fill_cache: bool,
+        #[pyo3(from_py_with = flag)] verify_checksums: bool,
+        #[pyo3(from_py_with = flag)] fill_cache: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = ReadOptions {
             verify_checksums,
@@ -121,8 +122,8 @@ impl PySnapshot {
     fn raw_iterator(
         &self,
         py: Python<'_>,
-        verify_checksums: bool,
-        fill_cache: bool,
+        #[pyo3(from_py_with = flag)] verify_checksums: bool,
+        #[pyo3(from_py_with = flag)] fill_cache: bool,
     ) -> PyResult<PyRawIterator> {
         let snapshot = self.pinned(py)?;
         PyRawIterator::new(

@@ -90,12 +90,16 @@ def test_iterator_keywords_are_checked_alike_on_db_prefixed_db_and_snapshot(smal
             owner.iterator(revers=True)
         with pytest.raises(TypeError):
             owner.iterator(True)  # keyword-only, as in plyvel
-        # A flag given as None keeps its default, as plyvel takes it.
+        # A flag given as None is false, as plyvel takes it (test_plyvel_parity.py compares).
         defaults = list(owner.iterator())
-        assert list(owner.iterator(reverse=None, include_key=None, include_value=None,
-                                   include_start=None, include_stop=None,
-                                   verify_checksums=None, fill_cache=None)) == defaults
+        assert list(owner.iterator(reverse=None, include_stop=None, verify_checksums=None,
+                                   fill_cache=None)) == defaults
+        assert list(owner.iterator(include_value=None)) == [key for key, _ in defaults]
+        assert list(owner.iterator(include_key=None)) == [value for _, value in defaults]
+        assert list(owner.iterator(start=defaults[0][0], include_start=None)) == defaults[1:]
         assert list(owner.iterator(reverse=True, start=None, stop=None, prefix=None)) == defaults[::-1]
+        with pytest.raises(TypeError, match="argument 'reverse'"):
+            owner.iterator(reverse=1)
     snapshot.close()
 
 

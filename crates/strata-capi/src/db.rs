@@ -161,10 +161,18 @@ pub unsafe extern "C" fn leveldb_get(
             let Some(value) = db.rep.get_opt(read_options(options, &default), key)? else {
                 return Ok(ptr::null_mut());
             };
+            let copy = malloc_bytes(&value);
+            if copy.is_null() {
+                // NULL alone would read as "not found".
+                return Err(engine::Error::io(
+                    format!("copying a value of {} bytes out", value.len()),
+                    std::io::Error::from(std::io::ErrorKind::OutOfMemory),
+                ));
+            }
             if let Some(vallen) = vallen.as_mut() {
                 *vallen = value.len();
             }
-            Ok(malloc_bytes(&value))
+            Ok(copy)
         })
     }
 }

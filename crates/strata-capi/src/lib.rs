@@ -1,6 +1,7 @@
 //! LevelDB 1.23's C API over Strata: the 68 functions declared in `include/leveldb/c.h`, with
 //! the names, types and semantics C programs and bindings written for LevelDB expect. Built as
-//! `libstrata.so` and `libstrata.a`; `make install-c` also installs them as `libleveldb.*`.
+//! `libstrata.so` (SONAME `libstrata.so.0`, set in `build.rs`) and `libstrata.a`; `make install-c`
+//! installs them with their versioned names, and also as `libleveldb.*`.
 //!
 //! # Conventions (LevelDB's)
 //!

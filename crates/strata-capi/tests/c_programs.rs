@@ -21,16 +21,22 @@ fn profile_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// Where `libstrata.so`/`.a` are, built first: `cargo test` builds only the Rust test
-/// harnesses of a `cdylib`/`staticlib` crate, not the libraries themselves, so this asks cargo
-/// for them (once per run; cargo holds no lock while tests run, and the engine's artifacts
-/// are shared with the test build).
+/// The SONAME the shared library carries (set by `build.rs`): what programs linked to it need.
+const SONAME: &str = concat!("libstrata.so.", env!("CARGO_PKG_VERSION_MAJOR"));
+
+/// A directory holding `libstrata.so`, `libstrata.so.<major>` (its SONAME, which programs
+/// linked to it look for at run time) and `libstrata.a`, linked to cargo's fresh build.
+///
+/// The libraries are built first: `cargo test` builds only the Rust test harnesses of a
+/// `cdylib`/`staticlib` crate, not the libraries themselves, so this asks cargo for them (once
+/// per run; cargo holds no lock while tests run, and the engine's artifacts are shared with the
+/// test build).
 fn lib_dir() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let dir = profile_dir();
-            let profile = if dir.ends_with("release") {
+            let built = profile_dir();
+            let profile = if built.ends_with("release") {
                 "--release"
             } else {
                 "--profile=test"
@@ -39,11 +45,22 @@ fn lib_dir() -> PathBuf {
                 .args(["build", "--quiet", "-p", "strata-capi", profile])
                 .arg("--manifest-path")
                 .arg(crate_dir().join("Cargo.toml")));
-            assert!(
-                dir.join("libstrata.so").exists() && dir.join("libstrata.a").exists(),
-                "libstrata.so/.a not found in {}",
-                dir.display()
-            );
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+                "libstrata-{}",
+                built.file_name().expect("profile name").to_string_lossy()
+            ));
+            std::fs::create_dir_all(&dir).expect("create the library directory");
+            for (name, file) in [
+                ("libstrata.so", "libstrata.so"),
+                (SONAME, "libstrata.so"),
+                ("libstrata.a", "libstrata.a"),
+            ] {
+                let target = built.join(file);
+                assert!(target.exists(), "{} not built", target.display());
+                let link = dir.join(name);
+                let _ = std::fs::remove_file(&link);
+                std::os::unix::fs::symlink(&target, &link).expect("link the library");
+            }
             dir
         })
         .clone()
@@ -173,6 +190,18 @@ fn static_library_links_with_the_system_libraries_only() {
         "statically linked program still needs libstrata.so"
     );
     execute(&exe);
+}
+
+#[test]
+fn shared_library_carries_its_soname() {
+    let dynamic = run(Command::new("readelf")
+        .arg("--dynamic")
+        .arg(lib_dir().join("libstrata.so")));
+    let dynamic = String::from_utf8_lossy(&dynamic.stdout);
+    assert!(
+        dynamic.contains(&format!("Library soname: [{SONAME}]")),
+        "no SONAME {SONAME} in:\n{dynamic}"
+    );
 }
 
 /// The `leveldb_*` names declared as functions in a header: every `leveldb_x(`.

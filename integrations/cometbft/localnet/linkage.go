@@ -11,7 +11,8 @@ import (
 )
 
 // LinkedLevelDB is the file a binary's libleveldb resolves to, as ldd reports it, with symlinks
-// followed (so Strata installed as libleveldb.so shows as its libstrata.so).
+// followed. A binary linked with -lleveldb against Strata installed as libleveldb.so needs
+// Strata's SONAME (libstrata.so.N), so that line counts too.
 func LinkedLevelDB(binary string) (string, error) {
 	out, err := exec.Command("ldd", binary).Output()
 	if err != nil {
@@ -19,9 +20,11 @@ func LinkedLevelDB(binary string) (string, error) {
 	}
 	lines := bufio.NewScanner(bytes.NewReader(out))
 	for lines.Scan() {
-		// "\tlibleveldb.so => /opt/strata/lib/libleveldb.so (0x...)"
+		// "\tlibleveldb.so.1d => /usr/lib/x86_64-linux-gnu/libleveldb.so.1d (0x...)"
+		// "\tlibstrata.so.0 => /opt/strata/lib/libstrata.so.0 (0x...)"
 		fields := strings.Fields(lines.Text())
-		if len(fields) >= 3 && strings.HasPrefix(fields[0], "libleveldb.so") && fields[1] == "=>" {
+		if len(fields) >= 3 && fields[1] == "=>" &&
+			(strings.HasPrefix(fields[0], "libleveldb.so") || strings.HasPrefix(fields[0], "libstrata.so")) {
 			if fields[2] == "not" {
 				return "", fmt.Errorf("%s: %s not found", binary, fields[0])
 			}

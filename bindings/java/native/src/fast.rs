@@ -82,6 +82,9 @@ fn fast<T>(env: *mut JNIEnv, failed: T, body: impl FnOnce(&RawEnv) -> Result<T, 
     failed
 }
 
+// SAFETY: JNI's name for `StrataDB`'s `private native byte[] get(long, byte[], long, boolean,
+// boolean)`, which no other library defines; the signature is that declaration in JNI types,
+// after the environment and `this`.
 #[unsafe(export_name = "Java_io_github_stratakv_StrataDB_get")]
 pub extern "system" fn get(
     env: *mut JNIEnv,
@@ -104,6 +107,7 @@ pub extern "system" fn get(
     })
 }
 
+// SAFETY: as for `get`, for `private native void put(long, byte[], byte[], boolean)`.
 #[unsafe(export_name = "Java_io_github_stratakv_StrataDB_put")]
 pub extern "system" fn put(
     env: *mut JNIEnv,
@@ -121,6 +125,7 @@ pub extern "system" fn put(
     })
 }
 
+// SAFETY: as for `get`, for `private native void delete(long, byte[], boolean)`.
 #[unsafe(export_name = "Java_io_github_stratakv_StrataDB_delete")]
 pub extern "system" fn delete(
     env: *mut JNIEnv,

@@ -1,5 +1,7 @@
 """Strata: an embedded, ordered key-value store that reads and writes LevelDB's on-disk format.
 
+Installed as the distribution ``strata-kv`` (``pip install strata-kv``), imported as ``strata``.
+
 The API is plyvel's, so ``import strata as plyvel`` keeps plyvel code working::
 
     import strata
@@ -26,11 +28,10 @@ from ._strata import (
     Snapshot,
     WriteBatch,
     __leveldb_version__,
+    __version__,
     destroy_db,
     repair_db,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "DB",

@@ -169,7 +169,7 @@ impl OpenEngine {
 pub fn not_compiled_in(kind: EngineKind) -> String {
     format!(
         "engine `{name}` is not compiled into this binary: rebuild with \
-         `cargo build --release -p strata-cli --features {name}` (`make bench` builds with \
+         `cargo build --release -p strata-kv-cli --features {name}` (`make bench` builds with \
          `--features leveldb,rocksdb`)",
         name = kind.name()
     )

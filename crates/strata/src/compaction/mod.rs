@@ -30,6 +30,8 @@ pub(crate) fn expanded_compaction_byte_limit(max_file_size: u64) -> u64 {
 /// can be dropped.
 pub(crate) struct Compaction {
     pub(crate) level: usize,
+    /// Why it runs.
+    pub(crate) trigger: Trigger,
     pub(crate) max_output_file_size: u64,
     pub(crate) input_version: Arc<Version>,
     pub(crate) edit: VersionEdit,
@@ -39,10 +41,30 @@ pub(crate) struct Compaction {
     pub(crate) grandparents: Vec<FileRef>,
 }
 
+/// Why a compaction runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trigger {
+    /// A level over its budget, or too many level-0 files; and `compact_range`.
+    Size,
+    /// A file that reads had to look past too often.
+    Seek,
+}
+
 impl Compaction {
+    /// The most key ranges this compaction is merged in, of the `configured` maximum. A
+    /// seek-triggered compaction is not urgent, and the reads that asked for it run meanwhile:
+    /// it stays on the background thread alone rather than take their core.
+    pub(crate) fn max_parts(&self, configured: usize) -> usize {
+        match self.trigger {
+            Trigger::Size => configured,
+            Trigger::Seek => configured.min(1),
+        }
+    }
+
     pub(crate) fn new(level: usize, max_file_size: u64, input_version: Arc<Version>) -> Compaction {
         Compaction {
             level,
+            trigger: Trigger::Size,
             max_output_file_size: max_file_size,
             input_version,
             edit: VersionEdit::default(),

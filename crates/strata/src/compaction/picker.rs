@@ -10,7 +10,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::{expanded_compaction_byte_limit, Compaction};
+use super::{expanded_compaction_byte_limit, Compaction, Trigger};
 use crate::util::internal_key::{user_key, InternalKeyComparator};
 use crate::version::version::{total_file_size, FileRef, Version};
 use crate::version::version_set::VersionSet;
@@ -48,6 +48,7 @@ pub(crate) fn pick_compaction(vset: &mut VersionSet) -> Option<Compaction> {
             return None;
         }
         compaction = Compaction::new(level, max_file_size, Arc::clone(&version));
+        compaction.trigger = Trigger::Seek;
         compaction.inputs[0].push(file);
     }
 

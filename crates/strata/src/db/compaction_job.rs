@@ -239,7 +239,7 @@ fn key_ranges(db: &DbInner, c: &Compaction) -> Vec<KeyRange> {
     let per_part = MIN_BYTES_PER_SUBCOMPACTION.saturating_mul(c.max_output_file_size.max(1));
     let parts = usize::try_from(input_bytes / per_part)
         .unwrap_or(usize::MAX)
-        .min(db.options.max_subcompactions);
+        .min(c.max_parts(db.options.max_subcompactions));
     // A table that cannot be opened counts as holding nothing below a key (the merge will
     // report it); the estimate only balances the ranges. Each table is looked up once,
     // however many candidate cuts ask about it (a small table cache could otherwise reopen

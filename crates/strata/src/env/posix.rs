@@ -3,6 +3,10 @@
 //! - Sequential and random reads go straight to the kernel (no user-space buffer: callers read
 //!   whole 32 KiB log blocks or whole table blocks); random reads are positional (`pread`), so one
 //!   open table serves many threads without a seek lock.
+//! - Random-access files hold no descriptor once mapped (up to [`MAX_MAPPED_FILES`] at once);
+//!   files that are not mapped keep theirs only while a process-wide budget of a fifth of
+//!   `RLIMIT_NOFILE` lasts (LevelDB's rule), and beyond it open themselves for each read. So a
+//!   database of thousands of tables, or several databases, open under a low descriptor limit.
 //! - Writers keep a 64 KiB user-space buffer so the many small appends of the log and table
 //!   writers become few `write` calls; an append larger than the buffer goes to the file directly.
 //!   `sync` is `fdatasync`.
@@ -75,23 +79,23 @@ impl Env for PosixEnv {
 
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = open_read(path)?;
-        if let Some(slot) = MmapSlot::take() {
-            // SAFETY: the engine maps only tables, which are immutable once written and are
-            // never truncated while open (they are deleted only when no version uses them, and
-            // unlinking leaves the mapping valid). A file changed behind the engine's back could
-            // fault, as it would for LevelDB, which maps tables the same way.
+        if let Some(permit) = MAPPED.take() {
+            // SAFETY: the mapping is only read, within its length (`MappedFile`). The engine
+            // maps tables; the tools also map logs and manifests, perhaps of a live database.
+            // Strata never rewrites or shrinks any of them: each is created under a fresh number,
+            // logs and manifests are only appended to, and files are retired by unlinking, which
+            // leaves a mapping valid (UNSAFE.md lists the exceptions). A file truncated behind
+            // our back could fault, as it would for LevelDB, which maps tables the same way.
             if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
-                let file = PosixRandomAccessFile {
-                    file,
-                    path: path.to_path_buf(),
-                };
+                // The mapping keeps the contents; the descriptor closes here.
                 return Ok(Arc::new(MappedFile {
                     map,
-                    file,
-                    _slot: slot,
+                    path: path.to_path_buf(),
+                    _permit: permit,
                 }));
             }
         }
+        let file = DESCRIPTORS.take().map(|permit| (file, permit));
         Ok(Arc::new(PosixRandomAccessFile {
             file,
             path: path.to_path_buf(),
@@ -221,57 +225,105 @@ impl SequentialFile for PosixSequentialFile {
     }
 }
 
+/// A file read with `pread`: through a descriptor it keeps while one of the
+/// [`DESCRIPTORS`] permits lasts, else through a descriptor opened for each read.
 struct PosixRandomAccessFile {
-    file: File,
+    file: Option<(File, Permit)>,
     path: PathBuf,
 }
 
 impl RandomAccessFile for PosixRandomAccessFile {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
-        read_full(buf, |rest, filled| {
-            let at = offset
-                .checked_add(filled as u64)
-                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "offset overflows"))?;
-            self.file.read_at(rest, at)
-        })
-        .map_err(|e| Error::io(format!("read {} at {offset}", self.path.display()), e))
+        match &self.file {
+            Some((file, _)) => pread(file, &self.path, offset, buf),
+            None => pread(&open_read(&self.path)?, &self.path, offset, buf),
+        }
     }
+}
+
+/// Reads `buf.len()` bytes of `file` at `offset`, fewer only at its end.
+fn pread(file: &File, path: &Path, offset: u64, buf: &mut [u8]) -> Result<usize> {
+    read_full(buf, |rest, filled| {
+        let at = offset
+            .checked_add(filled as u64)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "offset overflows"))?;
+        file.read_at(rest, at)
+    })
+    .map_err(|e| Error::io(format!("read {} at {offset}", path.display()), e))
 }
 
 /// Most files mapped at once; beyond this, files are read with `pread` (LevelDB's limit on
 /// 64-bit systems too, which keeps address-space use bounded with many open tables).
 const MAX_MAPPED_FILES: usize = 1000;
 
-static MAPPED_FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Mapping permits, process-wide.
+static MAPPED: Permits = Permits::new(|| MAX_MAPPED_FILES);
 
-/// One of the [`MAX_MAPPED_FILES`] mapping permits; returned when dropped.
-struct MmapSlot;
+/// Permits to keep a descriptor open for reads of a file that is not mapped: a fifth of the
+/// soft `RLIMIT_NOFILE` (at least one), as LevelDB budgets them, read once per process.
+static DESCRIPTORS: Permits = Permits::new(|| {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `getrlimit` writes the limit into the struct it is given, which lives across the
+    // call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0
+        || limit.rlim_cur == libc::RLIM_INFINITY
+    {
+        return usize::MAX;
+    }
+    usize::try_from(limit.rlim_cur / 5)
+        .unwrap_or(usize::MAX)
+        .max(1)
+});
 
-impl MmapSlot {
-    fn take() -> Option<MmapSlot> {
+/// A process-wide count of permits, bounded by a limit computed on first use.
+struct Permits {
+    taken: std::sync::atomic::AtomicUsize,
+    limit: std::sync::OnceLock<usize>,
+    compute_limit: fn() -> usize,
+}
+
+/// One permit of a [`Permits`] pool; given back when dropped.
+struct Permit(&'static Permits);
+
+impl Permits {
+    const fn new(compute_limit: fn() -> usize) -> Permits {
+        Permits {
+            taken: std::sync::atomic::AtomicUsize::new(0),
+            limit: std::sync::OnceLock::new(),
+            compute_limit,
+        }
+    }
+
+    fn take(&'static self) -> Option<Permit> {
         use std::sync::atomic::Ordering;
-        let taken = MAPPED_FILES.fetch_add(1, Ordering::Relaxed);
-        if taken < MAX_MAPPED_FILES {
-            Some(MmapSlot)
+        let limit = *self.limit.get_or_init(self.compute_limit);
+        let taken = self.taken.fetch_add(1, Ordering::Relaxed);
+        if taken < limit {
+            Some(Permit(self))
         } else {
-            MAPPED_FILES.fetch_sub(1, Ordering::Relaxed);
+            self.taken.fetch_sub(1, Ordering::Relaxed);
             None
         }
     }
 }
 
-impl Drop for MmapSlot {
+impl Drop for Permit {
     fn drop(&mut self) {
-        MAPPED_FILES.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        self.0
+            .taken
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
-/// A file mapped into memory as it was when opened. Reads past the mapping (the file grew)
-/// go to the file itself.
+/// A file mapped into memory as it was when opened, holding no descriptor. Reads past the
+/// mapping (the file grew since) open the file for that read.
 struct MappedFile {
     map: memmap2::Mmap,
-    file: PosixRandomAccessFile,
-    _slot: MmapSlot,
+    path: PathBuf,
+    _permit: Permit,
 }
 
 impl RandomAccessFile for MappedFile {
@@ -285,7 +337,7 @@ impl RandomAccessFile for MappedFile {
                 buf.copy_from_slice(bytes);
                 Ok(buf.len())
             }
-            None => self.file.read_at(offset, buf),
+            None => pread(&open_read(&self.path)?, &self.path, offset, buf),
         }
     }
 
@@ -509,6 +561,60 @@ impl Drop for PosixFileLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_without_a_kept_descriptor_opens_itself_for_each_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        std::fs::write(&path, b"hello, tables").unwrap();
+        let file = PosixRandomAccessFile {
+            file: None,
+            path: path.clone(),
+        };
+        let mut buf = [0u8; 6];
+        assert_eq!(file.read_at(7, &mut buf).unwrap(), 6);
+        assert_eq!(&buf, b"tables");
+        std::fs::remove_file(&path).unwrap();
+        let err = file.read_at(0, &mut buf).unwrap_err();
+        assert!(err.to_string().contains("open"), "{err}");
+    }
+
+    #[test]
+    fn permits_run_out_at_their_limit_and_come_back() {
+        static POOL: Permits = Permits::new(|| 2);
+        let a = POOL.take().expect("first");
+        let b = POOL.take().expect("second");
+        assert!(POOL.take().is_none(), "the limit is 2");
+        drop(a);
+        let c = POOL.take().expect("a returned permit is taken again");
+        drop((b, c));
+    }
+
+    #[test]
+    fn a_mapped_file_keeps_no_descriptor() {
+        /// Descriptors of this process open on `path`.
+        fn descriptors_on(path: &Path) -> usize {
+            std::fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+                .filter(|target| target == path)
+                .count()
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        std::fs::write(&path, vec![7u8; 10_000]).unwrap();
+        let files: Vec<_> = (0..20)
+            .map(|_| PosixEnv::new().new_random_access_file(&path).unwrap())
+            .collect();
+        assert!(files.iter().all(|f| f.mapped().is_some()));
+        assert_eq!(descriptors_on(&path), 0);
+        let mut buf = [0u8; 4];
+        assert_eq!(
+            files[0].read_at(9_998, &mut buf).unwrap(),
+            2,
+            "a short read at the end"
+        );
+    }
     use std::process::Command;
 
     /// Runs a child Python process that tries `lockf(LOCK_EX | LOCK_NB)` (an `fcntl(F_SETLK)`

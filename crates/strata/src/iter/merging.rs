@@ -20,7 +20,7 @@
 //! just past the current entry on the new side and the heap is rebuilt.
 //!
 //! Why a heap and not a linear scan: the ignored micro-benchmark `bench_heap_vs_linear` below
-//! (run with `cargo test -p strata --lib bench_heap_vs_linear -- --ignored --nocapture`) steps
+//! (run with `cargo test -p strata-kv --lib bench_heap_vs_linear -- --ignored --nocapture`) steps
 //! both through 200,000 entries spread over 2..32 children, either uniformly at random or
 //! skewed (90% in one child, as in an LSM whose last level holds most data). Measured in the
 //! test profile (opt-level 1) on a shared 2-core machine, ns per `next`, heap vs linear, first
