@@ -1,7 +1,10 @@
 //! A long random sequence of operations checked op by op against a `BTreeMap` model, under
 //! several option sets, over the in-memory Env with small buffers so flushes and compactions
 //! happen constantly. Snapshots are checked against copies of the model taken with them;
-//! reopening checks that everything acknowledged survives.
+//! reopening checks that everything acknowledged survives. Option sets with
+//! `Options::range_deletes` also delete ranges (alone and in batches), with small output files
+//! and subcompactions so tombstones straddle output cuts and subcompaction split points; every
+//! set clears ranges key by key (`DB::clear_range`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -24,6 +27,9 @@ struct Config {
     bloom: bool,
     write_buffer_size: usize,
     reuse_logs: bool,
+    range_deletes: bool,
+    max_file_size: usize,
+    max_subcompactions: usize,
 }
 
 const CONFIGS: &[Config] = &[
@@ -35,6 +41,9 @@ const CONFIGS: &[Config] = &[
         bloom: true,
         write_buffer_size: 64 << 10,
         reuse_logs: false,
+        range_deletes: false,
+        max_file_size: 1 << 20,
+        max_subcompactions: 1,
     },
     Config {
         name: "defaults-like, no compression",
@@ -44,6 +53,9 @@ const CONFIGS: &[Config] = &[
         bloom: false,
         write_buffer_size: 64 << 10,
         reuse_logs: true,
+        range_deletes: false,
+        max_file_size: 1 << 20,
+        max_subcompactions: 1,
     },
     Config {
         name: "restart interval 1, bloom, no compression",
@@ -53,6 +65,9 @@ const CONFIGS: &[Config] = &[
         bloom: true,
         write_buffer_size: 128 << 10,
         reuse_logs: false,
+        range_deletes: false,
+        max_file_size: 1 << 20,
+        max_subcompactions: 1,
     },
     Config {
         name: "large blocks, snappy",
@@ -62,6 +77,33 @@ const CONFIGS: &[Config] = &[
         bloom: false,
         write_buffer_size: 96 << 10,
         reuse_logs: true,
+        range_deletes: false,
+        max_file_size: 1 << 20,
+        max_subcompactions: 1,
+    },
+    Config {
+        name: "range deletes, small files, subcompactions, snappy, bloom",
+        block_size: 512,
+        restart_interval: 4,
+        compression: CompressionType::Snappy,
+        bloom: true,
+        write_buffer_size: 64 << 10,
+        reuse_logs: false,
+        range_deletes: true,
+        max_file_size: 24 << 10,
+        max_subcompactions: 4,
+    },
+    Config {
+        name: "range deletes, reused logs, no compression",
+        block_size: 4096,
+        restart_interval: 16,
+        compression: CompressionType::None,
+        bloom: false,
+        write_buffer_size: 96 << 10,
+        reuse_logs: true,
+        range_deletes: true,
+        max_file_size: 256 << 10,
+        max_subcompactions: 2,
     },
 ];
 
@@ -74,7 +116,9 @@ fn options(config: &Config, env: &Arc<MemEnv>) -> Options {
             .bloom
             .then(|| Arc::new(BloomFilterPolicy::new(10)) as Arc<dyn strata::FilterPolicy>),
         write_buffer_size: config.write_buffer_size,
-        max_file_size: 1 << 20,
+        max_file_size: config.max_file_size,
+        max_subcompactions: config.max_subcompactions,
+        range_deletes: config.range_deletes,
         reuse_logs: config.reuse_logs,
         block_cache: Some(strata::BlockCache::new(256 << 10)),
         ..support::options(env)
@@ -89,6 +133,31 @@ fn key(rng: &mut StdRng) -> Vec<u8> {
     } else {
         format!("{n:06}").into_bytes()
     }
+}
+
+/// A range `[start, end)` to delete: mostly a few dozen keys, sometimes empty or thousands.
+fn range(rng: &mut StdRng) -> (Vec<u8>, Vec<u8>) {
+    let n: u32 = rng.gen_range(0..3000);
+    let width: u32 = match rng.gen_range(0..20) {
+        0 => 0,
+        1 => rng.gen_range(0..3000),
+        _ => rng.gen_range(1..60),
+    };
+    // Now and then among the long shared-prefix keys (both bounds, so start <= end).
+    let prefix = n % 97 == 0;
+    let bound = |n: u32| {
+        if prefix {
+            format!("prefix/with/a/long/shared/part/{n:06}").into_bytes()
+        } else {
+            format!("{n:06}").into_bytes()
+        }
+    };
+    (bound(n), bound(n + width))
+}
+
+/// Removes the keys of `[start, end)` from `model`.
+fn delete_range(model: &mut Model, start: &[u8], end: &[u8]) {
+    model.retain(|k, _| !(k.as_slice() >= start && k.as_slice() < end));
 }
 
 fn value(rng: &mut StdRng) -> Vec<u8> {
@@ -182,16 +251,40 @@ fn run(config: &Config, seed: u64, ops: usize) -> usize {
                 db.put(&k, &v).expect("put");
                 model.insert(k, v);
             }
-            40..=49 => {
+            40..=46 => {
                 let k = key(&mut rng);
                 db.delete(&k).expect("delete");
                 model.remove(&k);
+            }
+            47..=48 => {
+                let (start, end) = range(&mut rng);
+                if config.range_deletes {
+                    db.delete_range(&start, &end).expect("delete_range");
+                } else {
+                    let err = db.delete_range(&start, &end).unwrap_err();
+                    assert!(matches!(err, strata::Error::NotSupported(_)), "{err}");
+                }
+                delete_range(&mut model, &start, &end);
+                if !config.range_deletes {
+                    db.clear_range(&start, &end).expect("clear_range");
+                }
+            }
+            49 => {
+                let (start, end) = range(&mut rng);
+                let expected = model.range(start.clone()..end.clone()).count();
+                let deleted = db.clear_range(&start, &end).expect("clear_range");
+                assert_eq!(deleted, expected as u64, "step {step} clear_range");
+                delete_range(&mut model, &start, &end);
             }
             50..=57 => {
                 let mut batch = WriteBatch::new();
                 for _ in 0..rng.gen_range(1..20) {
                     let k = key(&mut rng);
-                    if rng.gen_bool(0.7) {
+                    if config.range_deletes && rng.gen_bool(0.05) {
+                        let (start, end) = range(&mut rng);
+                        batch.delete_range(&start, &end);
+                        delete_range(&mut model, &start, &end);
+                    } else if rng.gen_bool(0.7) {
                         let v = value(&mut rng);
                         batch.put(&k, &v);
                         model.insert(k, v);

@@ -51,6 +51,9 @@ pub use iterator::DbIterator;
 
 pub(crate) use info_log::InfoLog;
 
+/// Most deletions [`DB::clear_range`] writes in one batch.
+pub const CLEAR_RANGE_BATCH: usize = 1000;
+
 /// What a reader needs to see a consistent state: both memtables and the table layout.
 /// Replaced (never changed) whenever one of them changes.
 pub(crate) struct SuperVersion {
@@ -246,6 +249,53 @@ impl DB {
         let mut batch = WriteBatch::with_capacity(11 + start.len() + end.len());
         batch.delete_range(start, end);
         self.write_opt(options, &batch)
+    }
+
+    /// Deletes every key `k` with `start <= k < end` (in the comparator's order) one by one, in
+    /// batches of at most [`CLEAR_RANGE_BATCH`] deletions, and returns how many keys it
+    /// deleted. Works on any database (the records are LevelDB's own deletions), but costs a
+    /// scan and a deletion per key, and is not atomic: each batch is applied on its own (a
+    /// failure leaves the keys of earlier batches deleted), and a key written into the range
+    /// after the scan passed it survives. [`DB::delete_range`] is the one-record alternative
+    /// on a database opened with [`Options::range_deletes`]. `InvalidArgument` when `start` is
+    /// after `end`.
+    pub fn clear_range(&self, start: &[u8], end: &[u8]) -> Result<u64> {
+        self.clear_range_opt(&WriteOptions::default(), start, end)
+    }
+
+    /// [`clear_range`](Self::clear_range) with explicit write options (for every batch).
+    pub fn clear_range_opt(&self, options: &WriteOptions, start: &[u8], end: &[u8]) -> Result<u64> {
+        if self.inner.icmp.compare_user(start, end) == std::cmp::Ordering::Greater {
+            return Err(Error::InvalidArgument(format!(
+                "clear_range from '{}' to '{}': the start is after the end",
+                start.escape_ascii(),
+                end.escape_ascii()
+            )));
+        }
+        let mut it = self.iter_opt(&ReadOptions {
+            fill_cache: false,
+            lower_bound: Some(start.to_vec()),
+            upper_bound: Some(end.to_vec()),
+            ..ReadOptions::default()
+        });
+        let mut batch = WriteBatch::new();
+        let mut deleted = 0u64;
+        it.seek_to_first();
+        while it.valid() {
+            batch.delete(it.key());
+            if batch.len() >= CLEAR_RANGE_BATCH {
+                self.write_opt(options, &batch)?;
+                deleted += batch.len() as u64;
+                batch.clear();
+            }
+            it.next();
+        }
+        it.status()?;
+        if !batch.is_empty() {
+            self.write_opt(options, &batch)?;
+            deleted += batch.len() as u64;
+        }
+        Ok(deleted)
     }
 
     /// Sets `key` to `value` for `ttl` from now (by the `Env`'s clock): from then on no read,
