@@ -52,7 +52,9 @@ fn strata_db(dir: &Path, options: Options) {
 
 fn assert_refused_unchanged(dir: &Path) {
     let before = files(dir);
-    let err = leveldb_open(dir).err().expect("LevelDB opened a database using an extension");
+    let err = leveldb_open(dir)
+        .err()
+        .expect("LevelDB opened a database using an extension");
     assert!(
         err.contains("does not match existing comparator"),
         "LevelDB refused with another error: {err}"
@@ -61,7 +63,11 @@ fn assert_refused_unchanged(dir: &Path) {
         err.contains("strata.v1+"),
         "the error does not show the marker: {err}"
     );
-    assert_eq!(files(dir), before, "LevelDB's refused open changed the directory");
+    assert_eq!(
+        files(dir),
+        before,
+        "LevelDB's refused open changed the directory"
+    );
 }
 
 #[test]
