@@ -1,5 +1,5 @@
 # Strata's two entry points. See README.md.
-.PHONY: test test-python test-node bench deps lint
+.PHONY: test test-python test-node test-readonly bench deps lint
 
 CARGO ?= cargo
 # The default suite at 1M entries, three repeats (medians and spread), with the SVG charts.
@@ -29,9 +29,9 @@ test: deps
 	! $(CARGO) tree -p strata-kv -e normal --prefix none | grep -E '^(serde|base64|clap|arbitrary) '
 	$(CARGO) test --workspace --features strata-kv/testing,strata-kv-cli/leveldb
 	# The C API under valgrind and installed as libleveldb, the Go, Python, Node and Java
-	# bindings, CometBFT validators on Strata, the releasable packages.
+	# bindings, CometBFT validators on Strata, the releasable packages, read-only handles.
 	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-java test-cometbft \
-		test-release
+		test-release test-readonly
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
 # built from the system Python with its site packages (Debian's python3-plyvel, i.e. real
@@ -95,7 +95,7 @@ go_env = GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=1 \
 capi:
 	$(CARGO) build -p strata-capi $(capi_profile_flag)
 
-# Installs the header, the library (libstrata.so.$(VERSION), SONAME libstrata.so.$(SOVERSION)),
+# Installs the headers (leveldb/c.h, and strata/c.h for Strata's extensions), the library (libstrata.so.$(VERSION), SONAME libstrata.so.$(SOVERSION)),
 # its pkg-config file strata.pc, and the same library under LevelDB's names: libleveldb.so and
 # .a and leveldb.pc, so programs written for LevelDB's C API build unchanged with -lleveldb, and
 # libleveldb.so.1d (the SONAME of Debian's libleveldb1d), so programs already built against
@@ -103,8 +103,9 @@ capi:
 #   make install-c PREFIX=/opt/strata
 #   make install-c DESTDIR=/tmp/stage PREFIX=/usr LIBDIR=/usr/lib/x86_64-linux-gnu
 install-c: capi
-	install -d $(DESTDIR)$(INCLUDEDIR)/leveldb $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -d $(DESTDIR)$(INCLUDEDIR)/leveldb $(DESTDIR)$(INCLUDEDIR)/strata $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 644 include/leveldb/c.h $(DESTDIR)$(INCLUDEDIR)/leveldb/c.h
+	install -m 644 include/strata/c.h $(DESTDIR)$(INCLUDEDIR)/strata/c.h
 	install -m 755 $(capi_lib_dir)/libstrata.so $(DESTDIR)$(LIBDIR)/libstrata.so.$(VERSION)
 	ln -sf libstrata.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libstrata.so.$(SOVERSION)
 	ln -sf libstrata.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libstrata.so
@@ -234,3 +235,23 @@ test-release: deps
 	$(call install_c_test,$(RELEASE_OUT)/prefix)
 	GO=$(GO) tests/release/go-pkgconfig.sh $(RELEASE_OUT)/prefix
 	tests/release/python-wheel.sh $(RELEASE_OUT)/python
+
+# ---- Read-only handles beside a writer, and checkpoints ----
+
+# The process tests of crates/strata/tests/readers_beside_a_writer.rs, which a plain cargo test
+# leaves out (they run readers as user nobody through setpriv, which needs root): a Strata
+# writer, then real LevelDB through python3-plyvel, each writing, flushing, compacting and
+# reopening for a few seconds beside two reader processes, and a read-only open of a
+# chmod -R a-w directory. Then strata/c.h as installed by install-c, in the C test of the
+# extensions. (The other tests of the feature run in cargo test, capi-test, go-test and
+# test-python; the 60-second runs are scripts/readers-soak.sh.)
+READONLY_PREFIX = $(TARGET_DIR)/readonly-install
+test-readonly: deps
+	$(CARGO) test -p strata-kv --features testing --test readers_beside_a_writer -- --ignored
+	rm -rf $(READONLY_PREFIX)
+	$(call install_c_test,$(READONLY_PREFIX))
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -I$(READONLY_PREFIX)/include \
+		crates/strata-capi/tests/c/strata_ext_test.c -L$(READONLY_PREFIX)/lib -lstrata \
+		-Wl,-rpath,$(READONLY_PREFIX)/lib -o $(READONLY_PREFIX)/strata_ext_test
+	tmp=$$(mktemp -d) && TEST_TMPDIR=$$tmp $(READONLY_PREFIX)/strata_ext_test; \
+		status=$$?; rm -rf $$tmp; exit $$status

@@ -3,7 +3,9 @@
 // (leveldb/c.h) through cgo, with the API Go users of LevelDB know from levigo: Open,
 // DestroyDatabase, RepairDatabase, DB.Get/Put/Delete/Write with ReadOptions and WriteOptions,
 // WriteBatch, Iterator, snapshots, GetApproximateSizes, PropertyValue, CompactRange, the bloom
-// filter, the LRU cache, and Close on everything.
+// filter, the LRU cache, and Close on everything. Beyond levigo, through Strata's extensions
+// (strata/c.h): OpenReadOnly and DB.Refresh read a database another process writes, and
+// DB.Checkpoint copies a database at one point in time while it is written.
 //
 // # Building
 //
@@ -24,5 +26,5 @@
 // Close method (ReleaseSnapshot for snapshots); Close is safe to call twice. A DB may be used
 // from many goroutines at once; an Iterator, a WriteBatch and the options objects may not.
 // Errors returned by the database are of type DatabaseError (see IsCorruption,
-// IsInvalidArgument, IsIOError). A missing key is not an error: Get returns a nil slice.
+// IsInvalidArgument, IsIOError, IsNotSupported). A missing key is not an error: Get returns a nil slice.
 package strata

@@ -45,3 +45,7 @@ func IsInvalidArgument(err error) bool { return hasKind(err, "Invalid argument")
 // IsIOError reports whether err comes from the file system (including a database locked by
 // another process or another open DB).
 func IsIOError(err error) bool { return hasKind(err, "IO error") }
+
+// IsNotSupported reports whether err says the operation is not supported, as every write on
+// a DB opened with OpenReadOnly is ("Not implemented" in LevelDB's words).
+func IsNotSupported(err error) bool { return hasKind(err, "Not implemented") }

@@ -73,12 +73,18 @@ pub struct PyDB {
 #[pymethods]
 impl PyDB {
     /// Opens (or with `create_if_missing`, creates) the database in directory `name`.
+    ///
+    /// With `read_only=True` the database is opened to read it beside the process (Strata or
+    /// LevelDB, plyvel included) that may have it open and be writing: no LOCK is taken and
+    /// nothing is written, so it also works on a read-only directory. It shows the state at
+    /// open until `refresh()`; writes raise `strata.Error`; `create_if_missing` and
+    /// `error_if_exists` do not apply.
     #[new]
     #[pyo3(signature = (name, *, create_if_missing=false, error_if_exists=false,
         paranoid_checks=None, write_buffer_size=None, max_open_files=None, lru_cache_size=None,
         block_size=None, block_restart_interval=None, max_file_size=None,
         compression=Compression::SNAPPY, bloom_filter_bits=0, comparator=None,
-        comparator_name=None))]
+        comparator_name=None, read_only=false))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
         py: Python<'py>,
@@ -96,6 +102,7 @@ impl PyDB {
         bloom_filter_bits: i64,
         comparator: Option<Bound<'py, PyAny>>,
         comparator_name: Option<Bound<'py, PyAny>>,
+        read_only: bool,
     ) -> PyResult<PyDB> {
         let path = fs_path(&name)?;
         let bytewise = comparator.is_none();
@@ -115,7 +122,7 @@ impl PyDB {
             comparator_name,
         };
         let options = args.to_options()?;
-        let handle = Handle::open(py, path, options, bytewise)?;
+        let handle = Handle::open(py, path, options, bytewise, read_only)?;
         Ok(PyDB {
             name: name.unbind(),
             handle: Arc::new(handle),
@@ -132,6 +139,30 @@ impl PyDB {
     #[getter]
     fn closed(&self) -> bool {
         self.handle.is_closed()
+    }
+
+    /// True when the database was opened with `read_only=True`.
+    #[getter]
+    fn read_only(&self, py: Python<'_>) -> PyResult<bool> {
+        self.handle.with_db(py, |db| db.is_read_only())
+    }
+
+    /// Moves a read-only database to its writer's latest state, reading only what is new:
+    /// every write the writer acknowledged before the call is visible after it. Iterators and
+    /// snapshots made before keep the state they were made in. Does nothing on a database
+    /// opened to write.
+    fn refresh(&self, py: Python<'_>) -> PyResult<()> {
+        self.handle.call(py, |db| db.refresh())
+    }
+
+    /// Copies the database as it is now into the directory `path`, which must not exist,
+    /// while writes go on: hard links to its tables (copies across file systems), a fresh
+    /// manifest and the live logs so far, all synced. Strata and LevelDB (plyvel) open the
+    /// copy with exactly that moment's data. On a read-only database, the copy holds what it
+    /// sees.
+    fn checkpoint(&self, py: Python<'_>, path: Bound<'_, PyAny>) -> PyResult<()> {
+        let path = fs_path(&path)?;
+        self.handle.call(py, move |db| db.checkpoint(&path))
     }
 
     /// Closes the database: waits for calls in flight, closes every iterator of it, releases

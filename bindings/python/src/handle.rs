@@ -74,16 +74,23 @@ pub(crate) fn drop_detached<T: Send>(value: T) {
 }
 
 impl Handle {
-    /// Opens the database in `path` (detached).
+    /// Opens the database in `path` (detached), read-only beside its writer if asked.
     pub(crate) fn open(
         py: Python<'_>,
         path: std::path::PathBuf,
         options: strata::Options,
         bytewise: bool,
+        read_only: bool,
     ) -> PyResult<Handle> {
         let comparator = Arc::clone(&options.comparator);
         let db = py
-            .detach(move || strata::DB::open(path, options))
+            .detach(move || {
+                if read_only {
+                    strata::DB::open_read_only(path, options)
+                } else {
+                    strata::DB::open(path, options)
+                }
+            })
             .map_err(to_py)?;
         Ok(Handle {
             db: RwLock::new(Some(db)),

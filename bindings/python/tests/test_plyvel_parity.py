@@ -3,7 +3,8 @@
 plyvel's signatures are read from plyvel itself: Cython embeds each one in its docstring
 (``DB.get(self, bytes key, default=None, *, bool verify_checksums=False, bool fill_cache=True)``).
 Every method and function of plyvel's exists in strata with the same parameter names and
-defaults. Every boolean keyword among them (a ``True``/``False`` default) is then called with
+defaults (and strata's own keywords, listed in ``STRATA_EXTRAS``, only after them and
+keyword-only). Every boolean keyword among them (a ``True``/``False`` default) is then called with
 ``True``, ``False``, ``None`` and ``1`` on plyvel and on strata over the same data, and the two
 outcomes (the results, or the exception class) must be equal: plyvel takes ``None`` as false
 (``include_key=None`` drops the keys, ``include_start=None`` excludes ``start``) and a
@@ -26,6 +27,9 @@ import strata
 CLASSES = ["DB", "PrefixedDB", "WriteBatch", "Snapshot", "Iterator", "RawIterator"]
 FUNCTIONS = ["repair_db", "destroy_db"]
 NO_DEFAULT = inspect.Parameter.empty
+# Strata's own keywords beyond plyvel's: after all of plyvel's, keyword-only, defaulting to
+# plyvel's behaviour.
+STRATA_EXTRAS = {("DB", None): [("read_only", False)]}
 
 
 def parse_signature(doc):
@@ -87,8 +91,11 @@ def test_every_plyvel_callable_has_strata_parameters_and_defaults(owner, method)
         # iterator(**kwargs): every plyvel keyword must be taken, with plyvel's default.
         assert method == "iterator"
         return
-    assert [p.name for p in params] == [name for name, _ in expected]
-    for param, (name, default) in zip(params, expected):
+    extras = STRATA_EXTRAS.get((owner, method), [])
+    assert [p.name for p in params] == [name for name, _ in expected + extras]
+    for param in params[len(expected) :]:
+        assert param.kind == inspect.Parameter.KEYWORD_ONLY, param.name
+    for param, (name, default) in zip(params, expected + extras):
         if param.default is Ellipsis:
             # Not shown by the compiled signature; checked by behaviour below.
             assert (name, default) == ("compression", "snappy")

@@ -5,6 +5,7 @@
 //! except `leveldb_close`, which must be the last call on it.
 
 use std::ffi::{c_char, c_int};
+use std::path::Path;
 use std::ptr;
 
 use engine::{Options, Range, ReadOptions, Snapshot, WriteOptions, DB};
@@ -19,7 +20,7 @@ use crate::write_batch::leveldb_writebatch_t;
 
 /// `leveldb_t`: an open database.
 pub struct leveldb_t {
-    rep: DB,
+    pub(crate) rep: DB,
 }
 
 /// `leveldb_snapshot_t`: a pinned, consistent view of a database.
@@ -54,6 +55,25 @@ unsafe fn write_options(opt: *const leveldb_writeoptions_t) -> WriteOptions {
     unsafe { opt.as_ref() }.map_or_else(WriteOptions::default, |o| o.rep)
 }
 
+/// Opens the database in directory `name` with `open`; NULL (and `*errptr` set) on failure.
+///
+/// # Safety
+/// `options` is NULL or live, `name` NUL-terminated and `errptr` NULL or writable.
+pub(crate) unsafe fn open_with(
+    options: *const leveldb_options_t,
+    name: *const c_char,
+    errptr: *mut *mut c_char,
+    open: fn(&Path, Options) -> engine::Result<DB>,
+) -> *mut leveldb_t {
+    // SAFETY: forwarded preconditions.
+    unsafe {
+        with_errptr(errptr, ptr::null_mut(), || {
+            let db = open(path(name)?, open_options(options))?;
+            Ok(into_handle(leveldb_t { rep: db }))
+        })
+    }
+}
+
 /// Opens the database in directory `name`; NULL (and `*errptr` set) on failure.
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_open(
@@ -64,9 +84,8 @@ pub unsafe extern "C" fn leveldb_open(
     // SAFETY: per the crate contract `options` is NULL or live, `name` NUL-terminated and
     // `errptr` NULL or writable.
     unsafe {
-        with_errptr(errptr, ptr::null_mut(), || {
-            let db = DB::open(path(name)?, open_options(options))?;
-            Ok(into_handle(leveldb_t { rep: db }))
+        open_with(options, name, errptr, |path, options| {
+            DB::open(path, options)
         })
     }
 }

@@ -2,6 +2,8 @@
 //! the names, types and semantics C programs and bindings written for LevelDB expect. Built as
 //! `libstrata.so` (SONAME `libstrata.so.0`, set in `build.rs`) and `libstrata.a`; `make install-c`
 //! installs them with their versioned names, and also as `libleveldb.*`.
+//! Strata's extensions (read-only handles, checkpoints) are the `strata_*` functions of
+//! `include/strata/c.h` (`extensions.rs`), on the same handles.
 //!
 //! # Conventions (LevelDB's)
 //!
@@ -24,7 +26,7 @@
 //! to pass pointers that are NULL or were returned by this library and not yet destroyed,
 //! byte pointers valid for reads of the given length, NUL-terminated strings where a `const
 //! char*` name is expected, and a writable `errptr` (or NULL). The contract is the same for
-//! all 68 functions, so it is stated here once rather than in a `# Safety` section on each.
+//! every exported function, so it is stated here once rather than in a `# Safety` section on each.
 //!
 //! Within that contract the library is defensive where LevelDB would crash: a NULL handle or a
 //! NULL byte pointer with a non-zero length fails with `Invalid argument` (or does nothing,
@@ -53,6 +55,7 @@ mod boundary;
 mod comparator;
 mod db;
 mod env;
+mod extensions;
 mod filter_policy;
 mod iterator;
 mod options;

@@ -1,6 +1,7 @@
 //! Builds the C programs in `tests/c/` against `libstrata` with the system C compiler and
-//! runs them: every function of the C API, the README's C example, the header checked against
-//! LevelDB's own, the static library, and the exported symbols.
+//! runs them: every function of the C API and of Strata's extensions (`strata/c.h`), the
+//! README's C example, the header checked against LevelDB's own, the static library, and the
+//! exported symbols.
 //!
 //! Each program gets a fresh `TEST_TMPDIR`. With `STRATA_CAPI_VALGRIND=1` (as `make test`
 //! sets it) the programs run under valgrind, failing on any invalid access or definite leak.
@@ -164,6 +165,11 @@ fn one_database_serves_many_threads() {
 }
 
 #[test]
+fn read_only_handles_and_checkpoints_from_c() {
+    build_and_run("strata_ext_test.c");
+}
+
+#[test]
 fn readme_c_example_runs_and_prints_the_scan() {
     let output = build_and_run("example.c");
     assert_eq!(
@@ -204,11 +210,11 @@ fn shared_library_carries_its_soname() {
     );
 }
 
-/// The `leveldb_*` names declared as functions in a header: every `leveldb_x(`.
-fn declared_functions(header: &Path) -> BTreeSet<String> {
+/// The names starting with `prefix` declared as functions in a header: every `<prefix>x(`.
+fn declared_functions(header: &Path, prefix: &str) -> BTreeSet<String> {
     let text = std::fs::read_to_string(header).expect("read header");
     let mut names = BTreeSet::new();
-    for (start, _) in text.match_indices("leveldb_") {
+    for (start, _) in text.match_indices(prefix) {
         let rest = &text[start..];
         let end = rest
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -220,8 +226,16 @@ fn declared_functions(header: &Path) -> BTreeSet<String> {
     names
 }
 
+/// Every function `leveldb/c.h` declares, then every function `strata/c.h` adds.
+fn header_functions() -> (BTreeSet<String>, BTreeSet<String>) {
+    (
+        declared_functions(&include_dir().join("leveldb/c.h"), "leveldb_"),
+        declared_functions(&include_dir().join("strata/c.h"), "strata_"),
+    )
+}
+
 #[test]
-fn library_exports_exactly_the_68_functions_the_header_declares() {
+fn library_exports_exactly_the_functions_the_headers_declare() {
     let nm = run(Command::new("nm")
         .args(["-D", "--defined-only"])
         .arg(lib_dir().join("libstrata.so")));
@@ -230,14 +244,19 @@ fn library_exports_exactly_the_68_functions_the_header_declares() {
         .filter_map(|line| line.split_whitespace().nth(2))
         .map(str::to_string)
         .collect();
-    let declared = declared_functions(&include_dir().join("leveldb/c.h"));
-    assert_eq!(declared.len(), 68, "{declared:?}");
+    let (leveldb, strata) = header_functions();
+    assert_eq!(leveldb.len(), 68, "{leveldb:?}");
+    assert_eq!(strata.len(), 4, "{strata:?}");
+    let declared: BTreeSet<String> = leveldb.union(&strata).cloned().collect();
     assert_eq!(
         exported, declared,
-        "exported symbols differ from the header"
+        "exported symbols differ from the headers"
     );
     if Path::new(LEVELDB_HEADER).exists() {
-        assert_eq!(declared, declared_functions(Path::new(LEVELDB_HEADER)));
+        assert_eq!(
+            leveldb,
+            declared_functions(Path::new(LEVELDB_HEADER), "leveldb_")
+        );
     }
 }
 
@@ -283,7 +302,7 @@ fn readme_c_example_is_the_tested_example_c() {
 }
 
 #[test]
-fn c_tests_call_every_function_of_the_header() {
+fn c_tests_call_every_function_of_the_headers() {
     let mut sources = String::new();
     for name in [
         "check.h",
@@ -292,11 +311,14 @@ fn c_tests_call_every_function_of_the_header() {
         "batch_iter_test.c",
         "callbacks_test.c",
         "threads_test.c",
+        "strata_ext_test.c",
     ] {
         sources += &std::fs::read_to_string(c_source(name)).expect("C test source");
     }
-    let uncalled: Vec<String> = declared_functions(&include_dir().join("leveldb/c.h"))
+    let (leveldb, strata) = header_functions();
+    let uncalled: Vec<String> = leveldb
         .into_iter()
+        .chain(strata)
         .filter(|f| !sources.contains(&format!("{f}(")))
         .collect();
     assert!(uncalled.is_empty(), "no C test calls {uncalled:?}");

@@ -59,8 +59,19 @@ fn s(path: &Path) -> &str {
 fn every_command_has_help() {
     let top = expect(0, &["--help"]);
     for command in [
-        "dump", "check", "load", "export", "get", "put", "delete", "scan", "stats", "compact",
-        "repair", "destroy",
+        "dump",
+        "check",
+        "load",
+        "export",
+        "get",
+        "put",
+        "delete",
+        "scan",
+        "stats",
+        "compact",
+        "checkpoint",
+        "repair",
+        "destroy",
     ] {
         assert!(top.contains(command), "{command} missing from:\n{top}");
         let help = expect(0, &[command, "--help"]);
@@ -414,4 +425,54 @@ fn destroy_needs_confirmation() {
     assert!(out.starts_with("destroyed "), "{out}");
     assert!(!db.exists());
     assert_eq!(strata(&["destroy", "--yes", s(&db)]).status.code(), Some(2));
+}
+
+#[test]
+fn checkpoint_of_a_closed_and_of_a_held_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("db");
+    let db = strata::DB::open(
+        &source,
+        strata::Options {
+            create_if_missing: true,
+            write_buffer_size: 64 << 10,
+            ..strata::Options::default()
+        },
+    )
+    .unwrap();
+    for i in 0..3000 {
+        db.put(
+            format!("key{i:04}").as_bytes(),
+            format!("value{i}").as_bytes(),
+        )
+        .unwrap();
+    }
+    // Held by this process: the command needs --read-only.
+    let held = dir.path().join("held");
+    assert_eq!(
+        strata(&["checkpoint", s(&source), s(&held)]).status.code(),
+        Some(2)
+    );
+    assert!(!held.exists());
+    let out = expect(0, &["checkpoint", "--read-only", s(&source), s(&held)]);
+    assert!(out.starts_with("checkpoint of "), "{out}");
+    drop(db);
+
+    let closed = dir.path().join("closed");
+    expect(0, &["checkpoint", s(&source), s(&closed)]);
+    // The target exists now: refused.
+    assert_eq!(
+        strata(&["checkpoint", s(&source), s(&closed)])
+            .status
+            .code(),
+        Some(2)
+    );
+    for copy in [&held, &closed] {
+        expect(0, &["check", s(copy)]);
+        assert_eq!(expect(0, &["get", s(copy), "key2999"]), "value2999\n");
+        assert_eq!(
+            expect(0, &["scan", "--keys-only", s(copy)]).lines().count(),
+            3000
+        );
+    }
 }

@@ -1,5 +1,6 @@
 //! The tool commands on a directory written by real LevelDB 1.23: tables with bloom filters,
-//! several levels, binary keys, and a live write-ahead log LevelDB left behind.
+//! several levels, binary keys, and a live write-ahead log LevelDB left behind; and the read
+//! commands' `--read-only` on a database a running LevelDB (or Strata) holds open.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -8,7 +9,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use leveldb_peer::fixtures::{build_db, FixtureSpec, KeyOrder, KeyShape};
-use leveldb_peer::LevelDbOptions;
+use leveldb_peer::{LevelDb, LevelDbOptions};
+use strata::{Options, DB};
 
 fn strata(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_strata"))
@@ -136,4 +138,79 @@ fn export_load_compact_and_repair_a_leveldb_directory() {
     assert!(out.contains("the directory stays"), "{out}");
     assert!(!db.join("CURRENT").exists());
     assert!(db.join("lost").is_dir());
+}
+
+/// `get`, `scan`, `export` and `stats` with `--read-only` on the database in `db`, which
+/// holds `key0000`..`key0999`, while another process holds its LOCK.
+fn read_commands_work_while_held(db: &str) {
+    // Without --read-only the LOCK keeps the command out.
+    let refused = strata(&["get", db, "key0001"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("LOCK"));
+
+    assert_eq!(
+        expect(0, &["get", "--read-only", db, "key0001"]),
+        "value1\n"
+    );
+    assert_eq!(
+        strata(&["get", "--read-only", db, "missing"]).status.code(),
+        Some(1)
+    );
+    let scan = expect(0, &["scan", "--read-only", db, "--prefix", "key00"]);
+    assert_eq!(scan.lines().count(), 100);
+    assert!(scan.starts_with("key0000\tvalue0\n"));
+    let export = expect(0, &["export", "--read-only", db]);
+    assert_eq!(export.lines().count(), 1000);
+    let stats = expect(0, &["stats", "--read-only", db]);
+    assert!(stats.contains("leveldb.num-files-at-level0"), "{stats}");
+    // A write command has no --read-only.
+    assert_eq!(
+        strata(&["put", "--read-only", db, "k", "v"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn read_commands_on_a_database_strata_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(
+        dir.path(),
+        Options {
+            create_if_missing: true,
+            write_buffer_size: 64 << 10,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    for i in 0..1000 {
+        db.put(
+            format!("key{i:04}").as_bytes(),
+            format!("value{i}").as_bytes(),
+        )
+        .unwrap();
+    }
+    read_commands_work_while_held(s(dir.path()));
+}
+
+#[test]
+fn read_commands_on_a_database_leveldb_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = LevelDb::open(
+        dir.path(),
+        &LevelDbOptions {
+            create_if_missing: true,
+            write_buffer_size: Some(64 << 10),
+            ..LevelDbOptions::default()
+        },
+    )
+    .unwrap();
+    for i in 0..1000 {
+        db.put(
+            format!("key{i:04}").as_bytes(),
+            format!("value{i}").as_bytes(),
+            false,
+        )
+        .unwrap();
+    }
+    read_commands_work_while_held(s(dir.path()));
 }

@@ -4,12 +4,17 @@
 //! a sequence number is pinned, compactions keep every entry a read at it can see (they ask
 //! [`SnapshotList::oldest`]). Dropping the last clone of a snapshot releases its pin.
 //!
+//! A snapshot of a read-only handle also holds the view it was taken on (`pin_with_view`):
+//! the writer beside it compacts without knowing about this process's snapshots, so reads at
+//! the snapshot must keep going to the tables and memtables that were current then.
+//!
 //! Thread safety: the list has its own mutex, taken only to pin, release and ask for the
 //! oldest pin. The database pins under its state mutex too (reading its last sequence number
 //! and pinning it is one step for compactions, which ask under that mutex), so a compaction
 //! never misses a snapshot being taken; a release may race with a compaction, which then
 //! keeps a little more than it needed to.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -24,11 +29,29 @@ pub(crate) struct SnapshotList {
 impl SnapshotList {
     /// Pins `sequence` for as long as the returned snapshot (or a clone) lives.
     pub(crate) fn pin(self: &Arc<Self>, sequence: u64) -> Snapshot {
+        self.pin_inner(sequence, None)
+    }
+
+    /// Pins `sequence` and keeps `view` (what reads at it must use) alive with it.
+    pub(crate) fn pin_with_view(
+        self: &Arc<Self>,
+        sequence: u64,
+        view: Arc<dyn Any + Send + Sync>,
+    ) -> Snapshot {
+        self.pin_inner(sequence, Some(view))
+    }
+
+    fn pin_inner(
+        self: &Arc<Self>,
+        sequence: u64,
+        view: Option<Arc<dyn Any + Send + Sync>>,
+    ) -> Snapshot {
         *self.pins.lock().entry(sequence).or_insert(0) += 1;
         Snapshot {
             pin: Arc::new(Pin {
                 sequence,
                 list: Arc::clone(self),
+                view,
             }),
         }
     }
@@ -61,6 +84,8 @@ pub struct Snapshot {
 struct Pin {
     sequence: u64,
     list: Arc<SnapshotList>,
+    /// The view reads at this snapshot use, when it is not simply the latest one.
+    view: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -75,6 +100,15 @@ impl Snapshot {
     /// The sequence number this snapshot reads at.
     pub fn sequence(&self) -> u64 {
         self.pin.sequence
+    }
+
+    /// The view pinned with this snapshot, if it was taken from `list`'s database with one.
+    pub(crate) fn view_in(&self, list: &Arc<SnapshotList>) -> Option<Arc<dyn Any + Send + Sync>> {
+        if Arc::ptr_eq(&self.pin.list, list) {
+            self.pin.view.clone()
+        } else {
+            None
+        }
     }
 }
 

@@ -192,3 +192,95 @@ fn a_marker_naming_another_comparator_is_a_comparator_mismatch() {
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
     assert!(err.to_string().contains("\"other.Comparator\""), "{err}");
 }
+
+/// Every key and value a read through `db` sees, in order.
+fn contents(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut it = db.iter();
+    it.seek_to_first();
+    let mut seen = Vec::new();
+    while it.valid() {
+        seen.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    seen
+}
+
+/// A database using both extensions, with range tombstones in its tables and in its live log.
+fn database_with_extensions(env: &Arc<MemEnv>) -> DB {
+    let db = DB::open(DIR, options(env, true, true)).unwrap();
+    for i in 0..100u32 {
+        db.put(format!("k{i:03}").as_bytes(), b"v").unwrap();
+    }
+    db.delete_range(b"k010", b"k020").unwrap();
+    db.put_with_ttl(b"k050", b"lasting", std::time::Duration::from_secs(3600))
+        .unwrap();
+    db.compact_range(None, None).unwrap();
+    db.delete_range(b"k030", b"k040").unwrap();
+    db
+}
+
+#[test]
+fn read_only_handles_honour_the_marker_and_see_the_extension_records() {
+    let env = Arc::new(MemEnv::new());
+    let writer = database_with_extensions(&env);
+    let expected = contents(&writer);
+    assert_eq!(expected.len(), 80);
+
+    for (range_deletes, expiring_keys, option) in [
+        (false, false, "Options::range_deletes = true"),
+        (true, false, "Options::expiring_keys = true"),
+        (false, true, "Options::range_deletes = true"),
+    ] {
+        let err = DB::open_read_only(DIR, options(&env, range_deletes, expiring_keys))
+            .err()
+            .expect("a read-only open without the extensions is refused");
+        assert!(err.to_string().contains(option), "{err}");
+    }
+    let reader = DB::open_read_only(DIR, options(&env, true, true)).unwrap();
+    assert_eq!(contents(&reader), expected);
+    assert_eq!(reader.get(b"k035").unwrap(), None);
+    assert_eq!(reader.get(b"k050").unwrap(), Some(b"lasting".to_vec()));
+
+    // A refresh reads new range tombstones from the writer's log.
+    writer.delete_range(b"k060", b"k070").unwrap();
+    reader.refresh().unwrap();
+    assert_eq!(contents(&reader), contents(&writer));
+    assert_eq!(reader.get(b"k065").unwrap(), None);
+}
+
+#[test]
+fn checkpoints_of_a_database_with_extensions_record_the_marker() {
+    let env = Arc::new(MemEnv::new());
+    let writer = database_with_extensions(&env);
+    let expected = contents(&writer);
+    let reader = DB::open_read_only(DIR, options(&env, true, true)).unwrap();
+    for (source, target) in [(&writer, "/from-writer"), (&reader, "/from-reader")] {
+        source.checkpoint(target).unwrap();
+        let err = DB::open(target, options(&env, false, true)).unwrap_err();
+        assert!(
+            err.to_string().contains("Options::range_deletes = true"),
+            "{target}: {err}"
+        );
+        let copy = DB::open(target, options(&env, true, true)).unwrap();
+        assert_eq!(contents(&copy), expected, "{target}");
+    }
+}
+
+#[test]
+fn a_read_only_handle_enabling_extensions_keeps_a_plain_database_leveldbs_in_its_checkpoints() {
+    let env = Arc::new(MemEnv::new());
+    let writer = DB::open(DIR, options(&env, false, false)).unwrap();
+    writer.put(b"k", b"v").unwrap();
+    let reader = DB::open_read_only(DIR, options(&env, true, true)).unwrap();
+    reader.checkpoint("/copy").unwrap();
+    let current = read_file(&*env, Path::new("/copy/CURRENT")).unwrap();
+    let manifest = String::from_utf8(current).unwrap();
+    let records = read_log_file(&*env, &Path::new("/copy").join(manifest.trim_end())).unwrap();
+    let first = version_edit_fields(&records.records[0]).unwrap();
+    assert_eq!(first.comparator.as_deref(), Some(BYTEWISE));
+    let copy = DB::open("/copy", options(&env, false, false)).unwrap();
+    assert_eq!(copy.get(b"k").unwrap(), Some(b"v".to_vec()));
+    drop(writer);
+    assert_eq!(recorded_comparator(&*env), BYTEWISE);
+}

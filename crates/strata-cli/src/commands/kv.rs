@@ -11,7 +11,7 @@ use clap::Args;
 use strata::{WriteBatch, WriteOptions};
 use strata_tools::{scan as scan_range, ScanOptions};
 
-use super::{io_error, open_db, parse_bytes, show, CommandResult, RangeArgs, NEGATIVE};
+use super::{io_error, open_db, parse_bytes, show, CommandResult, RangeArgs, ReadMode, NEGATIVE};
 
 /// Print the value of KEY (escaped, hex, or raw bytes); exit 1 if the key is absent.
 #[derive(Args)]
@@ -26,11 +26,13 @@ pub struct GetArgs {
     /// Write the value's bytes exactly as stored, with no newline.
     #[arg(long, conflicts_with = "hex")]
     raw: bool,
+    #[command(flatten)]
+    mode: ReadMode,
 }
 
 pub fn get(args: GetArgs) -> CommandResult {
     let key = parse_bytes(&args.key, args.hex)?;
-    let db = open_db(&args.db, false)?;
+    let db = args.mode.open(&args.db)?;
     let Some(value) = db.get(&key)? else {
         eprintln!("strata: '{}' not found", show(args.hex).bytes(&key));
         return Ok(ExitCode::from(NEGATIVE));
@@ -118,6 +120,8 @@ pub struct ScanArgs {
     /// Read range keys as hex and print keys and values as hex.
     #[arg(long)]
     hex: bool,
+    #[command(flatten)]
+    mode: ReadMode,
 }
 
 pub fn scan(args: ScanArgs) -> CommandResult {
@@ -127,7 +131,7 @@ pub fn scan(args: ScanArgs) -> CommandResult {
         limit: args.limit,
         fill_cache: false,
     };
-    let db = open_db(&args.db, false)?;
+    let db = args.mode.open(&args.db)?;
     let show = show(args.hex);
     let mut out = BufWriter::new(std::io::stdout().lock());
     let write_error = io_error("writing the scan");

@@ -1,6 +1,8 @@
 //! The inspection and maintenance commands: `dump`, `check`, `load`, `export`, `get`, `put`,
-//! `delete`, `scan`, `stats`, `compact`, `repair`, `destroy`, `stress`. Each parses its flags, calls
-//! `strata_tools` (or the `DB` API) and prints; no storage logic lives here.
+//! `delete`, `scan`, `stats`, `compact`, `checkpoint`, `repair`, `destroy`, `stress`. Each
+//! parses its flags, calls `strata_tools` (or the `DB` API) and prints; no storage logic lives
+//! here. The commands that only read (`get`, `scan`, `export`, `stats`, `checkpoint`) take
+//! `--read-only`: they then open the database beside the process that may hold it.
 //!
 //! Exit codes: 0 success; 1 a negative answer (a key not found, problems found by `check` or
 //! `dump`); 2 an error (bad arguments, a database that cannot be opened, I/O failure).
@@ -49,6 +51,8 @@ pub enum ToolCommand {
     Stats(admin::StatsArgs),
     /// Compact a key range (default: everything) down the levels.
     Compact(admin::CompactArgs),
+    /// Copy the database as it is now into a new directory, while it may be written.
+    Checkpoint(admin::CheckpointArgs),
     /// Rebuild a database that cannot be opened from whatever can still be read.
     Repair(admin::RepairArgs),
     /// Delete a database and all its files (asks first unless --yes).
@@ -71,6 +75,7 @@ pub fn run(command: ToolCommand) -> ExitCode {
         ToolCommand::Scan(args) => kv::scan(args),
         ToolCommand::Stats(args) => admin::stats(args),
         ToolCommand::Compact(args) => admin::compact(args),
+        ToolCommand::Checkpoint(args) => admin::checkpoint(args),
         ToolCommand::Repair(args) => admin::repair(args),
         ToolCommand::Destroy(args) => admin::destroy(args),
         ToolCommand::Stress(args) => stress::run(args),
@@ -92,7 +97,27 @@ pub fn run(command: ToolCommand) -> ExitCode {
 
 type CommandResult = strata::Result<ExitCode>;
 
-/// Opens the database in `path` with default options (LevelDB's), optionally creating it.
+/// How a command that only reads opens the database.
+#[derive(Args)]
+pub struct ReadMode {
+    /// Open the database read-only: no LOCK taken and nothing written, so it works while
+    /// another process (Strata or LevelDB) has the database open and writes to it, and on a
+    /// read-only directory. Shows the state at open: the tables and the live logs.
+    #[arg(long)]
+    read_only: bool,
+}
+
+impl ReadMode {
+    /// Opens the database in `path` with default options, read-only if asked.
+    fn open(&self, path: &Path) -> strata::Result<DB> {
+        if self.read_only {
+            DB::open_read_only(path, Options::default())
+        } else {
+            open_db(path, false)
+        }
+    }
+}
+
 /// The key range `scan` and `export` take.
 #[derive(Args)]
 pub struct RangeArgs {
@@ -119,6 +144,7 @@ impl RangeArgs {
     }
 }
 
+/// Opens the database in `path` with default options (LevelDB's), optionally creating it.
 fn open_db(path: &Path, create: bool) -> strata::Result<DB> {
     let options = Options {
         create_if_missing: create,

@@ -12,7 +12,7 @@ use strata_tools::{
     export_json, load_json, unescape, Encoding, ExportOptions, InputFormat, LoadOptions,
 };
 
-use super::{io_error, open_db, progress_bar, CommandResult, RangeArgs};
+use super::{io_error, open_db, progress_bar, CommandResult, RangeArgs, ReadMode};
 
 fn parse_encoding(text: &str) -> Result<Encoding, String> {
     text.parse().map_err(|e: strata::Error| e.to_string())
@@ -120,6 +120,8 @@ pub struct ExportArgs {
     /// Write to this file instead of standard output (and print a summary).
     #[arg(long, short)]
     output: Option<PathBuf>,
+    #[command(flatten)]
+    mode: ReadMode,
 }
 
 pub fn export(args: ExportArgs) -> CommandResult {
@@ -127,7 +129,7 @@ pub fn export(args: ExportArgs) -> CommandResult {
         range: args.range.parse(unescape)?,
         encoding: args.encoding,
     };
-    let db = open_db(&args.db, false)?;
+    let db = args.mode.open(&args.db)?;
     match &args.output {
         Some(path) => {
             let file =

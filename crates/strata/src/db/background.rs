@@ -333,6 +333,7 @@ pub(crate) fn compact_range(
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Result<()> {
+    db.refuse_if_read_only("compact_range")?;
     let max_level = {
         let state = db.state.lock();
         let version = state.versions.current();

@@ -12,13 +12,16 @@
 //! state mutex only to clone one `Arc` (the [`SuperVersion`]) and then read without locks.
 
 mod background;
+mod checkpoint;
 mod compaction_job;
 mod destroy;
 mod info_log;
 mod iterator;
+mod log_replay;
 mod open;
 mod properties;
 mod read;
+mod read_only;
 mod repair;
 mod table_build;
 mod wal;
@@ -167,12 +170,31 @@ pub(crate) struct DbInner {
     pub(crate) has_imm: AtomicBool,
     pub(crate) info_log: InfoLog,
     pub(crate) lock: Mutex<Option<Box<dyn FileLock>>>,
+    /// What a read-only handle follows of the writer's files (`db/read_only.rs`); `None` for a
+    /// handle that writes. Locked by one refresh at a time.
+    pub(crate) read_only: Option<Mutex<read_only::Follower>>,
+}
+
+impl DbInner {
+    /// Fails with `NotSupported` on a read-only handle: `what` would change the database.
+    pub(crate) fn refuse_if_read_only(&self, what: &str) -> Result<()> {
+        match self.read_only {
+            Some(_) => Err(Error::NotSupported(format!(
+                "{what}: {} is open read-only",
+                self.dir.display()
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// An open database.
 ///
 /// Thread safety: `DB` is `Send + Sync`; share it by reference or in an `Arc`. Concurrent
 /// writers are grouped into one log write; readers never block writers.
+///
+/// A handle from [`DB::open_read_only`] reads a database another process may be writing; its
+/// write calls fail with [`Error::NotSupported`] and [`DB::refresh`] brings it up to date.
 pub struct DB {
     inner: Arc<DbInner>,
     worker: Option<JoinHandle<()>>,
@@ -204,6 +226,38 @@ impl DB {
             inner,
             worker: Some(worker),
         })
+    }
+
+    /// Opens the database in directory `path` to read it, beside the process (Strata or
+    /// LevelDB) that may be writing it: without taking its `LOCK` and without writing a byte
+    /// to the directory, so it also works on a read-only file system or directory and while
+    /// another process holds the database open.
+    ///
+    /// The handle sees the tables the manifest lists and the live write-ahead logs up to their
+    /// last whole record — a consistent prefix of the writer's writes — and stays at that
+    /// state until [`DB::refresh`]. Files the writer deletes meanwhile never break a read or
+    /// an open iterator. Every write call (`put`, `delete`, `write`, `compact_range`) fails
+    /// with [`Error::NotSupported`]. `create_if_missing` and `error_if_exists` do not apply: a
+    /// database that does not exist is an [`Error::InvalidArgument`].
+    pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<DB> {
+        Ok(DB {
+            inner: read_only::open(path.as_ref(), options)?,
+            worker: None,
+        })
+    }
+
+    /// Moves a read-only handle to the writer's latest state, reading only what is new: the
+    /// manifest's new edits and the logs' new records. Every write the writer acknowledged
+    /// before the call began is visible after it returns. Iterators and snapshots taken
+    /// before keep reading the state they were made in. On a handle that writes, there is
+    /// nothing to catch up with: `Ok(())`. On failure the handle keeps its previous state.
+    pub fn refresh(&self) -> Result<()> {
+        read_only::refresh(&self.inner)
+    }
+
+    /// Whether this handle was opened with [`DB::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.inner.read_only.is_some()
     }
 
     /// Sets `key` to `value`.
@@ -355,6 +409,15 @@ impl DB {
     /// A consistent point-in-time view; released when dropped.
     pub fn snapshot(&self) -> Snapshot {
         let state = self.inner.state.lock();
+        if self.inner.read_only.is_some() {
+            // The writer compacts without knowing this process's snapshots: a snapshot keeps
+            // the tables and memtables it was taken on.
+            let view: Arc<dyn std::any::Any + Send + Sync> = Arc::clone(&state.super_version) as _;
+            return self
+                .inner
+                .snapshots
+                .pin_with_view(state.versions.last_sequence, view);
+        }
         self.inner.snapshots.pin(state.versions.last_sequence)
     }
 
@@ -388,6 +451,16 @@ impl DB {
     /// suspension does nothing.
     pub fn resume_compactions(&self) {
         background::resume_compactions(&self.inner);
+    }
+
+    /// Makes an openable copy of the database in directory `dir` (which must not exist) as
+    /// it is now, while writes go on: hard links to the tables (copies across file systems), a
+    /// fresh manifest, and the live logs' records so far, all synced. Strata and LevelDB 1.23
+    /// open it with exactly the data of that moment. A crash or power loss during the call
+    /// leaves `dir` absent or complete. On a read-only handle, the copy is of the state the
+    /// handle sees.
+    pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
+        checkpoint::checkpoint(&self.inner, dir.as_ref())
     }
 
     /// The directory the database lives in.

@@ -26,23 +26,24 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::background::{apply_edit, delete_obsolete_files, write_level0_table};
+use super::log_replay::{LogBatches, LogEnd, Sequences};
+use super::read_only::Follower;
 use super::wal::Wal;
-use super::write::{check_logged_batch, insert_into_memtable};
 use super::{DbInner, DbState, InfoLog, SuperVersion};
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::filename::{
     descriptor_file_name, lock_file_name, log_file_name, parse_file_name, FileType, MAX_FILE_NUMBER,
 };
-use crate::log::{LogReader, LogWriter, Reporter};
+use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::table::block_cache::BlockCache;
 use crate::util::internal_key::InternalKeyComparator;
 use crate::version::edit::VersionEdit;
-use crate::version::manifest::set_current_file;
+use crate::version::manifest::write_first_manifest;
 use crate::version::table_cache::TableCache;
-use crate::version::version_set::VersionSet;
-use crate::write_batch::WriteBatch;
+use crate::version::version_set::{VersionSet, VersionSetOptions};
 
 /// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
 const NON_TABLE_FILES: usize = 10;
@@ -50,7 +51,7 @@ const NON_TABLE_FILES: usize = 10;
 const DEFAULT_BLOCK_CACHE_BYTES: usize = 8 << 20;
 
 /// Clamps options to workable ranges, as LevelDB does, and fills in the block cache.
-fn sanitize(mut options: Options) -> Options {
+pub(super) fn sanitize(mut options: Options) -> Options {
     options.max_open_files = options.max_open_files.clamp(64 + NON_TABLE_FILES, 50_000);
     options.write_buffer_size = options.write_buffer_size.clamp(64 << 10, 1 << 30);
     options.max_file_size = options.max_file_size.clamp(1 << 20, 1 << 30);
@@ -128,54 +129,7 @@ fn open_locked(
     lock: Box<dyn crate::env::FileLock>,
 ) -> std::result::Result<Arc<DbInner>, OpenFailure> {
     let env = Arc::clone(&options.env);
-    let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
-    let info_log = InfoLog::open(&env, dir, options.info_log.as_ref());
-    let table_entries = options.max_open_files - NON_TABLE_FILES;
-    let table_cache = Arc::new(TableCache::new(
-        dir,
-        Arc::clone(&env),
-        options.table_options(),
-        table_entries,
-    ));
-    let versions = VersionSet::new(dir, options.version_set_options(), icmp.clone());
-    let mem = Arc::new(MemTable::new(icmp.clone()));
-    let super_version = Arc::new(SuperVersion {
-        mem: Arc::clone(&mem),
-        imm: None,
-        version: Arc::clone(versions.current()),
-        table_tombstones: std::sync::OnceLock::new(),
-    });
-    let db = Arc::new(DbInner {
-        dir: dir.to_path_buf(),
-        options: Arc::clone(&options),
-        icmp,
-        env,
-        table_cache,
-        state: Mutex::new(DbState {
-            mem,
-            imm: None,
-            versions,
-            log_file_number: 0,
-            log_first_sequence: 1,
-            bg_error: None,
-            manual: None,
-            pending_outputs: HashSet::new(),
-            stats: Default::default(),
-            leading: false,
-            writers: VecDeque::new(),
-            super_version,
-            bg_busy: false,
-            compactions_suspended: 0,
-        }),
-        snapshots: Arc::default(),
-        bg_done: Condvar::new(),
-        bg_work: Condvar::new(),
-        wal: Mutex::new(Wal::default()),
-        shutting_down: AtomicBool::new(false),
-        has_imm: AtomicBool::new(false),
-        info_log,
-        lock: Mutex::new(None),
-    });
+    let db = new_inner(dir, options, env, None);
     let result = {
         let mut state = db.state.lock();
         recover(&db, &mut state)
@@ -276,27 +230,24 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
     logs.sort_unstable();
     let mut replay = Replay {
         edit: VersionEdit::default(),
-        max_sequence: 0,
-        next_sequence: state.versions.last_sequence + 1,
         // A missing live log is damage, not a power loss (a later log's directory entry
         // becomes durable only with it): it costs its own writes, not the later logs'.
-        check_start: !live_log_missing,
-        gap: false,
+        sequences: Sequences::new(state.versions.last_sequence, !live_log_missing),
     };
     for (i, &number) in logs.iter().enumerate() {
         let last = i + 1 == logs.len();
         save_manifest |= replay_log(db, state, number, last, &mut replay)?;
         // The log's number is used: later logs must get higher numbers.
         state.versions.mark_file_number_used(number);
-        if replay.gap {
+        if replay.sequences.gap {
             // The later logs are skipped too; the new log's number is past them (every file
             // number in the directory is marked used), so they are deleted as obsolete.
             save_manifest = true;
             break;
         }
     }
-    if state.versions.last_sequence < replay.max_sequence {
-        state.versions.last_sequence = replay.max_sequence;
+    if state.versions.last_sequence < replay.sequences.max_sequence {
+        state.versions.last_sequence = replay.sequences.max_sequence;
     }
 
     if !db.wal.lock().is_open() {
@@ -322,6 +273,72 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
     ));
     db.bg_work.notify_all();
     Ok(())
+}
+
+/// The core of a database in `dir`, empty until recovered: its files are reached through
+/// `env` (the options' env, or for a read-only handle one that refuses every change).
+pub(super) fn new_inner(
+    dir: &Path,
+    options: Arc<Options>,
+    env: Arc<dyn Env>,
+    follower: Option<Follower>,
+) -> Arc<DbInner> {
+    let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
+    let info_log = InfoLog::open(&env, dir, options.info_log.as_ref());
+    let table_entries = options.max_open_files - NON_TABLE_FILES;
+    let table_cache = Arc::new(TableCache::new(
+        dir,
+        Arc::clone(&env),
+        options.table_options(),
+        table_entries,
+    ));
+    let versions = VersionSet::new(
+        dir,
+        VersionSetOptions {
+            env: Arc::clone(&env),
+            ..options.version_set_options()
+        },
+        icmp.clone(),
+    );
+    let mem = Arc::new(MemTable::new(icmp.clone()));
+    let super_version = Arc::new(SuperVersion {
+        mem: Arc::clone(&mem),
+        imm: None,
+        version: Arc::clone(versions.current()),
+        table_tombstones: std::sync::OnceLock::new(),
+    });
+    Arc::new(DbInner {
+        dir: dir.to_path_buf(),
+        options,
+        icmp,
+        env,
+        table_cache,
+        state: Mutex::new(DbState {
+            mem,
+            imm: None,
+            versions,
+            log_file_number: 0,
+            log_first_sequence: 1,
+            bg_error: None,
+            manual: None,
+            pending_outputs: HashSet::new(),
+            stats: Default::default(),
+            leading: false,
+            writers: VecDeque::new(),
+            super_version,
+            bg_busy: false,
+            compactions_suspended: 0,
+        }),
+        snapshots: Arc::default(),
+        bg_done: Condvar::new(),
+        bg_work: Condvar::new(),
+        wal: Mutex::new(Wal::default()),
+        shutting_down: AtomicBool::new(false),
+        has_imm: AtomicBool::new(false),
+        info_log,
+        lock: Mutex::new(None),
+        read_only: follower.map(Mutex::new),
+    })
 }
 
 /// A damaged last manifest edit may be skipped only when it cannot have been installed. An
@@ -366,71 +383,18 @@ fn new_db(db: &DbInner) -> Result<()> {
         last_sequence: Some(0),
         ..VersionEdit::default()
     };
-    let path = descriptor_file_name(&db.dir, 1);
-    let written = (|| {
-        let mut log = LogWriter::new(db.env.new_writable_file(&path)?);
-        let mut record = Vec::new();
-        edit.encode(&mut record);
-        log.add_record(&record)?;
-        log.sync()?;
-        log.close()
-    })();
-    if let Err(e) = written {
-        let _ = db.env.remove_file(&path);
-        return Err(e);
-    }
-    // Once `CURRENT` names the manifest it must stay, even if the directory sync failed.
-    set_current_file(&*db.env, &db.dir, 1).map_err(|failure| {
-        if !failure.renamed {
-            let _ = db.env.remove_file(&path);
-        }
-        failure.error
-    })
-}
-
-/// Collects log corruption (logged always, fatal under `paranoid_checks`) and read errors
-/// (always fatal: the rest of the log was not read, and may hold acknowledged writes).
-struct LogReporter {
-    file: String,
-    first_error: Arc<Mutex<Option<Error>>>,
-    read_error: Arc<Mutex<Option<Error>>>,
-    dropped: Arc<Mutex<Vec<String>>>,
-}
-
-impl Reporter for LogReporter {
-    fn corruption(&mut self, bytes: u64, reason: &Error) {
-        let reason = reason.clone().in_file(&self.file);
-        if !reason.is_corruption() {
-            self.read_error.lock().get_or_insert(reason);
-            return;
-        }
-        self.dropped
-            .lock()
-            .push(format!("dropping {bytes} bytes: {reason}"));
-        self.first_error.lock().get_or_insert(reason);
-    }
+    write_first_manifest(&*db.env, &db.dir, 1, &edit)
 }
 
 /// What replaying the logs has established so far.
 struct Replay {
     /// The tables flushed from replayed memtables.
     edit: VersionEdit,
-    /// The largest sequence number replayed.
-    max_sequence: u64,
-    /// The sequence number with which the next log must start to continue the tables and the
-    /// logs before it.
-    next_sequence: u64,
-    /// Whether the next log must start there; not when the log before it is missing, which
-    /// lost its writes to damage (reported apart), not to a power loss.
-    check_start: bool,
-    /// Set when a log started past `next_sequence`: the writes in between were lost (a power
-    /// loss kept a later log but not an earlier log's tail), so that log and every later one
-    /// are skipped, keeping a prefix of the writes.
-    gap: bool,
+    sequences: Sequences,
 }
 
-/// Replays log `number` into memtables. Returns whether the manifest must be rewritten (a
-/// table was flushed, or the log could not be reused).
+/// Replays log `number` into memtables (see `db/log_replay.rs` for the rules). Returns whether
+/// the manifest must be rewritten (a table was flushed, or the log could not be reused).
 fn replay_log(
     db: &Arc<DbInner>,
     state: &mut MutexGuard<'_, DbState>,
@@ -440,75 +404,30 @@ fn replay_log(
 ) -> Result<bool> {
     let path = log_file_name(&db.dir, number);
     db.info_log.log(format_args!("recovering log #{number}"));
-    let file = db.env.new_sequential_file(&path)?;
-    let first_error = Arc::new(Mutex::new(None));
-    let read_error = Arc::new(Mutex::new(None));
-    let dropped = Arc::new(Mutex::new(Vec::new()));
-    let reporter = LogReporter {
-        file: path.display().to_string(),
-        first_error: Arc::clone(&first_error),
-        read_error: Arc::clone(&read_error),
-        dropped: Arc::clone(&dropped),
-    };
-    let mut reader = LogReader::new(file, Some(Box::new(reporter)), true, 0);
+    let mut batches = LogBatches::open(
+        &*db.env,
+        &path,
+        number,
+        0,
+        db.options.paranoid_checks,
+        state.versions.recorded_extensions(),
+    )?;
     let mut mem: Option<Arc<MemTable>> = None;
     let mut flushed = false;
-    let mut first_sequence = replay.next_sequence;
-    let check_start = std::mem::replace(&mut replay.check_start, true);
-    let mut first_in_log = true;
-    let mut scratch = Vec::new();
-    while let Some(record) = reader.read_record(&mut scratch) {
-        let contents = record.to_vec();
-        let offset = reader.last_record_offset();
-        // Only a log that starts with a whole record shows where it starts.
-        let starts_log = std::mem::replace(&mut first_in_log, false) && dropped.lock().is_empty();
-        if db.options.paranoid_checks {
-            if let Some(e) = first_error.lock().take() {
-                return Err(e);
-            }
-        }
-        let batch = match WriteBatch::from_contents(contents).and_then(|batch| {
-            check_logged_batch(&batch, state.versions.recorded_extensions()).map(|_| batch)
-        }) {
-            Ok(batch) => batch,
-            Err(e) => {
-                let e = e.offset_by(offset).in_file(path.display());
-                if db.options.paranoid_checks {
-                    return Err(e);
-                }
-                db.info_log.log(format_args!("ignoring log record: {e}"));
-                continue;
-            }
-        };
-        if starts_log && !check_start && batch.sequence() > replay.next_sequence {
-            // The writes before this log went with the missing one: go on from here.
-            first_sequence = batch.sequence();
-            replay.next_sequence = batch.sequence();
-        }
-        if starts_log && batch.sequence() > replay.next_sequence {
-            db.info_log.log(format_args!(
-                "log #{number} starts at sequence {} but the writes before it end at {}: \
-                 the writes between were lost (power loss); skipping this log and later ones",
-                batch.sequence(),
-                replay.next_sequence - 1
-            ));
-            replay.gap = true;
+    let mut first_sequence = replay.sequences.start_log();
+    while let Some(logged) = batches.next(&db.info_log)? {
+        if !replay.sequences.admit(&logged, number, &db.info_log) {
             break;
         }
+        if logged.starts_log {
+            // Past the expected start only after a missing log: this log starts there.
+            first_sequence = first_sequence.max(logged.batch.sequence());
+        }
         let memtable = mem.get_or_insert_with(|| Arc::new(MemTable::new(db.icmp.clone())));
-        if let Err(e) = insert_into_memtable(&batch, memtable) {
-            let e = e.offset_by(offset).in_file(path.display());
-            if db.options.paranoid_checks {
-                return Err(e);
-            }
-            db.info_log.log(format_args!("ignoring log record: {e}"));
+        if !batches.apply(&logged, memtable, &db.info_log)? {
             continue;
         }
-        let next = batch.sequence() + u64::from(batch.count());
-        replay.next_sequence = replay.next_sequence.max(next);
-        if batch.count() > 0 {
-            replay.max_sequence = replay.max_sequence.max(next - 1);
-        }
+        replay.sequences.replayed(&logged.batch);
         if memtable.approximate_memory_usage() > db.options.write_buffer_size {
             if let Some(full) = mem.take() {
                 write_level0_table(db, state, &full, &mut replay.edit, None)?;
@@ -516,19 +435,7 @@ fn replay_log(
             }
         }
     }
-    let clean_end = reader.end_of_last_record();
-    drop(reader);
-    if let Some(e) = read_error.lock().take() {
-        return Err(e);
-    }
-    for line in dropped.lock().iter() {
-        db.info_log.log(format_args!("log #{number}: {line}"));
-    }
-    let damaged = match first_error.lock().take() {
-        Some(e) if db.options.paranoid_checks => return Err(e),
-        Some(_) => true,
-        None => false,
-    };
+    let LogEnd { clean_end, damaged } = batches.finish(&db.info_log)?;
 
     // With reuse_logs the last log keeps taking writes, if nothing of it was flushed and it
     // ends with a whole record: records appended behind a torn or damaged tail would be
@@ -536,7 +443,8 @@ fn replay_log(
     let size = db.env.file_size(&path)?;
     // A log older than the manifest's log number (an old LevelDB's previous log, left alone
     // when the newer one is missing) is not reused: the write path treats such logs as flushed.
-    let reusable = number >= state.versions.log_number && !flushed && !damaged && !replay.gap;
+    let reusable =
+        number >= state.versions.log_number && !flushed && !damaged && !replay.sequences.gap;
     if db.options.reuse_logs && last_log && reusable && clean_end == size {
         let file = db.env.new_appendable_file(&path)?;
         db.wal

@@ -20,12 +20,21 @@ use crate::version::level_iter::{LevelFiles, LevelIter};
 use crate::version::version::{PointRead, SeekCharge, TableLookup};
 
 /// The state to read and the sequence number to read it at: the snapshot's, or the latest.
+/// A read-only handle's snapshot brings the state it was taken on (see `snapshot.rs`).
 fn read_view(db: &DbInner, options: &ReadOptions) -> (Arc<SuperVersion>, u64) {
+    let pinned = options
+        .snapshot
+        .as_ref()
+        .and_then(|snapshot| snapshot.view_in(&db.snapshots))
+        .and_then(|view| view.downcast::<SuperVersion>().ok());
     let state = db.state.lock();
     let sequence = options
         .snapshot_sequence()
         .unwrap_or(state.versions.last_sequence);
-    (Arc::clone(&state.super_version), sequence)
+    (
+        pinned.unwrap_or_else(|| Arc::clone(&state.super_version)),
+        sequence,
+    )
 }
 
 /// The time reads judge expiring values by: the `Env`'s clock when the database uses expiring

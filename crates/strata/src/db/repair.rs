@@ -29,11 +29,10 @@ use super::InfoLog;
 use crate::error::{Error, Result};
 use crate::extension::{Extension, Extensions};
 use crate::filename::{
-    descriptor_file_name, lock_file_name, parse_file_name, table_file_name, FileType,
-    MAX_FILE_NUMBER,
+    lock_file_name, parse_file_name, table_file_name, FileType, MAX_FILE_NUMBER,
 };
 use crate::iter::InternalIterator;
-use crate::log::{LogReader, LogWriter, Reporter};
+use crate::log::{LogReader, Reporter};
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::range_del::{cover, Fragments};
@@ -41,7 +40,7 @@ use crate::table::builder::TableBuilder;
 use crate::table::{BlockReads, TableOptions};
 use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator, ValueType};
 use crate::version::edit::{FileMetaData, VersionEdit};
-use crate::version::manifest::set_current_file;
+use crate::version::manifest::write_first_manifest;
 use crate::version::table_cache::TableCache;
 use crate::write_batch::WriteBatch;
 
@@ -484,28 +483,7 @@ impl Repairer<'_> {
         let manifest_number = self.new_file_number();
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence = Some(last_sequence);
-        let path = descriptor_file_name(self.dir, manifest_number);
-        let written = (|| {
-            let mut log = LogWriter::new(env.new_writable_file(&path)?);
-            let mut record = Vec::new();
-            edit.encode(&mut record);
-            log.add_record(&record)?;
-            log.sync()?;
-            log.close()
-        })();
-        let result = match written {
-            Err(e) => {
-                let _ = env.remove_file(&path);
-                Err(e)
-            }
-            // Once `CURRENT` may name the manifest, the manifest must stay.
-            Ok(()) => set_current_file(&*env, self.dir, manifest_number).map_err(|e| {
-                if !e.renamed {
-                    let _ = env.remove_file(&path);
-                }
-                e.error
-            }),
-        };
+        let result = write_first_manifest(&*env, self.dir, manifest_number, &edit);
         self.log.log(format_args!(
             "repair: wrote manifest #{manifest_number} with {} tables, last sequence {last_sequence}",
             edit.new_files.len()

@@ -60,6 +60,7 @@ pub(crate) fn write(
     options: &WriteOptions,
     batch: Option<&WriteBatch>,
 ) -> Result<()> {
+    db.refuse_if_read_only(if batch.is_some() { "write" } else { "flush" })?;
     if let Some(b) = batch {
         if b.is_oversized() {
             return Err(Error::InvalidArgument(

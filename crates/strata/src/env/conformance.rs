@@ -15,12 +15,17 @@ type Check = fn(&dyn Env, &Path);
 /// Runs every check of the suite on `env` below `root`.
 pub(crate) fn run_all(env: &dyn Env, root: &Path) {
     env.create_dir(root).unwrap();
-    let checks: [(&str, Check); 14] = [
+    let checks: [(&str, Check); 16] = [
         ("write_append_read_back", write_append_read_back),
         ("sequential_skip", sequential_skip),
         ("random_reads", random_reads),
         ("truncate_versus_append", truncate_versus_append),
         ("rename_replaces_target", rename_replaces_target),
+        ("rename_moves_a_directory", rename_moves_a_directory),
+        (
+            "link_shares_a_file_or_is_refused",
+            link_shares_a_file_or_is_refused,
+        ),
         ("children_lists_names", children_lists_names),
         ("remove_file", remove_file),
         ("file_size", file_size),
@@ -173,6 +178,48 @@ fn rename_replaces_target(env: &dyn Env, dir: &Path) {
     env.rename(&to, &third).unwrap();
     assert_eq!(read_file_to_vec(env, &third).unwrap(), b"new contents");
     assert_not_found(env.rename(&dir.join("missing"), &to), &dir.join("missing"));
+}
+
+fn rename_moves_a_directory(env: &dyn Env, dir: &Path) {
+    let (from, to) = (dir.join("from"), dir.join("to"));
+    env.create_dir(&from.join("sub")).unwrap();
+    write_file(env, &from.join("f"), b"top", false).unwrap();
+    write_file(env, &from.join("sub").join("g"), b"below", false).unwrap();
+    env.rename(&from, &to).unwrap();
+    assert!(!env.file_exists(&from));
+    assert!(!env.file_exists(&from.join("f")));
+    assert_eq!(read_file_to_vec(env, &to.join("f")).unwrap(), b"top");
+    assert_eq!(
+        read_file_to_vec(env, &to.join("sub").join("g")).unwrap(),
+        b"below"
+    );
+    let mut names = env.children(&to).unwrap();
+    names.sort();
+    assert_eq!(names, ["f", "sub"]);
+    // The new name is a directory like any other.
+    write_file(env, &to.join("h"), b"", false).unwrap();
+    assert!(env.file_exists(&to.join("h")));
+}
+
+fn link_shares_a_file_or_is_refused(env: &dyn Env, dir: &Path) {
+    let (from, to) = (dir.join("from"), dir.join("to"));
+    write_file(env, &from, b"shared", false).unwrap();
+    match env.link_file(&from, &to) {
+        Ok(()) => {
+            env.remove_file(&from).unwrap();
+            assert_eq!(read_file_to_vec(env, &to).unwrap(), b"shared");
+            // A link never replaces an existing name.
+            write_file(env, &from, b"other", false).unwrap();
+            assert!(env.link_file(&from, &to).is_err());
+            assert_eq!(read_file_to_vec(env, &to).unwrap(), b"shared");
+            assert_not_found(
+                env.link_file(&dir.join("missing"), &dir.join("x")),
+                &dir.join("missing"),
+            );
+        }
+        Err(Error::NotSupported(_)) => assert!(!env.file_exists(&to)),
+        Err(other) => panic!("link failed: {other}"),
+    }
 }
 
 fn children_lists_names(env: &dyn Env, dir: &Path) {

@@ -58,8 +58,9 @@
 //! and one seed always give the same files.
 //!
 //! Limits of the model:
-//! - Directories themselves are always durable (`create_dir` and `remove_dir` are not undone);
-//!   subdirectories are ignored by the listings.
+//! - Directories themselves are always durable (`create_dir` and `remove_dir` are not undone,
+//!   and a directory's `rename` is durable at once, taking its files' listings along with
+//!   their durability as it was); subdirectories are ignored by the listings.
 //! - A rename across directories is a removal from one listing and a creation in the other:
 //!   syncing only one directory can lose the file or show it twice after power loss, which a
 //!   journaling file system would not do. The engine renames within one directory.
@@ -463,6 +464,13 @@ impl Env for FaultEnv {
         self.shared.check(OpKind::Rename, &op, to)?;
         let inner = &*self.shared.inner;
         let mut state = self.shared.state.lock();
+        if inner.children(from).is_ok() {
+            inner.rename(from, to)?;
+            state
+                .files
+                .rename_dir(&normalize_path(from), &normalize_path(to));
+            return Ok(());
+        }
         let (source, target) = (Entry::of(from), Entry::of(to));
         for entry in [&source, &target].into_iter().flatten() {
             state.files.track(inner, &entry.dir);

@@ -8,8 +8,9 @@
 //! A file is shared contents (`Arc<RwLock<Vec<u8>>>`), like an inode: readers and writers opened on
 //! it keep working after it is removed or renamed, and appends are visible to readers at once (an
 //! in-memory `flush` has nothing to do). `sync` and `sync_dir` are no-ops: nothing here survives
-//! the process. `rename` moves files only. Locks live in a table of this `MemEnv`; they are released by `unlock_file` or by
-//! dropping the lock.
+//! the process. `rename` moves a file, or a directory with everything in it to a new name;
+//! `link_file` gives a file a second name sharing its contents. Locks live in a table of this
+//! `MemEnv`; they are released by `unlock_file` or by dropping the lock.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -74,6 +75,54 @@ impl FsState {
             Some(parent) if !self.is_dir(parent) => Err(not_found(op, parent)),
             _ => Ok(()),
         }
+    }
+
+    /// Fails if `path` names an existing file or directory.
+    fn check_absent(&self, path: &Path, op: &str) -> Result<()> {
+        if self.files.contains_key(path) || self.is_dir(path) {
+            return Err(io_error(op, path, io::ErrorKind::AlreadyExists, "exists"));
+        }
+        Ok(())
+    }
+
+    /// Moves directory `from`, and every file and directory below it, to `to`, which must not
+    /// exist (nor lie inside `from`).
+    fn rename_dir(&mut self, from: &Path, to: &Path, op: &str) -> Result<()> {
+        self.check_absent(to, op)?;
+        self.check_creatable(to, op)?;
+        if to.starts_with(from) {
+            return Err(io_error(
+                op,
+                to,
+                io::ErrorKind::InvalidInput,
+                "a directory cannot move into itself",
+            ));
+        }
+        let moved = |path: &Path| Some(normalize_path(&to.join(path.strip_prefix(from).ok()?)));
+        let files: Vec<PathBuf> = self
+            .files
+            .keys()
+            .filter(|p| p.starts_with(from))
+            .cloned()
+            .collect();
+        for old in files {
+            if let (Some(new), Some(contents)) = (moved(&old), self.files.remove(&old)) {
+                self.files.insert(new, contents);
+            }
+        }
+        let dirs: Vec<PathBuf> = self
+            .dirs
+            .iter()
+            .filter(|p| p.starts_with(from))
+            .cloned()
+            .collect();
+        for old in dirs {
+            self.dirs.remove(&old);
+            if let Some(new) = moved(&old) {
+                self.dirs.insert(new);
+            }
+        }
+        Ok(())
     }
 
     /// The contents of `path`, created empty if missing and emptied if `truncate`.
@@ -256,12 +305,26 @@ impl Env for MemEnv {
         let (from, to) = (normalize_path(from), normalize_path(to));
         let op = format!("rename {} to", from.display());
         let mut state = self.inner.state.lock();
+        if state.dirs.contains(&from) {
+            return state.rename_dir(&from, &to, &op);
+        }
         let contents = state.file(&from, "rename")?;
         if from == to {
             return Ok(());
         }
         state.check_creatable(&to, &op)?;
         state.files.remove(&from);
+        state.files.insert(to, contents);
+        Ok(())
+    }
+
+    fn link_file(&self, from: &Path, to: &Path) -> Result<()> {
+        let (from, to) = (normalize_path(from), normalize_path(to));
+        let op = format!("link {} to", from.display());
+        let mut state = self.inner.state.lock();
+        let contents = state.file(&from, "link")?;
+        state.check_absent(&to, &op)?;
+        state.check_creatable(&to, &op)?;
         state.files.insert(to, contents);
         Ok(())
     }

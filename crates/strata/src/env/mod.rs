@@ -11,7 +11,11 @@
 //! - A `WritableFile`'s `append`ed bytes reach the operating system (survive a process crash)
 //!   once `flush` returns; they survive power loss once `sync` returns. Dropping a writer
 //!   without `close` flushes but does not sync.
-//! - A file created or renamed survives power loss only after `sync_dir` on its directory.
+//! - A file created, linked or renamed survives power loss only after `sync_dir` on its
+//!   directory.
+//! - `rename` moves a file, or a whole directory to a name that does not exist yet.
+//! - `link_file` gives an existing file a second name (a hard link). An `Env` that cannot
+//!   answers `Error::NotSupported` (the default), and callers copy the file instead.
 //! - `lock_file` fails with an error naming the file when another holder (this process or any
 //!   other) has the lock; the lock is released by `unlock_file`, by dropping the [`FileLock`], or
 //!   when the process exits.
@@ -26,6 +30,7 @@ pub(crate) mod fault;
 mod logger;
 mod mem;
 mod posix;
+mod read_only;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod vec_files;
 
@@ -37,6 +42,7 @@ use crate::error::Result;
 pub use logger::Logger;
 pub use mem::MemEnv;
 pub use posix::PosixEnv;
+pub(crate) use read_only::ReadOnlyEnv;
 
 /// A file read from start to end (log and manifest replay).
 pub trait SequentialFile: Send {
@@ -101,8 +107,18 @@ pub trait Env: Send + Sync {
     fn remove_dir(&self, dir: &Path) -> Result<()>;
     /// Size of the file `path` in bytes.
     fn file_size(&self, path: &Path) -> Result<u64>;
-    /// Atomically replaces `to` with `from`.
+    /// Atomically replaces `to` with `from`. A directory may be renamed to a name that does
+    /// not exist.
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Makes `to` a second name of the existing file `from` (a hard link); `to` must not exist.
+    /// The default answers `Error::NotSupported`: callers then copy the file.
+    fn link_file(&self, from: &Path, to: &Path) -> Result<()> {
+        Err(crate::error::Error::NotSupported(format!(
+            "hard links ({} to {})",
+            from.display(),
+            to.display()
+        )))
+    }
     /// Takes an exclusive lock on `path`, creating it if missing.
     fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>>;
     /// Releases a lock taken by [`Env::lock_file`].

@@ -159,6 +159,11 @@ impl Env for PosixEnv {
             .map_err(|e| Error::io(format!("rename {} to {}", from.display(), to.display()), e))
     }
 
+    fn link_file(&self, from: &Path, to: &Path) -> Result<()> {
+        fs::hard_link(from, to)
+            .map_err(|e| Error::io(format!("link {} to {}", from.display(), to.display()), e))
+    }
+
     fn lock_file(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         PosixFileLock::acquire(path).map(|lock| Box::new(lock) as Box<dyn FileLock>)
     }

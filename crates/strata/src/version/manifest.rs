@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::edit::VersionEdit;
 use super::version::Version;
 use crate::env::{parent_dir, Env};
 use crate::error::{Error, Result};
@@ -80,6 +81,36 @@ impl ManifestWrite {
         }
         error
     }
+}
+
+/// Starts the database in `dir` from one edit: writes `MANIFEST-<number>` holding `edit`,
+/// syncs it and points `CURRENT` at it. Before `CURRENT` names the manifest, a failure removes
+/// it; after, the manifest stays (even if syncing the directory failed).
+pub(crate) fn write_first_manifest(
+    env: &dyn Env,
+    dir: &Path,
+    number: u64,
+    edit: &VersionEdit,
+) -> Result<()> {
+    let path = descriptor_file_name(dir, number);
+    let written = (|| {
+        let mut log = LogWriter::new(env.new_writable_file(&path)?);
+        let mut record = Vec::new();
+        edit.encode(&mut record);
+        log.add_record(&record)?;
+        log.sync()?;
+        log.close()
+    })();
+    if let Err(e) = written {
+        let _ = env.remove_file(&path);
+        return Err(e);
+    }
+    set_current_file(env, dir, number).map_err(|failure| {
+        if !failure.renamed {
+            let _ = env.remove_file(&path);
+        }
+        failure.error
+    })
 }
 
 /// Why [`set_current_file`] failed.

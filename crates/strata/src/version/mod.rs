@@ -5,12 +5,14 @@
 //! - [`edit`]: a version edit and its on-disk encoding; [`builder`] applies edits to a version.
 //! - [`version_set`]: the current version and the counters, changed by prepare/write/install.
 //! - [`manifest`]: writing edits to the manifest and pointing `CURRENT` at it; `recover`:
-//!   reading them back at open.
+//!   reading them back at open; [`follow`]: reading them as another process appends them (a
+//!   read-only handle).
 //! - [`policy`]: compaction scores and the level-0 triggers that slow and stop writes.
 //! - [`table_cache`]: open tables by file number; [`level_iter`]: a cursor over one level.
 
 pub(crate) mod builder;
 pub(crate) mod edit;
+pub(crate) mod follow;
 pub(crate) mod level_iter;
 pub(crate) mod manifest;
 pub(crate) mod policy;

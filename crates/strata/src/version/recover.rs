@@ -13,6 +13,11 @@
 //!   depends on it): it is skipped unless `paranoid_checks` is set, and returned in
 //!   [`ManifestState::damaged_tail`]. Damage followed by whole records is corruption and fails.
 //!   A read error is never taken for a torn tail: it fails.
+//! - A manifest another process is still appending to ends, at any moment, in whole edits and
+//!   perhaps the first bytes of the next (a torn tail without damage): the read stops after the
+//!   last whole edit and [`ManifestState::clean_end`] says where. [`ReadManifest::read_after`]
+//!   later goes on from there with only the edits appended since, or reads the whole of a new
+//!   manifest `CURRENT` has moved to.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,9 +37,10 @@ use crate::log::{LogReader, Reporter};
 use crate::util::internal_key::{SequenceNumber, MAX_SEQUENCE};
 
 /// What the live manifest says, replayed from its first edit.
+#[derive(Clone)]
 pub(super) struct ManifestState {
     /// The tables of every level, scored for compaction.
-    pub(super) version: Version,
+    pub(super) version: Arc<Version>,
     pub(super) next_file_number: u64,
     pub(super) log_number: u64,
     pub(super) prev_log_number: u64,
@@ -93,12 +99,63 @@ struct Counters {
     last_sequence: Option<SequenceNumber>,
 }
 
+/// Where replaying starts: a manifest's first edit, or the edits appended after those an
+/// earlier read applied.
+struct Start<'b> {
+    /// File offset of the first edit to read.
+    offset: u64,
+    base: &'b Arc<Version>,
+    counters: Counters,
+    compact_pointers: [Vec<u8>; NUM_LEVELS],
+}
+
 impl ReadManifest<'_> {
     /// Reads `CURRENT` and the manifest it names (see the module documentation).
     pub(super) fn read(&self) -> Result<ManifestState> {
+        let name = read_current(self.env, &current_file_name(self.dir))?;
+        self.replay(&name, self.first_edit())
+    }
+
+    /// Reads what the manifest says now, when `previous` is what it said before: only the edits
+    /// appended after `previous.clean_end` if `CURRENT` still names the same manifest, else the
+    /// whole of the one it names now. With nothing appended, `previous` comes back as it was.
+    pub(super) fn read_after(&self, previous: &ManifestState) -> Result<ManifestState> {
+        let name = read_current(self.env, &current_file_name(self.dir))?;
+        if self.dir.join(&name) != previous.manifest_path {
+            return self.replay(&name, self.first_edit());
+        }
+        if previous.damaged_tail.is_none()
+            && self.env.file_size(&previous.manifest_path)? == previous.clean_end
+        {
+            return Ok(previous.clone());
+        }
+        let start = Start {
+            offset: previous.clean_end,
+            base: &previous.version,
+            counters: Counters {
+                log_number: Some(previous.log_number),
+                prev_log_number: Some(previous.prev_log_number),
+                next_file_number: Some(previous.next_file_number),
+                last_sequence: Some(previous.last_sequence),
+            },
+            compact_pointers: previous.compact_pointers.clone(),
+        };
+        self.replay(&name, start)
+    }
+
+    fn first_edit(&self) -> Start<'_> {
+        Start {
+            offset: 0,
+            base: self.base,
+            counters: Counters::default(),
+            compact_pointers: Default::default(),
+        }
+    }
+
+    /// Applies the edits of manifest `name` from `start` on.
+    fn replay(&self, name: &str, start: Start<'_>) -> Result<ManifestState> {
         let current_path = current_file_name(self.dir);
-        let name = read_current(self.env, &current_path)?;
-        let manifest_path = self.dir.join(&name);
+        let manifest_path = self.dir.join(name);
         let in_manifest = |e: Error| e.in_file(manifest_path.display());
         let file = self
             .env
@@ -116,11 +173,11 @@ impl ReadManifest<'_> {
             first_error: Arc::clone(&first_error),
             read_error: Arc::clone(&read_error),
         };
-        let mut reader = LogReader::new(file, Some(Box::new(reporter)), true, 0);
+        let mut reader = LogReader::new(file, Some(Box::new(reporter)), true, start.offset);
 
-        let mut builder = VersionBuilder::new(self.base);
-        let mut counters = Counters::default();
-        let mut compact_pointers: [Vec<u8>; NUM_LEVELS] = Default::default();
+        let mut builder = VersionBuilder::new(start.base);
+        let mut counters = start.counters;
+        let mut compact_pointers = start.compact_pointers;
         let mut scratch = Vec::new();
         let mut extensions = Extensions::NONE;
         while let Some(record) = reader.read_record(&mut scratch) {
@@ -153,7 +210,8 @@ impl ReadManifest<'_> {
         if let Some(error) = damaged_tail.as_ref().filter(|_| self.paranoid_checks) {
             return Err(error.clone());
         }
-        let clean_end = reader.end_of_last_record();
+        // Nothing read leaves the read where it started.
+        let clean_end = reader.end_of_last_record().max(start.offset);
         drop(reader);
 
         let missing =
@@ -185,6 +243,7 @@ impl ReadManifest<'_> {
 
         let mut version = builder.build().map_err(in_manifest)?;
         set_compaction_score(&mut version);
+        let version = Arc::new(version);
         if let Some(f) = version
             .files
             .iter()
@@ -196,7 +255,7 @@ impl ReadManifest<'_> {
                 f.number()
             ))));
         }
-        let manifest_number = parse_file_name(&name)
+        let manifest_number = parse_file_name(name)
             .filter(|&(n, kind)| kind == FileType::Descriptor && n <= MAX_FILE_NUMBER)
             .map(|(n, _)| n)
             .ok_or_else(|| {
@@ -251,7 +310,7 @@ impl ReadManifest<'_> {
 }
 
 /// The manifest name `CURRENT` (at `path`) holds.
-fn read_current(env: &dyn Env, path: &Path) -> Result<String> {
+pub(super) fn read_current(env: &dyn Env, path: &Path) -> Result<String> {
     let corrupt = |reason: &str| Error::corruption(reason).in_file(path.display());
     let current = read_file_to_vec(env, path)?;
     match current.strip_suffix(b"\n") {

@@ -25,6 +25,7 @@ use std::sync::{Arc, Weak};
 
 use super::builder::VersionBuilder;
 use super::edit::VersionEdit;
+use super::follow::ManifestFollower;
 use super::manifest::{ManifestWrite, MAX_MANIFEST_SIZE};
 use super::policy::set_compaction_score;
 use super::recover::ReadManifest;
@@ -201,6 +202,28 @@ impl VersionSet {
         })
     }
 
+    /// Makes what `followed` read of a manifest another process writes the current state:
+    /// its version and counters (the last sequence it records becomes the recorded one; the
+    /// last sequence used is the caller's). For a read-only handle, which writes no manifest.
+    pub(crate) fn adopt(&mut self, followed: &ManifestFollower) {
+        let state = followed.state();
+        if !Arc::ptr_eq(&state.version, &self.current) {
+            self.install_version(Arc::clone(&state.version));
+        }
+        self.next_file_number = state.next_file_number;
+        self.log_number = state.log_number;
+        self.prev_log_number = state.prev_log_number;
+        self.recorded_sequence = state.last_sequence;
+        self.compact_pointers.clone_from(&state.compact_pointers);
+        self.manifest_file_number = state.manifest_number;
+        self.recorded_extensions = state.extensions;
+    }
+
+    /// The last sequence the manifest records (see `recorded_sequence`).
+    pub(crate) fn recorded_sequence(&self) -> SequenceNumber {
+        self.recorded_sequence
+    }
+
     /// Step 1 of applying `edit`: fills in the counters, builds the new version and encodes the
     /// record. Call with the DB mutex held.
     pub(crate) fn prepare(&mut self, edit: &mut VersionEdit) -> Result<ManifestWrite> {
@@ -266,7 +289,7 @@ impl VersionSet {
                 slot.clone_from(key);
             }
         }
-        self.install_version(write.version);
+        self.install_version(Arc::new(write.version));
     }
 
     /// Returns the manifest writer lent to a failed write, so later edits append to it (or,
@@ -277,15 +300,15 @@ impl VersionSet {
         }
     }
 
-    fn install_version(&mut self, version: Version) {
-        let version = Arc::new(version);
+    fn install_version(&mut self, version: Arc<Version>) {
         self.live.retain(|v| v.strong_count() > 0);
         self.live.push(Arc::downgrade(&version));
         self.current = version;
     }
 
-    /// An edit that recreates the current state from nothing: the first record of a manifest.
-    fn snapshot_edit(&self) -> VersionEdit {
+    /// An edit that recreates the current state from nothing: the first record of a manifest
+    /// (and of a checkpoint's).
+    pub(crate) fn snapshot_edit(&self) -> VersionEdit {
         let mut edit = VersionEdit {
             comparator: Some(
                 self.options
@@ -310,6 +333,13 @@ impl VersionSet {
     /// The format extensions the live manifest records (what its logs and tables may hold).
     pub(crate) fn recorded_extensions(&self) -> Extensions {
         self.recorded_extensions
+    }
+
+    /// The comparator name the live manifest records: the user comparator's, marked with
+    /// [`VersionSet::recorded_extensions`] (what a copy of this state must record).
+    pub(crate) fn recorded_comparator(&self) -> String {
+        self.recorded_extensions
+            .recorded_name(self.icmp.user_comparator().name())
     }
 
     /// Total bytes in each level of the current version.

@@ -1,6 +1,6 @@
 //! Regression tests: one file per bug fixed, named after the bug, holding the tests written for
 //! it; each file's documentation says what went wrong. They build as one test binary
-//! (`cargo test -p strata --test regressions`); `tests/README.md` has the convention.
+//! (`cargo test -p strata-kv --test regressions`); `tests/README.md` has the convention.
 //! `workload.rs` is the one file that is not a bug: the workload the crash and I/O-error
 //! regressions share.
 

@@ -10,6 +10,8 @@
 //! - `state`: what a database holds (a scan, a checked read of its whole state) and which
 //!   tables it lists;
 //! - `history`: a recorded history of writes and the check that a state is a prefix of it;
+//! - `race_env`: an env that stages one race with a writer (a hook run once, just before an
+//!   open);
 //! - `trials`: the seeds of randomized trials, and waiting for background work.
 //!
 //! Helpers that set a test up panic when that fails: the test fails loudly.
@@ -19,6 +21,7 @@
 
 pub mod files;
 pub mod history;
+pub mod race_env;
 pub mod state;
 pub mod trials;
 

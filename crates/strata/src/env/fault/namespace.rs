@@ -188,6 +188,22 @@ impl Namespace {
         }
     }
 
+    /// Directory `from` (normalized) was renamed to `to`: it and every tracked directory
+    /// below it keep their listings, current and durable, under the new name.
+    pub(super) fn rename_dir(&mut self, from: &Path, to: &Path) {
+        let moved: Vec<PathBuf> = self
+            .dirs
+            .keys()
+            .filter(|dir| dir.starts_with(from))
+            .cloned()
+            .collect();
+        for old in moved {
+            if let (Some(listing), Ok(rest)) = (self.dirs.remove(&old), old.strip_prefix(from)) {
+                self.dirs.insert(normalize_path(&to.join(rest)), listing);
+            }
+        }
+    }
+
     /// `sync_dir(dir)` succeeded: the current listing of `dir` becomes its durable one.
     pub(super) fn sync_dir(&mut self, dir: &Path) {
         let Some(listing) = self.dirs.get_mut(dir) else {
