@@ -3,7 +3,8 @@
 //! happen constantly. Snapshots are checked against copies of the model taken with them;
 //! reopening checks that everything acknowledged survives. Option sets with
 //! `Options::range_deletes` also delete ranges (alone and in batches), with subcompactions on;
-//! every set clears ranges key by key (`DB::clear_range`). (Output-file cuts through
+//! every set clears ranges key by key (`DB::clear_range`) and reads batches of keys
+//! (`DB::get_many`, at the latest state and at snapshots). (Output-file cuts through
 //! tombstones need tables of 1 MiB, too big for this test: `range_deletes.rs` covers them.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
@@ -235,6 +236,37 @@ fn check_iteration(db: &DB, model: &Model, snapshot: Option<&Snapshot>, rng: &mu
     it.status().expect("iterator status");
 }
 
+/// A `get_many` of up to 100 keys — some neighbours, some repeated, some absent, in random
+/// order — answers what the model holds.
+fn check_get_many(
+    db: &DB,
+    model: &Model,
+    snapshot: Option<&Snapshot>,
+    rng: &mut StdRng,
+    step: usize,
+) {
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let len = rng.gen_range(1..100);
+    while keys.len() < len {
+        match rng.gen_range(0..4) {
+            // A run of neighbours from the model (they share blocks).
+            0 => {
+                let run = rng.gen_range(1..20);
+                keys.extend(model.range(key(rng)..).take(run).map(|(k, _)| k.clone()));
+            }
+            1 if !keys.is_empty() => keys.push(keys[rng.gen_range(0..keys.len())].clone()),
+            _ => keys.push(key(rng)),
+        }
+    }
+    let options = ReadOptions {
+        snapshot: snapshot.cloned(),
+        ..ReadOptions::default()
+    };
+    let values = db.get_many_opt(&options, &keys).expect("get_many");
+    let expected: Vec<Option<Vec<u8>>> = keys.iter().map(|k| model.get(k).cloned()).collect();
+    assert_eq!(values, expected, "step {step} get_many of {keys:?}");
+}
+
 fn run(config: &Config, seed: u64, ops: usize) -> usize {
     let env = Arc::new(MemEnv::new());
     let path = std::path::Path::new("/model-db");
@@ -295,7 +327,7 @@ fn run(config: &Config, seed: u64, ops: usize) -> usize {
                 }
                 db.write(&batch).expect("write");
             }
-            58..=77 => {
+            58..=73 => {
                 let k = key(&mut rng);
                 assert_eq!(
                     db.get(&k).expect("get"),
@@ -303,6 +335,7 @@ fn run(config: &Config, seed: u64, ops: usize) -> usize {
                     "step {step} get {k:?}"
                 );
             }
+            74..=77 => check_get_many(&db, &model, None, &mut rng, step),
             78..=85 => check_iteration(&db, &model, None, &mut rng),
             86..=88 => {
                 if snapshots.len() < 8 {
@@ -330,6 +363,7 @@ fn run(config: &Config, seed: u64, ops: usize) -> usize {
                         "step {step} snapshot get {k:?}"
                     );
                     check_iteration(&db, snap_model, Some(snap), &mut rng);
+                    check_get_many(&db, snap_model, Some(snap), &mut rng, step);
                 }
             }
             96..=97 => {

@@ -16,6 +16,7 @@ use crate::options::ReadOptions;
 use crate::range_del::Fragments;
 use crate::util::entry::{visible, Visible};
 use crate::util::internal_key::{lookup_key, SequenceNumber};
+use crate::version::get_many::BatchedLookup;
 use crate::version::level_iter::{LevelFiles, LevelIter};
 use crate::version::version::{PointRead, SeekCharge, TableLookup};
 
@@ -109,6 +110,76 @@ pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Resul
         TableLookup::Found(value) => Some(value),
         TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => None,
     })
+}
+
+/// The values of `keys` as of the read options' snapshot (or now), in the caller's order: one
+/// view and one clock reading for the whole batch, so the answers are those of one moment.
+/// The keys are looked up sorted and each distinct key once: the memtables key by key, then
+/// the tables level by level (`version/get_many.rs`).
+pub(crate) fn get_many<K: AsRef<[u8]>>(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    keys: &[K],
+) -> Result<Vec<Option<Vec<u8>>>> {
+    let (view, sequence) = read_view(db, options);
+    let now = read_clock(db);
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_by(|&a, &b| db.icmp.compare_user(keys[a].as_ref(), keys[b].as_ref()));
+    // Each distinct key once: `slot[i]` is where key `i`'s answer is decided.
+    let mut slot = vec![0; keys.len()];
+    let mut answers: Vec<Option<Option<Vec<u8>>>> = Vec::new();
+    let mut lookups = Vec::new();
+    let mut pending = Vec::new();
+    let mut previous: Option<&[u8]> = None;
+    for &i in &order {
+        let key = keys[i].as_ref();
+        if previous.is_some_and(|p| db.icmp.compare_user(p, key) == std::cmp::Ordering::Equal) {
+            slot[i] = answers.len() - 1;
+            continue;
+        }
+        previous = Some(key);
+        slot[i] = answers.len();
+        let mut read = PointRead { covered: None, now };
+        let decided = memtables_get(&view, key, sequence, &mut read)?;
+        if decided.is_none() {
+            pending.push(answers.len());
+            lookups.push(BatchedLookup::new(lookup_key(key, sequence), read));
+        }
+        answers.push(decided);
+    }
+    if !lookups.is_empty() {
+        view.version
+            .get_many(options.block_reads(), &mut lookups, &db.table_cache)?;
+    }
+    let mut compaction_wanted = false;
+    for (lookup, at) in lookups.into_iter().zip(pending) {
+        compaction_wanted |= view.version.charge_seek(lookup.charge);
+        answers[at] = Some(match lookup.result {
+            Some(TableLookup::Found(value)) => Some(value),
+            _ => None,
+        });
+    }
+    if compaction_wanted {
+        let _state = db.state.lock();
+        db.bg_work.notify_all();
+    }
+    let mut values: Vec<Option<Vec<u8>>> = answers.into_iter().map(Option::flatten).collect();
+    // Each distinct key's value goes to its last caller position; earlier ones get copies.
+    let mut last_use = vec![usize::MAX; values.len()];
+    for (i, &s) in slot.iter().enumerate() {
+        last_use[s] = i;
+    }
+    Ok(slot
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            if last_use[s] == i {
+                values[s].take()
+            } else {
+                values[s].clone()
+            }
+        })
+        .collect())
 }
 
 /// A user iterator over every source, as of the read options' snapshot (or now).

@@ -35,6 +35,11 @@ use super::filter_block::FilterBlockReader;
 use super::format::{read_block, read_block_into, read_footer, BlockHandle};
 use super::{BlockReads, TableOptions};
 
+/// The data block a lookup in one table read last (with its file offset), kept for the next
+/// lookup in the same table; see [`Table::get_in`].
+#[derive(Default)]
+pub(crate) struct RecentBlock(Option<(u64, Arc<Block>)>);
+
 /// An open table. See the module documentation.
 pub(crate) struct Table {
     opts: TableOptions,
@@ -248,16 +253,26 @@ impl Table {
         internal_key: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
-        self.get_with(reads, internal_key, &mut Vec::new(), f)
+        self.get_in(
+            reads,
+            internal_key,
+            &mut Vec::new(),
+            &mut RecentBlock::default(),
+            f,
+        )
     }
 
-    /// [`get`](Self::get) with a key buffer the caller reuses across lookups: the lookup then
-    /// allocates nothing, creates no cursor and takes no reference to the index block.
-    pub(crate) fn get_with<R>(
+    /// [`get`](Self::get) with a key buffer the caller reuses across lookups (the lookup then
+    /// allocates nothing, creates no cursor and takes no reference to the index block) and
+    /// the data block the previous lookup in this table read: a lookup whose block is the one
+    /// `recent` holds searches it again without reading it, so neighbouring keys looked up in
+    /// turn read their block once.
+    pub(crate) fn get_in<R>(
         &self,
         reads: BlockReads,
         internal_key: &[u8],
         scratch: &mut Vec<u8>,
+        recent: &mut RecentBlock,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
         let in_file = |e: Error| e.in_file(&self.file_name);
@@ -274,7 +289,11 @@ impl Table {
                 return Ok(None);
             }
         }
-        let block = self.data_block(reads.verify_checksums, reads.fill_cache, handle)?;
+        let block = match recent.0.take() {
+            Some((offset, block)) if offset == handle.offset => block,
+            _ => self.data_block(reads.verify_checksums, reads.fill_cache, handle)?,
+        };
+        let block = &recent.0.insert((handle.offset, block)).1;
         let found = block
             .seek_point(&self.order, internal_key, scratch)
             .map_err(in_file)?;

@@ -20,6 +20,7 @@ use super::edit::FileMetaData;
 use super::table_cache::TableCache;
 use super::NUM_LEVELS;
 use crate::error::{Error, Result};
+use crate::table::reader::{RecentBlock, Table};
 use crate::table::BlockReads;
 use crate::util::entry::{visible, Visible};
 use crate::util::internal_key::{
@@ -143,9 +144,7 @@ impl Version {
         table_cache: &TableCache,
         charge: &mut SeekCharge,
     ) -> Result<TableLookup> {
-        let ukey = user_key(lookup_key);
-        let sequence = trailer(lookup_key) >> 8;
-        let mut covered = read.covered;
+        let mut read = read;
         let mut last_read: Option<(usize, &'v FileRef)> = None;
         let mut result = TableLookup::Absent;
         // One key buffer for every block this lookup searches.
@@ -159,49 +158,18 @@ impl Version {
             }
             last_read = Some((level, file));
             let table = table_cache.find_table(file.number(), file.meta.file_size)?;
-            if let Some(tombstones) = table.range_tombstones() {
-                covered = covered.max(tombstones.newest_covering(ukey, sequence));
-            }
-            let outcome = table
-                .get_with(
-                    reads,
-                    lookup_key,
-                    &mut scratch,
-                    |key, value| match parse_internal_key(key) {
-                        Some(parsed)
-                            if self.icmp.compare_user(parsed.user_key, ukey) == Ordering::Equal =>
-                        {
-                            Some(
-                                match visible(
-                                    parsed.value_type,
-                                    parsed.sequence,
-                                    value,
-                                    covered,
-                                    read.now,
-                                ) {
-                                    Ok(Visible::Value(value)) => TableLookup::Found(value.to_vec()),
-                                    Ok(Visible::Gone) => TableLookup::Deleted,
-                                    Err(_) => TableLookup::Corrupt,
-                                },
-                            )
-                        }
-                        Some(_) => None,
-                        None => Some(TableLookup::Corrupt),
-                    },
-                )?
-                .flatten();
+            let outcome = self.get_in_table(
+                &table,
+                file.number(),
+                reads,
+                lookup_key,
+                &mut read,
+                &mut scratch,
+                &mut RecentBlock::default(),
+            )?;
             match outcome {
-                Some(TableLookup::Corrupt) => Err(Error::corruption(format!(
-                    "unparseable internal key while looking up '{}'",
-                    ukey.escape_ascii()
-                ))
-                .in_file(format!("table #{}", file.number()))),
                 Some(found) => {
                     result = found;
-                    Ok(false)
-                }
-                None if covered.is_some() => {
-                    result = TableLookup::Deleted;
                     Ok(false)
                 }
                 None => Ok(true),
@@ -209,6 +177,70 @@ impl Version {
         };
         self.for_each_overlapping(lookup_key, &mut visit)?;
         Ok(result)
+    }
+
+    /// One step of a point lookup of `lookup_key`: what table `number` says of it. The
+    /// table's range tombstones join `read.covered`; `Some` is the answer (the key's newest
+    /// entry at the lookup's sequence, or `Deleted` when a tombstone covers it and the table
+    /// holds no entry of it), `None` sends the lookup on to older tables. `scratch` is the
+    /// lookup's key buffer, `recent` the block read last in this table (see
+    /// [`Table::get_in`]).
+    #[allow(clippy::too_many_arguments)] // the state of one lookup, each part reused by the caller
+    pub(super) fn get_in_table(
+        &self,
+        table: &Table,
+        number: u64,
+        reads: BlockReads,
+        lookup_key: &[u8],
+        read: &mut PointRead,
+        scratch: &mut Vec<u8>,
+        recent: &mut RecentBlock,
+    ) -> Result<Option<TableLookup>> {
+        let ukey = user_key(lookup_key);
+        if let Some(tombstones) = table.range_tombstones() {
+            let sequence = trailer(lookup_key) >> 8;
+            read.covered = read.covered.max(tombstones.newest_covering(ukey, sequence));
+        }
+        let covered = read.covered;
+        let outcome = table
+            .get_in(
+                reads,
+                lookup_key,
+                scratch,
+                recent,
+                |key, value| match parse_internal_key(key) {
+                    Some(parsed)
+                        if self.icmp.compare_user(parsed.user_key, ukey) == Ordering::Equal =>
+                    {
+                        Some(
+                            match visible(
+                                parsed.value_type,
+                                parsed.sequence,
+                                value,
+                                covered,
+                                read.now,
+                            ) {
+                                Ok(Visible::Value(value)) => TableLookup::Found(value.to_vec()),
+                                Ok(Visible::Gone) => TableLookup::Deleted,
+                                Err(_) => TableLookup::Corrupt,
+                            },
+                        )
+                    }
+                    Some(_) => None,
+                    None => Some(TableLookup::Corrupt),
+                },
+            )?
+            .flatten();
+        match outcome {
+            Some(TableLookup::Corrupt) => Err(Error::corruption(format!(
+                "unparseable internal key while looking up '{}'",
+                ukey.escape_ascii()
+            ))
+            .in_file(format!("table #{number}"))),
+            Some(found) => Ok(Some(found)),
+            None if covered.is_some() => Ok(Some(TableLookup::Deleted)),
+            None => Ok(None),
+        }
     }
 
     /// Calls `visit(level, file)` for every file that may hold the newest version of
