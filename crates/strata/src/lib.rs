@@ -33,6 +33,7 @@ pub mod testing;
 #[doc = include_str!("../../../README.md")]
 struct ReadmeExamples;
 
+pub use compaction::filter::{CompactionFilter, FilterDecision};
 pub use db::{destroy, repair, DbIterator, Range, CLEAR_RANGE_BATCH, DB};
 pub use env::{
     Env, FileLock, Logger, MemEnv, PosixEnv, RandomAccessFile, SequentialFile, WritableFile,

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::compaction::filter::CompactionFilter;
 use crate::env::{Env, Logger, PosixEnv};
 use crate::extension::Extensions;
 use crate::snapshot::Snapshot;
@@ -64,6 +65,11 @@ pub struct Options {
     /// [`WriteBatch::put_with_ttl`](crate::WriteBatch::put_with_ttl)), an extension of
     /// LevelDB's format recorded like [`range_deletes`](Self::range_deletes) (default off).
     pub expiring_keys: bool,
+    /// Asked about entries as compactions rewrite them, to keep, drop or change each (default
+    /// none); see [`CompactionFilter`] for when it is called. It never changes what a live
+    /// snapshot sees: a snapshot taken while a compaction with a filter runs keeps the
+    /// tables and memtables it was taken on until it is dropped.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 impl Options {
@@ -120,6 +126,7 @@ impl Default for Options {
             info_log: None,
             range_deletes: false,
             expiring_keys: false,
+            compaction_filter: None,
         }
     }
 }
@@ -142,6 +149,7 @@ impl std::fmt::Debug for Options {
             .field("info_log", &self.info_log.is_some())
             .field("range_deletes", &self.range_deletes)
             .field("expiring_keys", &self.expiring_keys)
+            .field("compaction_filter", &self.compaction_filter.is_some())
             .field(
                 "filter_policy",
                 &self.filter_policy.as_ref().map(|p| p.name().to_owned()),

@@ -4,7 +4,9 @@
 //! reopening checks that everything acknowledged survives. Option sets with
 //! `Options::range_deletes` also delete ranges (alone and in batches), with subcompactions on;
 //! every set clears ranges key by key (`DB::clear_range`) and reads batches of keys
-//! (`DB::get_many`, at the latest state and at snapshots). (Output-file cuts through
+//! (`DB::get_many`, at the latest state and at snapshots). Sets with `Options::expiring_keys`
+//! also put values with a time to live (alone and in batches) while the test moves the `Env`'s
+//! clock by hand: the model drops a key when its time comes, and so must every read. (Output-file cuts through
 //! tombstones need tables of 1 MiB, too big for this test: `range_deletes.rs` covers them.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
@@ -29,6 +31,7 @@ struct Config {
     write_buffer_size: usize,
     reuse_logs: bool,
     range_deletes: bool,
+    expiring_keys: bool,
     max_file_size: usize,
     max_subcompactions: usize,
 }
@@ -43,6 +46,7 @@ const CONFIGS: &[Config] = &[
         write_buffer_size: 64 << 10,
         reuse_logs: false,
         range_deletes: false,
+        expiring_keys: false,
         max_file_size: 1 << 20,
         max_subcompactions: 1,
     },
@@ -55,6 +59,7 @@ const CONFIGS: &[Config] = &[
         write_buffer_size: 64 << 10,
         reuse_logs: true,
         range_deletes: false,
+        expiring_keys: false,
         max_file_size: 1 << 20,
         max_subcompactions: 1,
     },
@@ -67,6 +72,7 @@ const CONFIGS: &[Config] = &[
         write_buffer_size: 128 << 10,
         reuse_logs: false,
         range_deletes: false,
+        expiring_keys: false,
         max_file_size: 1 << 20,
         max_subcompactions: 1,
     },
@@ -79,11 +85,12 @@ const CONFIGS: &[Config] = &[
         write_buffer_size: 96 << 10,
         reuse_logs: true,
         range_deletes: false,
+        expiring_keys: false,
         max_file_size: 1 << 20,
         max_subcompactions: 1,
     },
     Config {
-        name: "range deletes, subcompactions, snappy, bloom",
+        name: "range deletes, expiring keys, subcompactions, snappy, bloom",
         block_size: 512,
         restart_interval: 4,
         compression: CompressionType::Snappy,
@@ -91,11 +98,12 @@ const CONFIGS: &[Config] = &[
         write_buffer_size: 64 << 10,
         reuse_logs: false,
         range_deletes: true,
+        expiring_keys: true,
         max_file_size: 1 << 20,
         max_subcompactions: 4,
     },
     Config {
-        name: "range deletes, reused logs, no compression",
+        name: "range deletes, expiring keys, reused logs, no compression",
         block_size: 4096,
         restart_interval: 16,
         compression: CompressionType::None,
@@ -103,6 +111,7 @@ const CONFIGS: &[Config] = &[
         write_buffer_size: 96 << 10,
         reuse_logs: true,
         range_deletes: true,
+        expiring_keys: true,
         max_file_size: 1 << 20,
         max_subcompactions: 2,
     },
@@ -120,6 +129,7 @@ fn options(config: &Config, env: &Arc<MemEnv>) -> Options {
         max_file_size: config.max_file_size,
         max_subcompactions: config.max_subcompactions,
         range_deletes: config.range_deletes,
+        expiring_keys: config.expiring_keys,
         reuse_logs: config.reuse_logs,
         block_cache: Some(strata::BlockCache::new(256 << 10)),
         ..support::options(env)
@@ -159,6 +169,31 @@ fn range(rng: &mut StdRng) -> (Vec<u8>, Vec<u8>) {
 /// Removes the keys of `[start, end)` from `model`.
 fn delete_range(model: &mut Model, start: &[u8], end: &[u8]) {
     model.retain(|k, _| !(k.as_slice() >= start && k.as_slice() < end));
+}
+
+/// Where the test's clock starts (2026-01-01T00:00:00Z, microseconds); it moves only when the
+/// test advances it.
+const START: u64 = 1_767_225_600_000_000;
+
+/// The expiry times (microseconds) of the model's keys written with a time to live.
+#[derive(Clone, Default)]
+struct Expiries(std::collections::BTreeMap<Vec<u8>, u64>);
+
+impl Expiries {
+    /// Removes from `model` every key expired at `now` (an expired key reads as deleted).
+    fn purge(&mut self, model: &mut Model, now: u64) {
+        self.0.retain(|k, &mut at| {
+            if at <= now {
+                model.remove(k);
+            }
+            at > now
+        });
+    }
+}
+
+/// A time to live: mostly a few seconds (the clock moves by up to 3 s at a time).
+fn ttl(rng: &mut StdRng) -> std::time::Duration {
+    std::time::Duration::from_millis(rng.gen_range(0..8000))
 }
 
 fn value(rng: &mut StdRng) -> Vec<u8> {
@@ -269,19 +304,31 @@ fn check_get_many(
 
 fn run(config: &Config, seed: u64, ops: usize) -> usize {
     let env = Arc::new(MemEnv::new());
+    env.set_clock(Some(START));
+    let mut now = START;
+    let mut expiries = Expiries::default();
     let path = std::path::Path::new("/model-db");
     let mut db = DB::open(path, options(config, &env)).expect("open");
     let mut rng = StdRng::seed_from_u64(seed);
     let mut model = Model::new();
-    let mut snapshots: Vec<(Snapshot, Model)> = Vec::new();
+    let mut snapshots: Vec<(Snapshot, Model, Expiries)> = Vec::new();
     let mut executed = 0;
     for step in 0..ops {
         executed += 1;
         match rng.gen_range(0..100) {
             0..=39 => {
                 let (k, v) = (key(&mut rng), value(&mut rng));
-                db.put(&k, &v).expect("put");
-                model.insert(k, v);
+                if config.expiring_keys && rng.gen_bool(0.25) {
+                    let ttl = ttl(&mut rng);
+                    db.put_with_ttl(&k, &v, ttl).expect("put_with_ttl");
+                    expiries.0.insert(k.clone(), now + ttl.as_micros() as u64);
+                    model.insert(k, v);
+                    expiries.purge(&mut model, now); // a ttl of 0 has expired already
+                } else {
+                    db.put(&k, &v).expect("put");
+                    expiries.0.remove(&k);
+                    model.insert(k, v);
+                }
             }
             40..=46 => {
                 let k = key(&mut rng);
@@ -316,9 +363,15 @@ fn run(config: &Config, seed: u64, ops: usize) -> usize {
                         let (start, end) = range(&mut rng);
                         batch.delete_range(&start, &end);
                         delete_range(&mut model, &start, &end);
+                    } else if config.expiring_keys && rng.gen_bool(0.1) {
+                        let (v, ttl) = (value(&mut rng), ttl(&mut rng));
+                        batch.put_with_ttl(&k, &v, ttl);
+                        expiries.0.insert(k.clone(), now + ttl.as_micros() as u64);
+                        model.insert(k, v);
                     } else if rng.gen_bool(0.7) {
                         let v = value(&mut rng);
                         batch.put(&k, &v);
+                        expiries.0.remove(&k);
                         model.insert(k, v);
                     } else {
                         batch.delete(&k);
@@ -326,6 +379,7 @@ fn run(config: &Config, seed: u64, ops: usize) -> usize {
                     }
                 }
                 db.write(&batch).expect("write");
+                expiries.purge(&mut model, now);
             }
             58..=73 => {
                 let k = key(&mut rng);
@@ -339,19 +393,29 @@ fn run(config: &Config, seed: u64, ops: usize) -> usize {
             78..=85 => check_iteration(&db, &model, None, &mut rng),
             86..=88 => {
                 if snapshots.len() < 8 {
-                    snapshots.push((db.snapshot(), model.clone()));
+                    snapshots.push((db.snapshot(), model.clone(), expiries.clone()));
                 }
             }
-            89..=90 => {
+            89 => {
                 if !snapshots.is_empty() {
                     let i = rng.gen_range(0..snapshots.len());
                     snapshots.swap_remove(i);
                 }
             }
+            90 => {
+                // Time passes: keys expire for every reader, at snapshots too.
+                let by = std::time::Duration::from_millis(rng.gen_range(0..3000));
+                env.advance_clock(by);
+                now += by.as_micros() as u64;
+                expiries.purge(&mut model, now);
+                for (_, snap_model, snap_expiries) in &mut snapshots {
+                    snap_expiries.purge(snap_model, now);
+                }
+            }
             91..=95 => {
                 if let Some(i) = (!snapshots.is_empty()).then(|| rng.gen_range(0..snapshots.len()))
                 {
-                    let (snap, snap_model) = &snapshots[i];
+                    let (snap, snap_model, _) = &snapshots[i];
                     let k = key(&mut rng);
                     let options = ReadOptions {
                         snapshot: Some(snap.clone()),

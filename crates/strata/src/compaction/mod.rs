@@ -4,7 +4,9 @@
 //! A compaction merges `inputs[0]` (files of `level`) with the files of `level + 1` they
 //! overlap (`inputs[1]`) and writes new files to `level + 1`, cut so that no output overlaps
 //! too much of `level + 2` (the "grandparents"), which would make its own compaction costly.
+//! `filter`: the user's compaction filter and the reclaiming of expired values.
 
+pub(crate) mod filter;
 pub(crate) mod picker;
 
 use std::cmp::Ordering;

@@ -40,6 +40,7 @@ use parking_lot::MutexGuard;
 
 use super::background::{apply_edit, compact_memtable, panic_error, panics_as_errors};
 use super::{DbInner, DbState, LevelStats};
+use crate::compaction::filter::{Rewrite, Rewrites};
 use crate::compaction::{Compaction, KeyCursor};
 use crate::error::{Error, Result};
 use crate::filename::table_file_name;
@@ -66,8 +67,23 @@ struct Output {
     builder: TableBuilder,
 }
 
-/// Runs compaction `c`, installing its outputs on success.
+/// Runs compaction `c`, installing its outputs on success. While one with a compaction
+/// filter runs, from before its merge until its outputs are installed (or given up),
+/// `DbState::filtering_compactions` counts it, so snapshots taken meanwhile keep their view
+/// (`DB::snapshot`).
 pub(crate) fn run(
+    db: &Arc<DbInner>,
+    state: &mut MutexGuard<'_, DbState>,
+    c: &mut Compaction,
+) -> Result<()> {
+    let filtering = db.options.compaction_filter.is_some();
+    state.filtering_compactions += usize::from(filtering);
+    let result = run_and_install(db, state, c);
+    state.filtering_compactions -= usize::from(filtering);
+    result
+}
+
+fn run_and_install(
     db: &Arc<DbInner>,
     state: &mut MutexGuard<'_, DbState>,
     c: &mut Compaction,
@@ -75,7 +91,19 @@ pub(crate) fn run(
     let start = db.env.now_micros();
     db.info_log.log(format_args!("compacting {}", c.summary()));
     let smallest_snapshot = state.smallest_snapshot(&db.snapshots);
-    let (outputs, result) = MutexGuard::unlocked(state, || merge(db, c, smallest_snapshot));
+    // Read under the state mutex, as snapshots are pinned: the filter may be asked about no
+    // entry a snapshot taken before now can see.
+    let newest_snapshot = db.snapshots.newest().unwrap_or(0);
+    let rewrites = Rewrites {
+        now: db.options.expiring_keys.then(|| db.env.now_micros()),
+        filter: db
+            .options
+            .compaction_filter
+            .as_deref()
+            .map(|filter| (filter, newest_snapshot)),
+    };
+    let (outputs, result) =
+        MutexGuard::unlocked(state, || merge(db, c, smallest_snapshot, rewrites));
 
     let mut stats = LevelStats {
         micros: db.env.now_micros().saturating_sub(start),
@@ -129,6 +157,7 @@ fn merge(
     db: &Arc<DbInner>,
     c: &Compaction,
     smallest_snapshot: u64,
+    rewrites: Rewrites<'_>,
 ) -> (Vec<FileMetaData>, Result<()>) {
     let ranges = key_ranges(db, c);
     if ranges.len() > 1 {
@@ -157,6 +186,7 @@ fn merge(
                     smallest_snapshot,
                     tombstones: &tombstones,
                     range,
+                    rewrites,
                 },
                 flushes,
                 &failed,
@@ -322,6 +352,8 @@ struct Bounds<'a> {
     /// The range tombstones of every input.
     tombstones: &'a Fragments,
     range: &'a KeyRange,
+    /// Expired values reclaimed, and the user's compaction filter.
+    rewrites: Rewrites<'a>,
 }
 
 /// The last internal key any entry of `user_key` can have (sequence 0, the lowest type).
@@ -348,6 +380,7 @@ fn merge_range(
         smallest_snapshot,
         tombstones,
         range,
+        rewrites,
     } = bounds;
     let mut input = input_iterator(db, c, reads)?;
     let table_options = db.options.table_options();
@@ -419,6 +452,7 @@ fn merge_range(
         }
 
         let mut drop = false;
+        let mut rewrite = Rewrite::Keep;
         match parsed {
             None => {
                 // Keep unparseable keys: hiding them would hide the corruption.
@@ -445,6 +479,15 @@ fn merge_range(
                 {
                     drop = true; // deleted by a range tombstone every reader sees
                 }
+                if !drop {
+                    rewrite = rewrites.rewrite(c.level + 1, &parsed, input.value(), first_of_key);
+                    if rewrite == Rewrite::Delete
+                        && parsed.sequence <= smallest_snapshot
+                        && cursor.is_base_level_for_key(c, parsed.user_key)
+                    {
+                        drop = true; // a deletion now, with nothing older left to hide
+                    }
+                }
                 last_sequence_for_key = parsed.sequence;
             }
         }
@@ -456,12 +499,22 @@ fn merge_range(
                 current = Some(output);
             }
             if let Some(output) = current.as_mut() {
+                let deletion;
+                let (key, value) = match (&rewrite, parsed) {
+                    (Rewrite::Delete, Some(parsed)) => {
+                        deletion =
+                            internal_key(parsed.user_key, parsed.sequence, ValueType::Deletion);
+                        (deletion.as_slice(), &[][..])
+                    }
+                    (Rewrite::Value(value), _) => (key, value.as_slice()),
+                    _ => (key, input.value()),
+                };
                 if output.builder.num_entries() == 0 {
                     output.meta.smallest = key.to_vec();
                 }
                 output.meta.largest.clear();
                 output.meta.largest.extend_from_slice(key);
-                output.builder.add(key, input.value())?;
+                output.builder.add(key, value)?;
                 if output.builder.file_size() >= c.max_output_file_size {
                     cut_pending = true;
                 }

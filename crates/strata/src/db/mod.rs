@@ -121,6 +121,9 @@ pub(crate) struct DbState {
     /// How many [`DB::suspend_compactions`] calls are not yet resumed; while above zero the
     /// worker only flushes memtables.
     pub(crate) compactions_suspended: u32,
+    /// Compactions with a compaction filter running (merging or installing); see
+    /// `compaction_job::run`.
+    pub(crate) filtering_compactions: usize,
 }
 
 impl DbState {
@@ -427,9 +430,10 @@ impl DB {
     /// A consistent point-in-time view; released when dropped.
     pub fn snapshot(&self) -> Snapshot {
         let state = self.inner.state.lock();
-        if self.inner.read_only.is_some() {
-            // The writer compacts without knowing this process's snapshots: a snapshot keeps
-            // the tables and memtables it was taken on.
+        // A read-only handle's writer compacts without knowing this process's snapshots, and
+        // a compaction filter running now may change entries this snapshot sees: the snapshot
+        // keeps the tables and memtables it was taken on.
+        if self.inner.read_only.is_some() || state.filtering_compactions > 0 {
             let view: Arc<dyn std::any::Any + Send + Sync> = Arc::clone(&state.super_version) as _;
             return self
                 .inner
@@ -451,7 +455,9 @@ impl DB {
     }
 
     /// Compacts the user keys in `[begin, end]` (`None` = unbounded) down to the deepest level
-    /// that has data, dropping overwritten and deleted entries no snapshot needs.
+    /// that has data, dropping overwritten and deleted entries no snapshot needs. With
+    /// expiring keys or a compaction filter, that deepest level is rewritten too (one level
+    /// down, unless it is the last), reclaiming expired values and what the filter drops.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         background::compact_range(&self.inner, begin, end)
     }

@@ -328,6 +328,7 @@ pub(super) fn new_inner(
             super_version,
             bg_busy: false,
             compactions_suspended: 0,
+            filtering_compactions: 0,
         }),
         snapshots: Arc::default(),
         bg_done: Condvar::new(),
