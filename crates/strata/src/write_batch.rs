@@ -235,9 +235,9 @@ impl WriteBatch {
         self.extensions.insert(Extension::RangeDeletes);
     }
 
-    /// Adds a put of `key` to `value` that expires `ttl` after the write: from then on no read
-    /// or iterator returns it (the key reads as deleted, its older values too); compactions do
-    /// not yet drop expired values. The time comes from the database's `Env`
+    /// Adds a put of `key` to `value` that expires `ttl` after the write: from then on no read,
+    /// iterator or `get_many` returns it (the key reads as deleted, its older values too), and
+    /// compactions reclaim its space. The time comes from the database's `Env`
     /// ([`Env::now_micros`](crate::Env::now_micros)) when the batch is written. Expiring keys
     /// are an extension of LevelDB's format: writing the batch fails with `NotSupported` unless
     /// the database was opened with `Options::expiring_keys`.

@@ -355,9 +355,9 @@ impl DB {
         Ok(deleted)
     }
 
-    /// Sets `key` to `value` for `ttl` from now (by the `Env`'s clock): from then on no read
-    /// or iterator returns it, and the key reads as deleted. (Compactions do not yet drop
-    /// expired values: their space stays until the key is overwritten or deleted.)
+    /// Sets `key` to `value` for `ttl` from now (by the `Env`'s clock): from then on no read,
+    /// iterator or `get_many` returns it, and the key reads as deleted. Compactions reclaim the
+    /// space of expired values.
     ///
     /// Expiring keys are an extension of LevelDB's format: this fails with `NotSupported`
     /// unless the database was opened with [`Options::expiring_keys`].

@@ -9,7 +9,7 @@
 //!
 //! and is gone — like a deletion, hiding every older entry of its key — at and after
 //! `expires_at` by the `Env`'s clock. An entry older than the newest range tombstone covering its
-//! key (at the read's sequence) is gone too. Every read path (point lookups,
+//! key (at the read's sequence) is gone too. Every read path (point lookups, `get_many`,
 //! iterators) decides through [`visible`], so they agree.
 
 use super::coding::{decode_fixed64, put_fixed64};
