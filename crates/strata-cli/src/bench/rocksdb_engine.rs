@@ -40,7 +40,9 @@
 //!
 //! Costs the crate's API imposes, noted for fairness:
 //! - `get` uses the pinned API: no copy of the value at all (Strata copies once, LevelDB's C
-//!   API twice).
+//!   API twice); `get_many` is the batched `MultiGet` (`batched_multi_get_cf_opt`, pinned
+//!   values, keys not pre-sorted), RocksDB's fastest form of it.
+//! - `delete_range` is a write batch holding one `DeleteRange`.
 //! - `DB::write` takes the batch by value, so each write builds a new batch (a C++ allocation),
 //!   as for Strata; LevelDB reuses one.
 //! - An iterator takes its `ReadOptions` by value, so each cursor allocates one (seekrandom
@@ -201,6 +203,29 @@ impl Engine for RocksDbEngine {
             .get_pinned_opt(key, &self.read)
             .map(|v| v.map(|v| v.len()))
             .map_err(|e| error("get", e))
+    }
+
+    fn get_many(&self, keys: &[&[u8]]) -> BenchResult<usize> {
+        let cf = self
+            .db
+            .cf_handle(rocksdb::DEFAULT_COLUMN_FAMILY_NAME)
+            .ok_or_else(|| "rocksdb: no default column family".to_owned())?;
+        let mut found = 0;
+        for value in self
+            .db
+            .batched_multi_get_cf_opt(cf, keys.iter().copied(), false, &self.read)
+        {
+            found += usize::from(value.map_err(|e| error("multi_get", e))?.is_some());
+        }
+        Ok(found)
+    }
+
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> BenchResult<()> {
+        let mut batch = WriteBatch::default();
+        batch.delete_range(start, end);
+        self.db
+            .write_opt(batch, &self.writes[0])
+            .map_err(|e| error("delete_range", e))
     }
 
     fn cursor(&self) -> DBRawIterator<'_> {
