@@ -42,7 +42,7 @@ fn delete_range(model: &mut Model, start: &[u8], end: &[u8]) {
 }
 
 /// Every read path agrees with `model`: a forward and a backward scan, and a get of every key
-/// of `probe`.
+/// of `probe`, one by one and in one `get_many`.
 fn check(db: &DB, model: &Model, read: &ReadOptions, probe: impl Iterator<Item = u32>) {
     assert_eq!(&scan(db, read).unwrap(), model, "forward scan");
     let mut it = db.iter_opt(read);
@@ -59,13 +59,24 @@ fn check(db: &DB, model: &Model, read: &ReadOptions, probe: impl Iterator<Item =
         model.keys().cloned().collect::<Vec<_>>(),
         "backward scan"
     );
-    for i in probe {
-        let k = key(i);
+    let probe: Vec<Vec<u8>> = probe.map(key).collect();
+    for k in &probe {
         assert_eq!(
-            db.get_opt(read, &k).unwrap().as_ref(),
-            model.get(&k),
+            db.get_opt(read, k).unwrap().as_ref(),
+            model.get(k),
             "get {}",
-            String::from_utf8_lossy(&k)
+            String::from_utf8_lossy(k)
+        );
+    }
+    // The same keys in one batch, in reverse: get_many across the same tables and tombstones.
+    let batch: Vec<&Vec<u8>> = probe.iter().rev().collect();
+    let values = db.get_many_opt(read, &batch).unwrap();
+    for (k, value) in batch.iter().zip(values) {
+        assert_eq!(
+            value.as_ref(),
+            model.get(*k),
+            "get_many {}",
+            String::from_utf8_lossy(k)
         );
     }
 }

@@ -51,8 +51,8 @@
 use std::path::Path;
 
 use rocksdb::{
-    BlockBasedOptions, Cache, ChecksumType, DBCompressionType, DBRawIterator, Options, ReadOptions,
-    WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, Cache, ChecksumType, ColumnFamilyDescriptor, DBCompressionType,
+    DBRawIterator, Options, ReadOptions, WriteBatch, WriteOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 
 use super::config::{BenchOptions, Compression};
@@ -151,7 +151,11 @@ impl Engine for RocksDbEngine {
     type Cursor<'a> = DBRawIterator<'a>;
 
     fn open(dir: &Path, o: &BenchOptions) -> BenchResult<Self> {
-        let db = DB::open(&options(o)?, dir).map_err(|e| error("open", e))?;
+        // The default column family named explicitly (with the same options), so that the
+        // crate hands out its handle for the batched `MultiGet`.
+        let options = options(o)?;
+        let default = ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, options.clone());
+        let db = DB::open_cf_descriptors(&options, dir, [default]).map_err(|e| error("open", e))?;
         let version = match version_in(dir) {
             Some(v) => format!("RocksDB {v}"),
             None => "RocksDB".to_owned(),
@@ -208,7 +212,7 @@ impl Engine for RocksDbEngine {
     fn get_many(&self, keys: &[&[u8]]) -> BenchResult<usize> {
         let cf = self
             .db
-            .cf_handle(rocksdb::DEFAULT_COLUMN_FAMILY_NAME)
+            .cf_handle(DEFAULT_COLUMN_FAMILY_NAME)
             .ok_or_else(|| "rocksdb: no default column family".to_owned())?;
         let mut found = 0;
         for value in self
