@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use engine::{ReadOptions, WriteBatch};
 
-use crate::boundary::{bytes, free_all, live, malloc_value, null_argument, with_errptr};
+use crate::boundary::{bytes, free_all, live, malloc_value, null_argument, with_errptr, Outcome};
 use crate::db::{leveldb_t, read_options, write_options};
 use crate::options::{leveldb_options_t, leveldb_readoptions_t, leveldb_writeoptions_t};
 use crate::write_batch::leveldb_writebatch_t;
@@ -92,6 +92,27 @@ pub unsafe extern "C" fn strata_get_many(
     }
 }
 
+/// The database and the bounds of a range call.
+///
+/// # Safety
+/// As the crate contract: `db` NULL or live, the byte ranges valid for their lengths.
+unsafe fn range_call<'a>(
+    db: *mut leveldb_t,
+    start: *const c_char,
+    startlen: usize,
+    end: *const c_char,
+    endlen: usize,
+) -> Outcome<(&'a leveldb_t, &'a [u8], &'a [u8])> {
+    // SAFETY: forwarded precondition.
+    unsafe {
+        Ok((
+            live(db, "database")?,
+            bytes(start, startlen, "start")?,
+            bytes(end, endlen, "end")?,
+        ))
+    }
+}
+
 /// Deletes every key in `[start, end)` with one record (range deletes must be enabled).
 #[no_mangle]
 pub unsafe extern "C" fn strata_delete_range(
@@ -107,9 +128,7 @@ pub unsafe extern "C" fn strata_delete_range(
     // their lengths and `errptr` NULL or writable.
     unsafe {
         with_errptr(errptr, (), || {
-            let db = live(db, "database")?;
-            let start = bytes(start, startlen, "start")?;
-            let end = bytes(end, endlen, "end")?;
+            let (db, start, end) = range_call(db, start, startlen, end, endlen)?;
             db.rep.delete_range_opt(&write_options(options), start, end)
         })
     }
@@ -130,9 +149,7 @@ pub unsafe extern "C" fn strata_clear_range(
     // SAFETY: as `strata_delete_range`.
     unsafe {
         with_errptr(errptr, 0, || {
-            let db = live(db, "database")?;
-            let start = bytes(start, startlen, "start")?;
-            let end = bytes(end, endlen, "end")?;
+            let (db, start, end) = range_call(db, start, startlen, end, endlen)?;
             db.rep.clear_range_opt(&write_options(options), start, end)
         })
     }

@@ -71,43 +71,29 @@ impl Version {
         table_cache: &TableCache,
     ) -> Result<()> {
         let mut scratch = Vec::new();
-        // Level 0: every file whose range covers a key, newest file first for every key.
-        for file in &self.files[0] {
+        let covers = |file: &FileRef, ukey: &[u8]| {
+            self.icmp().compare_user(ukey, file.smallest_user_key()) != Ordering::Less
+                && self.icmp().compare_user(ukey, file.largest_user_key()) != Ordering::Greater
+        };
+        // Level 0: every file whose range covers a key, newest file first for every key. Each
+        // deeper level: the one file that may hold a key's version at its sequence.
+        let passes = self.files[0]
+            .iter()
+            .map(|file| (0, std::slice::from_ref(file)))
+            .chain((1..NUM_LEVELS).map(|level| (level, self.files[level].as_slice())));
+        for (level, files) in passes {
             let mut recent = None;
             for lookup in lookups.iter_mut().filter(|l| l.result.is_none()) {
-                let ukey = user_key(&lookup.lookup_key);
-                if self.icmp().compare_user(ukey, file.smallest_user_key()) == Ordering::Less
-                    || self.icmp().compare_user(ukey, file.largest_user_key()) == Ordering::Greater
-                {
-                    continue;
-                }
-                self.visit(
-                    0,
-                    file,
-                    lookup,
-                    reads,
-                    table_cache,
-                    &mut recent,
-                    &mut scratch,
-                )?;
-            }
-        }
-        // Each deeper level: the one file that may hold a key's version at its sequence.
-        for level in 1..NUM_LEVELS {
-            let files = &self.files[level];
-            if files.is_empty() {
-                continue;
-            }
-            let mut recent = None;
-            for lookup in lookups.iter_mut().filter(|l| l.result.is_none()) {
-                let Some(file) = files.get(find_file(self.icmp(), files, &lookup.lookup_key))
+                let index = match level {
+                    0 => 0,
+                    _ => find_file(self.icmp(), files, &lookup.lookup_key),
+                };
+                let Some(file) = files
+                    .get(index)
+                    .filter(|file| covers(file, user_key(&lookup.lookup_key)))
                 else {
                     continue;
                 };
-                let ukey = user_key(&lookup.lookup_key);
-                if self.icmp().compare_user(ukey, file.smallest_user_key()) == Ordering::Less {
-                    continue;
-                }
                 self.visit(
                     level,
                     file,
