@@ -17,12 +17,15 @@ use support::state::{scan, Model};
 
 const DIR: &str = "/filter-db";
 
+/// One call of a filter: the level, the key and the value.
+type Call = (usize, Vec<u8>, Vec<u8>);
+
 /// Drops keys starting with `drop`, upper-cases values of keys starting with `change` (the
 /// filter is asked again at each compaction: a change must bear repeating), and notes every
 /// call.
 #[derive(Default)]
 struct Rules {
-    calls: Mutex<Vec<(usize, Vec<u8>, Vec<u8>)>>,
+    calls: Mutex<Vec<Call>>,
 }
 
 impl CompactionFilter for Rules {

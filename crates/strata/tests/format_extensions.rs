@@ -232,9 +232,9 @@ fn read_only_handles_honour_the_marker_and_see_the_extension_records() {
         (true, false, "Options::expiring_keys = true"),
         (false, true, "Options::range_deletes = true"),
     ] {
-        let err = DB::open_read_only(DIR, options(&env, range_deletes, expiring_keys))
-            .err()
-            .expect("a read-only open without the extensions is refused");
+        let Err(err) = DB::open_read_only(DIR, options(&env, range_deletes, expiring_keys)) else {
+            panic!("a read-only open without the extensions is refused");
+        };
         assert!(err.to_string().contains(option), "{err}");
     }
     let reader = DB::open_read_only(DIR, options(&env, true, true)).unwrap();
