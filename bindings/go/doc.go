@@ -5,7 +5,11 @@
 // WriteBatch, Iterator, snapshots, GetApproximateSizes, PropertyValue, CompactRange, the bloom
 // filter, the LRU cache, and Close on everything. Beyond levigo, through Strata's extensions
 // (strata/c.h): OpenReadOnly and DB.Refresh read a database another process writes, and
-// DB.Checkpoint copies a database at one point in time while it is written.
+// DB.Checkpoint copies a database at one point in time while it is written; DB.GetMany reads
+// many keys at one moment, faster than a Get each; DB.ClearRange deletes a range key by key;
+// DB.DeleteRange and DB.PutWithTTL (and their WriteBatch forms) delete a range in one write and
+// write values that expire, extensions of LevelDB's format enabled by Options.SetRangeDeletes
+// and Options.SetExpiringKeys (LevelDB then refuses the directory).
 //
 // # Building
 //

@@ -21,6 +21,20 @@
  *   writes go on: hard links to its tables (copies across file systems), a fresh manifest and
  *   the live logs so far, all synced. Strata and LevelDB open the copy with exactly that
  *   moment's data. A crash during the call leaves the directory absent or complete.
+ *
+ * Batched reads
+ *   strata_get_many looks many keys up at one moment (one view of the database, as at a
+ *   snapshot): faster than one leveldb_get per key, since the keys are looked up sorted, each
+ *   table block once for neighbouring keys. Works on every database.
+ *
+ * Range deletes and expiring keys (format extensions)
+ *   strata_delete_range deletes every key of [start, end) with one record, whatever it holds;
+ *   strata_put_with_ttl writes a value no read returns once its time to live has passed (the
+ *   key reads as deleted; compactions reclaim it). Both extend LevelDB's format: they fail with
+ *   "Not implemented: ..." unless the database is opened with strata_options_set_range_deletes
+ *   / strata_options_set_expiring_keys, and from that open on LevelDB refuses the directory
+ *   ("does not match existing comparator") and Strata needs the option. strata_clear_range
+ *   deletes a range key by key in bounded batches on any database, LevelDB's format kept.
  */
 
 #ifndef STRATA_INCLUDE_STRATA_C_H
@@ -49,6 +63,44 @@ uint8_t strata_is_read_only(const leveldb_t* db);
 /* Writes a checkpoint of `db` into directory `dir`, which must not exist (see above). On a
  * read-only handle, the copy holds the state the handle sees. */
 void strata_checkpoint(leveldb_t* db, const char* dir, char** errptr);
+
+/* Enables the range-deletes / expiring-keys format extension for databases opened with these
+ * options (see above; default off). */
+void strata_options_set_range_deletes(leveldb_options_t* options, uint8_t v);
+void strata_options_set_expiring_keys(leveldb_options_t* options, uint8_t v);
+
+/* Looks up keys[i] (keylens[i] bytes) for i < num_keys, all at one moment (the snapshot of
+ * `options`, or now). values[i] receives a malloc'd copy of the value (free it with
+ * leveldb_free) and vallens[i] its length, or NULL and 0 when the key is absent. On failure
+ * every values[i] is NULL and *errptr is set. */
+void strata_get_many(leveldb_t* db, const leveldb_readoptions_t* options, size_t num_keys,
+                     const char* const* keys, const size_t* keylens, char** values,
+                     size_t* vallens, char** errptr);
+
+/* Deletes every key k with start <= k < end in one write (range deletes must be enabled);
+ * start > end is an "Invalid argument". */
+void strata_delete_range(leveldb_t* db, const leveldb_writeoptions_t* options,
+                         const char* start, size_t startlen, const char* end, size_t endlen,
+                         char** errptr);
+
+/* Deletes the keys of [start, end) one by one in bounded batches (not atomic as a whole) on
+ * any database; returns how many it deleted. */
+uint64_t strata_clear_range(leveldb_t* db, const leveldb_writeoptions_t* options,
+                            const char* start, size_t startlen, const char* end, size_t endlen,
+                            char** errptr);
+
+/* Sets key to val until ttl_millis milliseconds from now, by the clock of the database's
+ * environment (expiring keys must be enabled). */
+void strata_put_with_ttl(leveldb_t* db, const leveldb_writeoptions_t* options, const char* key,
+                         size_t keylen, const char* val, size_t vallen, uint64_t ttl_millis,
+                         char** errptr);
+
+/* The same two updates inside a write batch (leveldb_writebatch_iterate skips them). Writing
+ * the batch fails unless the database enables the extension. */
+void strata_writebatch_delete_range(leveldb_writebatch_t* b, const char* start, size_t startlen,
+                                    const char* end, size_t endlen);
+void strata_writebatch_put_with_ttl(leveldb_writebatch_t* b, const char* key, size_t klen,
+                                    const char* val, size_t vlen, uint64_t ttl_millis);
 
 #ifdef __cplusplus
 } /* extern "C" */

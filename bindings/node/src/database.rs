@@ -2,8 +2,9 @@
 //! functions that work on a closed one (`open`, `destroy`, `repair`).
 //!
 //! Reads take their snapshot on the JavaScript thread when called (see [`crate::snapshot`]);
-//! `getMany` and `hasMany` read every key in one task against one snapshot, so a batch of keys
-//! crosses the boundary once and sees one point in time.
+//! `getMany` and `hasMany` read every key in one task with the engine's `get_many` against
+//! one snapshot, so a batch of keys crosses the boundary once, sees one point in time, and is
+//! looked up sorted with each table block read once for neighbouring keys.
 
 use std::sync::Arc;
 
@@ -53,6 +54,11 @@ fn read_options(snapshot: Option<strata::Snapshot>, fill_cache: bool) -> ReadOpt
 /// The value of `key` in `db`.
 fn lookup(db: &DB, options: &ReadOptions, key: &[u8]) -> Outcome<Option<Vec<u8>>> {
     db.get_opt(options, key).map_err(at(Stage::Other))
+}
+
+/// The values of `keys` in `db`, in their order.
+fn lookup_many(db: &DB, options: &ReadOptions, keys: &[Vec<u8>]) -> Outcome<Vec<Option<Vec<u8>>>> {
+    db.get_many_opt(options, keys).map_err(at(Stage::Other))
 }
 
 /// Checks the location argument of `open`, `destroy` and `repair`.
@@ -175,12 +181,8 @@ impl Database {
             fill_cache,
             snapshot,
             move |db, options| {
-                let values = keys
-                    .iter()
-                    .map(|key| lookup(db, options, key))
-                    .collect::<Outcome<Vec<_>>>()?;
                 Ok(FoundMany {
-                    values,
+                    values: lookup_many(db, options, &keys)?,
                     as_string: value_as_string,
                 })
             },
@@ -229,9 +231,8 @@ impl Database {
             fill_cache,
             snapshot,
             move |db, options| {
-                keys.iter()
-                    .map(|key| Ok(lookup(db, options, key)?.is_some()))
-                    .collect()
+                let values = lookup_many(db, options, &keys)?;
+                Ok(values.iter().map(Option::is_some).collect())
             },
             |env, found| found.into_unknown(env),
         )

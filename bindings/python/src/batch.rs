@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use pyo3::prelude::*;
@@ -15,6 +16,7 @@ use pyo3::types::PyTuple;
 
 use crate::convert::value_bytes;
 use crate::handle::Handle;
+use crate::range_ops::optional_ttl;
 
 /// A batch of puts and deletes for one database (or one `PrefixedDB`).
 ///
@@ -62,12 +64,33 @@ impl PyWriteBatch {
 
 #[pymethods]
 impl PyWriteBatch {
-    /// Adds a put of `key` to `value`.
-    fn put(&self, py: Python<'_>, key: &[u8], value: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Adds a put of `key` to `value`; with `ttl` (seconds or a `timedelta`), one that expires
+    /// that long after the batch is written (needs `expiring_keys=True`).
+    #[pyo3(signature = (key, value, *, ttl=None))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &[u8],
+        value: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = optional_ttl)] ttl: Option<Duration>,
+    ) -> PyResult<()> {
         self.handle.check_open()?;
         let value = value_bytes(value)?;
         let key = self.full_key(key);
-        self.batch.lock_py_attached(py).put(&key, &value);
+        let mut batch = self.batch.lock_py_attached(py);
+        match ttl {
+            Some(ttl) => batch.put_with_ttl(&key, &value, ttl),
+            None => batch.put(&key, &value),
+        }
+        Ok(())
+    }
+
+    /// Adds a deletion of every key in `[start, stop)` (needs `range_deletes=True`; checked
+    /// when the batch is written).
+    fn delete_range(&self, py: Python<'_>, start: &[u8], stop: &[u8]) -> PyResult<()> {
+        self.handle.check_open()?;
+        let (start, stop) = (self.full_key(start), self.full_key(stop));
+        self.batch.lock_py_attached(py).delete_range(&start, &stop);
         Ok(())
     }
 

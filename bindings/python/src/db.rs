@@ -6,10 +6,11 @@
 //! reaches the engine releases the GIL.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use strata::{Range, ReadOptions, WriteOptions};
 
 use crate::batch::PyWriteBatch;
@@ -18,6 +19,7 @@ use crate::errors::to_py;
 use crate::handle::Handle;
 use crate::iterator::{IterArgs, PyIterator, PyRawIterator};
 use crate::options::{Compression, OpenArgs};
+use crate::range_ops::{self, optional_ttl};
 use crate::snapshot::PySnapshot;
 
 /// The value of `key` (full key, prefix included) through `handle`, or `default`.
@@ -41,17 +43,21 @@ fn get_value<'py>(
     })
 }
 
-/// Sets `key` (full key) to `value` through `handle`.
+/// Sets `key` (full key) to `value` through `handle`, for `ttl` if given.
 fn put_value(
     py: Python<'_>,
     handle: &Handle,
     key: &[u8],
     value: &Bound<'_, PyAny>,
     sync: bool,
+    ttl: Option<Duration>,
 ) -> PyResult<()> {
     let value = value_bytes(value)?;
     let options = WriteOptions { sync };
-    handle.call(py, |db| db.put_opt(&options, key, &value))
+    match ttl {
+        Some(ttl) => handle.call(py, |db| db.put_with_ttl_opt(&options, key, &value, ttl)),
+        None => handle.call(py, |db| db.put_opt(&options, key, &value)),
+    }
 }
 
 /// Deletes `key` (full key) through `handle`.
@@ -84,7 +90,7 @@ impl PyDB {
         paranoid_checks=None, write_buffer_size=None, max_open_files=None, lru_cache_size=None,
         block_size=None, block_restart_interval=None, max_file_size=None,
         compression=Compression::SNAPPY, bloom_filter_bits=0, comparator=None,
-        comparator_name=None, read_only=false))]
+        comparator_name=None, read_only=false, range_deletes=false, expiring_keys=false))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
         py: Python<'py>,
@@ -103,6 +109,8 @@ impl PyDB {
         comparator: Option<Bound<'py, PyAny>>,
         comparator_name: Option<Bound<'py, PyAny>>,
         read_only: bool,
+        range_deletes: bool,
+        expiring_keys: bool,
     ) -> PyResult<PyDB> {
         let path = fs_path(&name)?;
         let bytewise = comparator.is_none();
@@ -121,7 +129,11 @@ impl PyDB {
             comparator,
             comparator_name,
         };
-        let options = args.to_options()?;
+        let options = strata::Options {
+            range_deletes,
+            expiring_keys,
+            ..args.to_options()?
+        };
         let handle = Handle::open(py, path, options, bytewise, read_only)?;
         Ok(PyDB {
             name: name.unbind(),
@@ -196,16 +208,67 @@ impl PyDB {
         get_value(py, &self.handle, key, default, verify_checksums, fill_cache)
     }
 
-    /// Sets `key` to `value`; `sync` waits until the write is on disk.
-    #[pyo3(signature = (key, value, *, sync=false))]
+    /// Sets `key` to `value`; `sync` waits until the write is on disk. With `ttl` (seconds,
+    /// or a `timedelta`; needs `expiring_keys=True`) no read returns it once that time has
+    /// passed.
+    #[pyo3(signature = (key, value, *, sync=false, ttl=None))]
     fn put(
         &self,
         py: Python<'_>,
         key: &[u8],
         value: &Bound<'_, PyAny>,
         #[pyo3(from_py_with = flag)] sync: bool,
+        #[pyo3(from_py_with = optional_ttl)] ttl: Option<Duration>,
     ) -> PyResult<()> {
-        put_value(py, &self.handle, key, value, sync)
+        put_value(py, &self.handle, key, value, sync, ttl)
+    }
+
+    /// The values of `keys` (an iterable of `bytes`), `None` for each one absent, in their
+    /// order, all read at one moment: faster than a `get` per key.
+    #[pyo3(signature = (keys, *, verify_checksums=false, fill_cache=true))]
+    fn get_many<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+        #[pyo3(from_py_with = flag)] verify_checksums: bool,
+        #[pyo3(from_py_with = flag)] fill_cache: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let options = ReadOptions {
+            verify_checksums,
+            fill_cache,
+            ..ReadOptions::default()
+        };
+        range_ops::get_many(py, &self.handle, options, range_ops::keys_of(keys, None)?)
+    }
+
+    /// Deletes every key `k` with `start <= k < stop` in one write, whatever the range holds
+    /// (needs `range_deletes=True`, an extension LevelDB cannot read).
+    #[pyo3(signature = (start, stop, *, sync=false))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        start: &[u8],
+        stop: &[u8],
+        #[pyo3(from_py_with = flag)] sync: bool,
+    ) -> PyResult<()> {
+        let options = WriteOptions { sync };
+        self.handle
+            .call(py, |db| db.delete_range_opt(&options, start, stop))
+    }
+
+    /// Deletes the keys of `[start, stop)` one by one in bounded batches (any database, not
+    /// atomic as a whole); returns how many it deleted.
+    #[pyo3(signature = (start, stop, *, sync=false))]
+    fn clear_range(
+        &self,
+        py: Python<'_>,
+        start: &[u8],
+        stop: &[u8],
+        #[pyo3(from_py_with = flag)] sync: bool,
+    ) -> PyResult<u64> {
+        let options = WriteOptions { sync };
+        self.handle
+            .call(py, |db| db.clear_range_opt(&options, start, stop))
     }
 
     /// Removes `key` (not an error when absent).
@@ -405,7 +468,7 @@ impl PyPrefixedDB {
         #[pyo3(from_py_with = flag)] sync: bool,
     ) -> PyResult<()> {
         let key = self.full_key(key);
-        put_value(py, &self.handle, &key, value, sync)
+        put_value(py, &self.handle, &key, value, sync, None)
     }
 
     /// See `DB.delete`.

@@ -12,6 +12,7 @@
 //! | `comparator.rs` | Python callables as comparators |
 //! | `errors.rs` | the exception classes and the engine-error mapping |
 //! | `convert.rs` | bytes and path conversions |
+//! | `range_ops.rs` | `get_many`, range deletes and `ttl=`, shared by `DB`, `Snapshot`, `WriteBatch` |
 
 mod batch;
 mod comparator;
@@ -21,6 +22,7 @@ mod errors;
 mod handle;
 mod iterator;
 mod options;
+mod range_ops;
 mod snapshot;
 
 use pyo3::prelude::*;

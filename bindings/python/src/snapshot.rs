@@ -10,13 +10,14 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
-use pyo3::types::{PyBytes, PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use strata::ReadOptions;
 
 use crate::convert::flag;
 use crate::errors::snapshot_closed;
 use crate::handle::{drop_detached, Handle};
 use crate::iterator::{IterArgs, PyIterator, PyRawIterator};
+use crate::range_ops;
 
 /// A point-in-time view of a database (or of a `PrefixedDB`'s part of it).
 ///
@@ -43,6 +44,15 @@ impl PySnapshot {
             prefix,
             snapshot: Mutex::new(Some(snapshot)),
         })
+    }
+
+    /// A read's error `e`, or the snapshot-closed `RuntimeError` when the database closed.
+    fn closed_or(&self, e: PyErr) -> PyErr {
+        if self.handle.is_closed() {
+            snapshot_closed()
+        } else {
+            e
+        }
     }
 
     /// The engine snapshot; `RuntimeError` once it or its database is closed.
@@ -90,17 +100,30 @@ impl PySnapshot {
         let value = self
             .handle
             .call(py, move |db| db.get_opt(&options, &key))
-            .map_err(|e| {
-                if self.handle.is_closed() {
-                    snapshot_closed()
-                } else {
-                    e
-                }
-            })?;
+            .map_err(|e| self.closed_or(e))?;
         Ok(match value {
             Some(value) => PyBytes::new(py, &value).into_any(),
             None => default.unwrap_or_else(|| py.None().into_bound(py)),
         })
+    }
+
+    /// The values of `keys` as of the snapshot; see `DB.get_many`.
+    #[pyo3(signature = (keys, *, verify_checksums=false, fill_cache=true))]
+    fn get_many<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+        #[pyo3(from_py_with = flag)] verify_checksums: bool,
+        #[pyo3(from_py_with = flag)] fill_cache: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let options = ReadOptions {
+            verify_checksums,
+            fill_cache,
+            snapshot: Some(self.pinned(py)?),
+            ..ReadOptions::default()
+        };
+        let keys = range_ops::keys_of(keys, self.prefix.as_deref())?;
+        range_ops::get_many(py, &self.handle, options, keys).map_err(|e| self.closed_or(e))
     }
 
     /// An `Iterator` over the snapshot; see `DB.iterator`.

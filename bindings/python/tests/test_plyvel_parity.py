@@ -29,7 +29,11 @@ FUNCTIONS = ["repair_db", "destroy_db"]
 NO_DEFAULT = inspect.Parameter.empty
 # Strata's own keywords beyond plyvel's: after all of plyvel's, keyword-only, defaulting to
 # plyvel's behaviour.
-STRATA_EXTRAS = {("DB", None): [("read_only", False)]}
+STRATA_EXTRAS = {
+    ("DB", None): [("read_only", False), ("range_deletes", False), ("expiring_keys", False)],
+    ("DB", "put"): [("ttl", None)],
+    ("WriteBatch", "put"): [("ttl", None)],
+}
 
 
 def parse_signature(doc):

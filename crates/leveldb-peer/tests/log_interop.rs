@@ -87,6 +87,7 @@ fn batch_ops(batch: &WriteBatch, what: &str) -> Vec<FixtureOp> {
                 value: value.to_vec(),
             },
             Ok(BatchOp::Delete { key }) => FixtureOp::Delete { key: key.to_vec() },
+            Ok(other) => panic!("{what}: a LevelDB log holds {other:?}"),
             Err(e) => panic!("{what}: batch does not decode: {e}"),
         })
         .collect()

@@ -589,6 +589,7 @@ fn replay_wals(dir: &Path, ops: &[&FixtureOp], resolved: &mut Resolved, counts: 
                         check_is_write(ops, key, seq, TYPE_DELETION, &[], &what);
                         resolved.add(key, seq, None);
                     }
+                    other => panic!("{what}: a LevelDB log holds {other:?}"),
                 }
                 counts.wal_ops += 1;
             }

@@ -58,6 +58,28 @@ pub(crate) fn malloc_bytes(bytes: &[u8]) -> *mut c_char {
     block.cast()
 }
 
+/// A value handed to the caller: a fresh `malloc` copy, or an out-of-memory error (NULL alone
+/// would read as "not found").
+pub(crate) fn malloc_value(value: &[u8]) -> Outcome<*mut c_char> {
+    let copy = malloc_bytes(value);
+    if copy.is_null() {
+        return Err(Error::io(
+            format!("copying a value of {} bytes out", value.len()),
+            std::io::Error::from(std::io::ErrorKind::OutOfMemory),
+        ));
+    }
+    Ok(copy)
+}
+
+/// Frees the `malloc`'d blocks of `blocks` and sets each to NULL.
+pub(crate) fn free_all(blocks: &mut [*mut c_char]) {
+    for block in blocks {
+        // SAFETY: each block is NULL or came from `malloc` and was not handed out.
+        unsafe { libc::free(block.cast()) };
+        *block = ptr::null_mut();
+    }
+}
+
 /// Copies `text` into a fresh `malloc`'d NUL-terminated string; an interior NUL (never
 /// produced by Strata's messages) is replaced by `?` so the whole text stays readable.
 pub(crate) fn malloc_cstring(text: &str) -> *mut c_char {

@@ -11,7 +11,7 @@ use std::ptr;
 use engine::{Options, Range, ReadOptions, Snapshot, WriteOptions, DB};
 
 use crate::boundary::{
-    bytes, c_str, drop_handle, guarded, into_handle, live, malloc_bytes, malloc_cstring, path,
+    bytes, c_str, drop_handle, guarded, into_handle, live, malloc_cstring, malloc_value, path,
     with_errptr,
 };
 use crate::iterator::leveldb_iterator_t;
@@ -41,7 +41,10 @@ unsafe fn open_options(opt: *const leveldb_options_t) -> Options {
 ///
 /// # Safety
 /// `opt` is NULL or a live read-options handle.
-unsafe fn read_options(opt: *const leveldb_readoptions_t, default: &ReadOptions) -> &ReadOptions {
+pub(crate) unsafe fn read_options(
+    opt: *const leveldb_readoptions_t,
+    default: &ReadOptions,
+) -> &ReadOptions {
     // SAFETY: forwarded precondition.
     unsafe { opt.as_ref() }.map_or(default, |o| &o.rep)
 }
@@ -50,7 +53,7 @@ unsafe fn read_options(opt: *const leveldb_readoptions_t, default: &ReadOptions)
 ///
 /// # Safety
 /// `opt` is NULL or a live write-options handle.
-unsafe fn write_options(opt: *const leveldb_writeoptions_t) -> WriteOptions {
+pub(crate) unsafe fn write_options(opt: *const leveldb_writeoptions_t) -> WriteOptions {
     // SAFETY: forwarded precondition.
     unsafe { opt.as_ref() }.map_or_else(WriteOptions::default, |o| o.rep)
 }
@@ -180,14 +183,7 @@ pub unsafe extern "C" fn leveldb_get(
             let Some(value) = db.rep.get_opt(read_options(options, &default), key)? else {
                 return Ok(ptr::null_mut());
             };
-            let copy = malloc_bytes(&value);
-            if copy.is_null() {
-                // NULL alone would read as "not found".
-                return Err(engine::Error::io(
-                    format!("copying a value of {} bytes out", value.len()),
-                    std::io::Error::from(std::io::ErrorKind::OutOfMemory),
-                ));
-            }
+            let copy = malloc_value(&value)?;
             if let Some(vallen) = vallen.as_mut() {
                 *vallen = value.len();
             }

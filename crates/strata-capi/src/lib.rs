@@ -2,8 +2,9 @@
 //! the names, types and semantics C programs and bindings written for LevelDB expect. Built as
 //! `libstrata.so` (SONAME `libstrata.so.0`, set in `build.rs`) and `libstrata.a`; `make install-c`
 //! installs them with their versioned names, and also as `libleveldb.*`.
-//! Strata's extensions (read-only handles, checkpoints) are the `strata_*` functions of
-//! `include/strata/c.h` (`extensions.rs`), on the same handles.
+//! Strata's extensions are the `strata_*` functions of `include/strata/c.h`, on the same
+//! handles: read-only handles and checkpoints (`extensions.rs`); batched reads, range deletes
+//! and expiring keys (`range_ops.rs`).
 //!
 //! # Conventions (LevelDB's)
 //!
@@ -59,6 +60,7 @@ mod extensions;
 mod filter_policy;
 mod iterator;
 mod options;
+mod range_ops;
 mod write_batch;
 
 pub use comparator::leveldb_comparator_t;

@@ -40,7 +40,7 @@ const SNAPPY_COMPRESSION: c_int = 1;
 ///
 /// # Safety
 /// `opt` is NULL or a live options object not used by another thread meanwhile.
-unsafe fn update<T>(opt: *mut T, set: impl FnOnce(&mut T)) {
+pub(crate) unsafe fn update<T>(opt: *mut T, set: impl FnOnce(&mut T)) {
     // SAFETY: forwarded precondition.
     if let Some(opt) = unsafe { opt.as_mut() } {
         guarded((), || set(opt));

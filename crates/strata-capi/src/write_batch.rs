@@ -46,13 +46,28 @@ impl WriteBatchHandler for CallbackHandler {
             unsafe { deleted(self.state, key.as_ptr().cast(), key.len()) }
         }
     }
+
+    // LevelDB's callbacks have no place for Strata's extension records (`strata/c.h`): they
+    // are skipped, and the updates after them still reported.
+    fn delete_range(&mut self, _start: &[u8], _end: &[u8]) -> engine::Result<()> {
+        Ok(())
+    }
+
+    fn put_with_ttl(
+        &mut self,
+        _key: &[u8],
+        _value: &[u8],
+        _ttl: std::time::Duration,
+    ) -> engine::Result<()> {
+        Ok(())
+    }
 }
 
 /// Runs `change` on the batch behind `b` (NULL is ignored), never unwinding into C.
 ///
 /// # Safety
 /// `b` is NULL or a live batch not used by another thread meanwhile.
-unsafe fn update(b: *mut leveldb_writebatch_t, change: impl FnOnce(&mut WriteBatch)) {
+pub(crate) unsafe fn update(b: *mut leveldb_writebatch_t, change: impl FnOnce(&mut WriteBatch)) {
     // SAFETY: forwarded precondition.
     if let Some(b) = unsafe { b.as_mut() } {
         guarded((), || change(&mut b.rep));

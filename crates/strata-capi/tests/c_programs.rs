@@ -170,6 +170,11 @@ fn read_only_handles_and_checkpoints_from_c() {
 }
 
 #[test]
+fn batched_reads_range_deletes_and_expiring_keys_from_c() {
+    build_and_run("strata_range_ops_test.c");
+}
+
+#[test]
 fn readme_c_example_runs_and_prints_the_scan() {
     let output = build_and_run("example.c");
     assert_eq!(
@@ -246,7 +251,7 @@ fn library_exports_exactly_the_functions_the_headers_declare() {
         .collect();
     let (leveldb, strata) = header_functions();
     assert_eq!(leveldb.len(), 68, "{leveldb:?}");
-    assert_eq!(strata.len(), 4, "{strata:?}");
+    assert_eq!(strata.len(), 12, "{strata:?}");
     let declared: BTreeSet<String> = leveldb.union(&strata).cloned().collect();
     assert_eq!(
         exported, declared,
@@ -312,6 +317,7 @@ fn c_tests_call_every_function_of_the_headers() {
         "callbacks_test.c",
         "threads_test.c",
         "strata_ext_test.c",
+        "strata_range_ops_test.c",
     ] {
         sources += &std::fs::read_to_string(c_source(name)).expect("C test source");
     }

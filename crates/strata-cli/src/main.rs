@@ -132,10 +132,12 @@ struct BenchArgs {
 impl BenchArgs {
     fn into_config(self) -> Config {
         let defaults = BenchOptions::default();
+        let benchmarks = self
+            .benchmarks
+            .unwrap_or_else(|| bench::config::DEFAULT_SUITE.to_vec());
+        let range_deletes = benchmarks.contains(&Benchmark::Deleterange);
         Config {
-            benchmarks: self
-                .benchmarks
-                .unwrap_or_else(|| bench::config::DEFAULT_SUITE.to_vec()),
+            benchmarks,
             engines: self
                 .engines
                 .unwrap_or_else(|| bench::default_engines(self.sweep.is_some())),
@@ -151,6 +153,7 @@ impl BenchArgs {
                 cache_size: self.cache_size,
                 bloom_bits: u32::try_from(self.bloom_bits).ok(),
                 compression: self.compression,
+                range_deletes,
                 ..defaults
             },
             db: self

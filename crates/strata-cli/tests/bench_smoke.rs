@@ -74,6 +74,38 @@ fn bench_runs_strata_and_leveldb_side_by_side() {
     );
 }
 
+#[cfg(feature = "leveldb")]
+#[test]
+fn batched_reads_and_range_deletes_run_on_both_engines() {
+    let stdout = bench(&[
+        "--num",
+        "10000",
+        "--engines",
+        "strata,leveldb",
+        "--benchmarks",
+        "fillseq,multireadrandom,deleterange,scandeleted,readseq",
+    ]);
+    let rows = table_rows(&stdout);
+    assert_eq!(rows.len(), 10, "5 workloads x 2 engines:\n{stdout}");
+    // get_many finds every key fillseq wrote, on both engines (LevelDB's are single gets).
+    assert_eq!(
+        stdout.matches("(10000 of 10000 found)").count(),
+        2,
+        "\n{stdout}"
+    );
+    // After deleterange nothing is left to scan: the scans move no bytes on either engine.
+    for line in stdout
+        .lines()
+        .filter(|l| l.starts_with("scandeleted") || l.starts_with("readseq"))
+        .filter(|l| l.contains("micros/op"))
+    {
+        assert!(
+            !line.contains("MB/s") || line.contains(" 0.0 MB/s"),
+            "{line}\n{stdout}"
+        );
+    }
+}
+
 #[cfg(not(feature = "leveldb"))]
 #[test]
 fn bench_without_peers_runs_strata_alone_and_says_so() {

@@ -10,11 +10,13 @@ mod compaction;
 mod db;
 mod env;
 mod error;
+mod extension;
 mod filename;
 mod iter;
 mod log;
 mod memtable;
 mod options;
+mod range_del;
 mod snapshot;
 mod table;
 #[cfg(feature = "tools")]
@@ -31,7 +33,8 @@ pub mod testing;
 #[doc = include_str!("../../../README.md")]
 struct ReadmeExamples;
 
-pub use db::{destroy, repair, DbIterator, Range, DB};
+pub use compaction::filter::{CompactionFilter, FilterDecision};
+pub use db::{destroy, repair, DbIterator, Range, CLEAR_RANGE_BATCH, DB};
 pub use env::{
     Env, FileLock, Logger, MemEnv, PosixEnv, RandomAccessFile, SequentialFile, WritableFile,
 };

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::compaction::filter::CompactionFilter;
 use crate::env::{Env, Logger, PosixEnv};
+use crate::extension::Extensions;
 use crate::snapshot::Snapshot;
 use crate::table::block_cache::BlockCache;
 use crate::table::format::CompressionType;
@@ -53,6 +55,21 @@ pub struct Options {
     /// Where informational messages go (default: the `LOG` file in the database directory,
     /// the previous one kept as `LOG.old`). With a logger, no `LOG` file is written.
     pub info_log: Option<Arc<dyn Logger>>,
+    /// Enables range deletes ([`DB::delete_range`](crate::DB::delete_range),
+    /// [`WriteBatch::delete_range`](crate::WriteBatch::delete_range)), an extension of
+    /// LevelDB's format (default off). Opening a database with it records the extension in the
+    /// manifest, and from then on LevelDB refuses to open the database (with its comparator
+    /// error) and Strata opens it only with this option on.
+    pub range_deletes: bool,
+    /// Enables expiring keys ([`DB::put_with_ttl`](crate::DB::put_with_ttl),
+    /// [`WriteBatch::put_with_ttl`](crate::WriteBatch::put_with_ttl)), an extension of
+    /// LevelDB's format recorded like [`range_deletes`](Self::range_deletes) (default off).
+    pub expiring_keys: bool,
+    /// Asked about entries as compactions rewrite them, to keep, drop or change each (default
+    /// none); see [`CompactionFilter`] for when it is called. It never changes what a live
+    /// snapshot sees: a snapshot taken while a compaction with a filter runs keeps the
+    /// tables and memtables it was taken on until it is dropped.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 impl Options {
@@ -67,6 +84,7 @@ impl Options {
             filter_policy: self.filter_policy.clone(),
             block_cache: self.block_cache.clone(),
             paranoid_checks: self.paranoid_checks,
+            range_deletions: self.range_deletes,
         }
     }
 
@@ -77,7 +95,13 @@ impl Options {
             paranoid_checks: self.paranoid_checks,
             reuse_logs: self.reuse_logs,
             max_file_size: self.max_file_size as u64,
+            extensions: self.extensions(),
         }
+    }
+
+    /// The format extensions these options enable.
+    pub(crate) fn extensions(&self) -> Extensions {
+        Extensions::from_flags(self.range_deletes, self.expiring_keys)
     }
 }
 
@@ -100,6 +124,9 @@ impl Default for Options {
             filter_policy: None,
             max_subcompactions: 2,
             info_log: None,
+            range_deletes: false,
+            expiring_keys: false,
+            compaction_filter: None,
         }
     }
 }
@@ -120,6 +147,9 @@ impl std::fmt::Debug for Options {
             .field("reuse_logs", &self.reuse_logs)
             .field("max_subcompactions", &self.max_subcompactions)
             .field("info_log", &self.info_log.is_some())
+            .field("range_deletes", &self.range_deletes)
+            .field("expiring_keys", &self.expiring_keys)
+            .field("compaction_filter", &self.compaction_filter.is_some())
             .field(
                 "filter_policy",
                 &self.filter_policy.as_ref().map(|p| p.name().to_owned()),

@@ -61,6 +61,11 @@ impl SnapshotList {
         self.pins.lock().keys().next().copied()
     }
 
+    /// The newest pinned sequence number, if any.
+    pub(crate) fn newest(&self) -> Option<u64> {
+        self.pins.lock().keys().next_back().copied()
+    }
+
     fn release(&self, sequence: u64) {
         let mut pins = self.pins.lock();
         if let Some(count) = pins.get_mut(&sequence) {

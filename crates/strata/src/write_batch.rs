@@ -5,23 +5,37 @@
 //! ```text
 //! sequence: fixed64   sequence number of the first record (set by the write path)
 //! count:    fixed32   number of records
-//! records:  count x
-//!   tag: u8           1 = put, 0 = delete
-//!   key: varint32 length, then the bytes
-//!   value:            put only: varint32 length, then the bytes
+//! records:  count x one of
+//!   0 key                     delete
+//!   1 key value               put
+//!   2 start end               range deletion of [start, end)      (extension range-deletes)
+//!   3 key value expires_at    put of a value that expires         (extension expiring-keys)
+//!   4 key value ttl           put with a time to live, unresolved (never in a log)
 //! ```
 //!
+//! Keys, values and range bounds are length-prefixed (a varint32 length, then the bytes);
+//! `expires_at` is a fixed64 of microseconds since the Unix epoch (the `Env`'s clock) at and
+//! after which the value is gone, and `ttl` a fixed64 of microseconds. Tags 0 and 1 are
+//! LevelDB's; tags 2 and 3 are format extensions (docs/design.md, section 4) that only a
+//! database recording the extension holds. Tag 4 is what [`WriteBatch::put_with_ttl`] records:
+//! the write path turns it into tag 3 with the time of the write before the batch is logged.
+//!
 //! A new batch is the 12-byte header of zeros. Records take sequence numbers `sequence`,
-//! `sequence + 1`, ... in order. Building a batch never fails; decoding
-//! ([`WriteBatch::iterate`], [`WriteBatch::iter`]) checks every record and the count and reports
-//! a bad batch as `Error::Corruption` with the byte offset within the batch, never panicking.
+//! `sequence + 1`, ... in order, one each (a range deletion too). Building a batch never fails;
+//! decoding ([`WriteBatch::iterate`], [`WriteBatch::iter`]) checks every record and the count
+//! and reports a bad batch as `Error::Corruption` with the byte offset within the batch, never
+//! panicking.
 //!
 //! Keys and values longer than `u32::MAX` bytes cannot be encoded: `put`/`delete` of one records
 //! nothing and marks the batch, and decoding it then fails with `InvalidArgument`.
 
+use std::time::Duration;
+
 use crate::error::{Error, Result};
+use crate::extension::{Extension, Extensions};
 use crate::util::coding::{
-    decode_fixed32, decode_fixed64, get_length_prefixed, put_length_prefixed,
+    decode_fixed32, decode_fixed64, get_fixed64, get_length_prefixed, put_fixed64,
+    put_length_prefixed,
 };
 
 /// Size of the header: sequence (8) and count (4). On-disk: never change.
@@ -32,6 +46,14 @@ const COUNT_OFFSET: usize = 8;
 const TAG_DELETE: u8 = 0;
 /// Record tag of a put. On-disk: never change.
 const TAG_PUT: u8 = 1;
+/// Record tag of a range deletion (extension `range-deletes`). On-disk: never change.
+const TAG_DELETE_RANGE: u8 = 2;
+/// Record tag of a put of a value that expires (extension `expiring-keys`). On-disk: never
+/// change.
+const TAG_PUT_EXPIRING: u8 = 3;
+/// Record tag of a put with a time to live not yet turned into an expiry time: only in batches
+/// not yet written, never in a log.
+const TAG_PUT_TTL: u8 = 4;
 
 /// An atomic group of updates, applied all or nothing by a write.
 ///
@@ -42,10 +64,16 @@ pub struct WriteBatch {
     rep: Vec<u8>,
     /// Set when a key or value too long to encode was dropped.
     oversized: bool,
+    /// The format extensions the records added through the API use. (A batch decoded from a
+    /// log does not know; `check_logged_batch` looks at its records.)
+    extensions: Extensions,
+    /// Set when a record added through the API is a put with a time to live (tag 4).
+    has_ttl: bool,
 }
 
 /// One update of a batch, as [`WriteBatch::iter`] yields it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BatchOp<'a> {
     /// Set `key` to `value`.
     Put {
@@ -59,20 +87,76 @@ pub enum BatchOp<'a> {
         /// The key.
         key: &'a [u8],
     },
+    /// Remove every key `k` with `start <= k < end` (see [`WriteBatch::delete_range`]).
+    DeleteRange {
+        /// The first key removed.
+        start: &'a [u8],
+        /// The first key past the range, kept.
+        end: &'a [u8],
+    },
+    /// Set `key` to `value` for `ttl` from the write on (see [`WriteBatch::put_with_ttl`]).
+    PutWithTtl {
+        /// The key.
+        key: &'a [u8],
+        /// The value.
+        value: &'a [u8],
+        /// How long the value lives.
+        ttl: Duration,
+    },
+    /// Set `key` to `value` until `expires_at_micros`, microseconds since the Unix epoch: what
+    /// a [`PutWithTtl`](BatchOp::PutWithTtl) becomes when the batch is written.
+    PutExpiring {
+        /// The key.
+        key: &'a [u8],
+        /// The value.
+        value: &'a [u8],
+        /// When the value is gone.
+        expires_at_micros: u64,
+    },
 }
 
 /// Receives the updates of a batch, in order, from [`WriteBatch::iterate`].
+///
+/// The updates of format extensions have default methods that refuse them: `iterate` then
+/// fails with `NotSupported` at that update, so a handler that does not know them never drops
+/// one silently.
 pub trait WriteBatchHandler {
     /// A put of `key` to `value`.
     fn put(&mut self, key: &[u8], value: &[u8]);
     /// A deletion of `key`.
     fn delete(&mut self, key: &[u8]);
+    /// A deletion of the keys in `[start, end)`.
+    fn delete_range(&mut self, start: &[u8], end: &[u8]) -> Result<()> {
+        let _ = (start, end);
+        Err(unhandled("a range deletion"))
+    }
+    /// A put of `key` to `value` for `ttl` from the write on.
+    fn put_with_ttl(&mut self, key: &[u8], value: &[u8], ttl: Duration) -> Result<()> {
+        let _ = (key, value, ttl);
+        Err(unhandled("a put with a time to live"))
+    }
+    /// A put of `key` to `value` until `expires_at_micros` (microseconds since the Unix epoch).
+    fn put_expiring(&mut self, key: &[u8], value: &[u8], expires_at_micros: u64) -> Result<()> {
+        let _ = (key, value, expires_at_micros);
+        Err(unhandled("a put of an expiring value"))
+    }
+}
+
+fn unhandled(what: &str) -> Error {
+    Error::NotSupported(format!(
+        "the write batch handler does not take {what} (WriteBatchHandler's default method)"
+    ))
 }
 
 impl Default for WriteBatch {
     fn default() -> WriteBatch {
         WriteBatch::new()
     }
+}
+
+/// A duration in microseconds, saturating at `u64::MAX` (about 584,000 years).
+fn duration_micros(duration: Duration) -> u64 {
+    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// True when `value` can be length-prefixed with a varint32.
@@ -94,6 +178,8 @@ impl WriteBatch {
         WriteBatch {
             rep: vec![0; HEADER_SIZE],
             oversized: false,
+            extensions: Extensions::NONE,
+            has_ttl: false,
         }
     }
 
@@ -104,6 +190,8 @@ impl WriteBatch {
         WriteBatch {
             rep,
             oversized: false,
+            extensions: Extensions::NONE,
+            has_ttl: false,
         }
     }
 
@@ -130,11 +218,50 @@ impl WriteBatch {
         self.set_count(self.count().wrapping_add(1));
     }
 
+    /// Adds a deletion of every key `k` with `start <= k < end` in the comparator's order: one
+    /// record, whatever the number of keys it deletes. A range deletion is an extension of
+    /// LevelDB's format: writing the batch fails with `NotSupported` unless the database was
+    /// opened with `Options::range_deletes`, and with `InvalidArgument` when `start` is after
+    /// `end` (`start == end` deletes nothing).
+    pub fn delete_range(&mut self, start: &[u8], end: &[u8]) {
+        if !key_encodable(start) || !key_encodable(end) {
+            self.oversized = true;
+            return;
+        }
+        self.rep.push(TAG_DELETE_RANGE);
+        put_length_prefixed(&mut self.rep, start);
+        put_length_prefixed(&mut self.rep, end);
+        self.set_count(self.count().wrapping_add(1));
+        self.extensions.insert(Extension::RangeDeletes);
+    }
+
+    /// Adds a put of `key` to `value` that expires `ttl` after the write: from then on no read,
+    /// iterator or `get_many` returns it (the key reads as deleted, its older values too), and
+    /// compactions reclaim its space. The time comes from the database's `Env`
+    /// ([`Env::now_micros`](crate::Env::now_micros)) when the batch is written. Expiring keys
+    /// are an extension of LevelDB's format: writing the batch fails with `NotSupported` unless
+    /// the database was opened with `Options::expiring_keys`.
+    pub fn put_with_ttl(&mut self, key: &[u8], value: &[u8], ttl: Duration) {
+        if !key_encodable(key) || !encodable(value) {
+            self.oversized = true;
+            return;
+        }
+        self.rep.push(TAG_PUT_TTL);
+        put_length_prefixed(&mut self.rep, key);
+        put_length_prefixed(&mut self.rep, value);
+        put_fixed64(&mut self.rep, duration_micros(ttl));
+        self.set_count(self.count().wrapping_add(1));
+        self.extensions.insert(Extension::ExpiringKeys);
+        self.has_ttl = true;
+    }
+
     /// Removes every update (and the sequence number), keeping the allocation.
     pub fn clear(&mut self) {
         self.rep.clear();
         self.rep.resize(HEADER_SIZE, 0);
         self.oversized = false;
+        self.extensions = Extensions::NONE;
+        self.has_ttl = false;
     }
 
     /// Number of updates.
@@ -157,6 +284,8 @@ impl WriteBatch {
         self.set_count(self.count().wrapping_add(other.count()));
         self.rep.extend_from_slice(other.records());
         self.oversized |= other.oversized;
+        self.extensions = self.extensions.union(other.extensions);
+        self.has_ttl |= other.has_ttl;
     }
 
     /// Hands every update, in order, to `handler`.
@@ -168,6 +297,13 @@ impl WriteBatch {
             match op? {
                 BatchOp::Put { key, value } => handler.put(key, value),
                 BatchOp::Delete { key } => handler.delete(key),
+                BatchOp::DeleteRange { start, end } => handler.delete_range(start, end)?,
+                BatchOp::PutWithTtl { key, value, ttl } => handler.put_with_ttl(key, value, ttl)?,
+                BatchOp::PutExpiring {
+                    key,
+                    value,
+                    expires_at_micros,
+                } => handler.put_expiring(key, value, expires_at_micros)?,
             }
         }
         Ok(())
@@ -191,6 +327,56 @@ impl WriteBatch {
     /// True when a key or value too long to encode was dropped: the batch must not be written.
     pub(crate) fn is_oversized(&self) -> bool {
         self.oversized
+    }
+
+    /// The format extensions the records added through the API use.
+    pub(crate) fn extensions(&self) -> Extensions {
+        self.extensions
+    }
+
+    /// This batch with every put with a time to live (tag 4) turned into a put that expires
+    /// at the time `now_micros` gives plus its time to live (tag 3, saturating): what the write
+    /// path logs.
+    /// Other records are copied unchanged. `None` when the batch holds no such put.
+    pub(crate) fn with_expiry_times(
+        &self,
+        now_micros: impl FnOnce() -> u64,
+    ) -> Result<Option<WriteBatch>> {
+        if !self.has_ttl {
+            return Ok(None);
+        }
+        let now_micros = now_micros();
+        let mut out = WriteBatch::with_capacity(self.rep.len());
+        out.rep.truncate(0);
+        out.rep.extend_from_slice(&self.rep[..HEADER_SIZE]);
+        out.extensions = self.extensions;
+        for op in self.iter() {
+            match op? {
+                BatchOp::Put { key, value } => out.put(key, value),
+                BatchOp::Delete { key } => out.delete(key),
+                BatchOp::DeleteRange { start, end } => out.delete_range(start, end),
+                BatchOp::PutWithTtl { key, value, ttl } => {
+                    out.put_expiring(key, value, now_micros.saturating_add(duration_micros(ttl)))
+                }
+                BatchOp::PutExpiring {
+                    key,
+                    value,
+                    expires_at_micros,
+                } => out.put_expiring(key, value, expires_at_micros),
+            }
+        }
+        out.set_count(self.count());
+        Ok(Some(out))
+    }
+
+    /// Adds a put of a value that expires at `expires_at_micros` (tag 3).
+    pub(crate) fn put_expiring(&mut self, key: &[u8], value: &[u8], expires_at_micros: u64) {
+        self.rep.push(TAG_PUT_EXPIRING);
+        put_length_prefixed(&mut self.rep, key);
+        put_length_prefixed(&mut self.rep, value);
+        put_fixed64(&mut self.rep, expires_at_micros);
+        self.set_count(self.count().wrapping_add(1));
+        self.extensions.insert(Extension::ExpiringKeys);
     }
 
     /// The encoded batch: header and records.
@@ -218,6 +404,8 @@ impl WriteBatch {
         Ok(WriteBatch {
             rep: contents,
             oversized: false,
+            extensions: Extensions::NONE,
+            has_ttl: false,
         })
     }
 
@@ -305,6 +493,32 @@ impl<'a> BatchIter<'a> {
                 let key =
                     get_length_prefixed(&mut cursor).ok_or_else(|| truncated("delete key"))?;
                 BatchOp::Delete { key }
+            }
+            TAG_DELETE_RANGE => {
+                let start = get_length_prefixed(&mut cursor)
+                    .ok_or_else(|| truncated("range deletion start"))?;
+                let end = get_length_prefixed(&mut cursor)
+                    .ok_or_else(|| truncated("range deletion end"))?;
+                BatchOp::DeleteRange { start, end }
+            }
+            TAG_PUT_EXPIRING | TAG_PUT_TTL => {
+                let key = get_length_prefixed(&mut cursor).ok_or_else(|| truncated("put key"))?;
+                let value =
+                    get_length_prefixed(&mut cursor).ok_or_else(|| truncated("put value"))?;
+                let micros = get_fixed64(&mut cursor).ok_or_else(|| truncated("put time"))?;
+                if tag == TAG_PUT_TTL {
+                    BatchOp::PutWithTtl {
+                        key,
+                        value,
+                        ttl: Duration::from_micros(micros),
+                    }
+                } else {
+                    BatchOp::PutExpiring {
+                        key,
+                        value,
+                        expires_at_micros: micros,
+                    }
+                }
             }
             other => {
                 return Err(Error::corruption_at(

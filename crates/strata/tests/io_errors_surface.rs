@@ -177,6 +177,7 @@ impl Trial<'_> {
             updates.push((key, value));
         }
         Op {
+            range_deletes: Vec::new(),
             updates,
             sync: self.rng.gen_bool(0.1),
             acked: false,

@@ -15,11 +15,13 @@ use std::path::{Path, PathBuf};
 /// The engine's layers, lowest first. A module is listed by its name under `src/`.
 const LAYERS: &[&str] = &[
     "error",
+    "extension",
     "util",
     "env",
     "filename",
     "log",
     "write_batch",
+    "range_del",
     "iter",
     "memtable",
     "table",

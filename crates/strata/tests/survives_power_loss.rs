@@ -12,6 +12,10 @@
 //! crashed the same way, and finally the database is reopened and its whole state is checked
 //! against the recorded history. Every configuration runs with `reuse_logs` off and on.
 //!
+//! Rounds with an odd seed open the database with `Options::range_deletes` and delete ranges
+//! now and then (alone or in a batch with other updates), so range tombstones go through the
+//! same crashes in logs, flushes, compactions and recovery.
+//!
 //! `STRATA_POWER_ROUNDS` sets the rounds per configuration (default 150); `STRATA_POWER_SEED`
 //! runs one round with that seed (as a failure reports it) in each configuration.
 
@@ -123,8 +127,9 @@ fn file_kind(path: &Path) -> &'static str {
 }
 
 /// A 64 KiB write buffer and small blocks and tables, so flushes and compactions keep running.
-fn options(env: &FaultEnv, reuse_logs: bool, paranoid: bool) -> Options {
+fn options(env: &FaultEnv, reuse_logs: bool, paranoid: bool, range_deletes: bool) -> Options {
     Options {
+        range_deletes,
         write_buffer_size: 64 << 10,
         block_size: 1024,
         max_file_size: 1 << 20,
@@ -148,6 +153,8 @@ struct Round<'a> {
     rng: StdRng,
     seed: u64,
     reuse_logs: bool,
+    /// The database uses range deletes (odd seeds).
+    range_deletes: bool,
     mode: PowerLossMode,
     history: History,
     /// Operations of each kind in the last workload and the last open, to aim crash points.
@@ -186,6 +193,12 @@ impl Round<'_> {
             0..=1 => self.rng.gen_range(2..8),
             _ => 1,
         };
+        let mut range_deletes = Vec::new();
+        if self.range_deletes && self.rng.gen_bool(0.06) {
+            let start = self.rng.gen_range(0..KEYS);
+            let end = start + self.rng.gen_range(0..40);
+            range_deletes.push((key(start), key(end)));
+        }
         let mut updates = Vec::with_capacity(count);
         for position in 0..count {
             let key = self.random_key();
@@ -197,6 +210,7 @@ impl Round<'_> {
             updates.push((key, value));
         }
         Op {
+            range_deletes,
             updates,
             sync: self.rng.gen_bool(sync_p),
             acked: false,
@@ -294,7 +308,10 @@ impl Round<'_> {
     fn open(&mut self) -> strata::Result<DB> {
         let paranoid = self.paranoid();
         let before = counts(&self.env);
-        let db = DB::open(DIR, options(&self.env, self.reuse_logs, paranoid));
+        let db = DB::open(
+            DIR,
+            options(&self.env, self.reuse_logs, paranoid, self.range_deletes),
+        );
         if db.is_ok() {
             self.open_counts = delta(&counts(&self.env), &before);
         }
@@ -320,7 +337,7 @@ impl Round<'_> {
             {
                 self.trail.push(format!("repair after: {e}"));
                 self.tally.repairs += 1;
-                let options = options(&self.env, self.reuse_logs, false);
+                let options = options(&self.env, self.reuse_logs, false, self.range_deletes);
                 if let Err(e) = strata::repair(DIR, &options) {
                     self.fail(&format!("repair failed: {e}"));
                 }
@@ -428,6 +445,7 @@ fn run_config(reuse_logs: bool, mode: PowerLossMode) {
             rng: StdRng::seed_from_u64(seed),
             seed,
             reuse_logs,
+            range_deletes: seed % 2 == 1,
             mode,
             history: History::default(),
             workload_counts: [0; OpKind::ALL.len()],
@@ -488,6 +506,7 @@ fn garbage_tail_with_log_reuse() {
 #[test]
 fn prefix_check_accepts_prefixes_and_rejects_holes() {
     let put = |k: &str, v: &str, sync: bool| Op {
+        range_deletes: Vec::new(),
         updates: vec![(k.as_bytes().to_vec(), Some(v.as_bytes().to_vec()))],
         sync,
         acked: true,
@@ -499,6 +518,7 @@ fn prefix_check_accepts_prefixes_and_rejects_holes() {
             put("b", "1", true),
             put("a", "2", false),
             Op {
+                range_deletes: Vec::new(),
                 updates: vec![(b"b".to_vec(), None)],
                 sync: false,
                 acked: true,

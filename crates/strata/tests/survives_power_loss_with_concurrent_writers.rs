@@ -75,6 +75,7 @@ fn writer(db: &DB, thread: usize, seed: u64, ops: usize, clock: &AtomicU64) -> W
             })
             .collect();
         let mut op = Op {
+            range_deletes: Vec::new(),
             updates,
             sync: rng.gen_bool(sync_p),
             acked: false,
@@ -251,6 +252,7 @@ fn concurrent_writers_keep_consistent_prefixes() {
 #[test]
 fn consistent_prefixes_enforce_real_time_order() {
     let op = |acked| Op {
+        range_deletes: Vec::new(),
         updates: vec![(b"k".to_vec(), Some(b"v".to_vec()))],
         sync: false,
         acked,

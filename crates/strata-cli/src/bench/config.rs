@@ -55,6 +55,9 @@ pub enum Benchmark {
     Readmissing,
     /// Read `reads` random keys from the first 1% of the key space.
     Readhot,
+    /// Read `reads` random keys (of `0..num`) in batched lookups of 100 keys (Strata's
+    /// `get_many`, RocksDB's `MultiGet`; 100 point lookups on LevelDB, which has none).
+    Multireadrandom,
     /// Scan forward over (up to) `reads` entries with one iterator.
     Readseq,
     /// Scan backward over (up to) `reads` entries with one iterator.
@@ -65,6 +68,12 @@ pub enum Benchmark {
     Deleteseq,
     /// Delete `num` keys in random order.
     Deleterandom,
+    /// Delete every key of `0..num` in 100 contiguous ranges, one range per op (a range
+    /// delete on Strata, with `Options::range_deletes`, and RocksDB; key by key on LevelDB).
+    Deleterange,
+    /// 100 times: seek to a random key and walk up to 100 entries. Run after `deleterange`
+    /// (and again after `compact`), it times what a scan pays for deleted keys.
+    Scandeleted,
     /// Write `num / 1000` values of 100 KB in random key order into a new database.
     #[value(name = "fill100K")]
     Fill100K,
@@ -85,11 +94,14 @@ impl Benchmark {
             Benchmark::Readrandom => "readrandom",
             Benchmark::Readmissing => "readmissing",
             Benchmark::Readhot => "readhot",
+            Benchmark::Multireadrandom => "multireadrandom",
             Benchmark::Readseq => "readseq",
             Benchmark::Readreverse => "readreverse",
             Benchmark::Seekrandom => "seekrandom",
             Benchmark::Deleteseq => "deleteseq",
             Benchmark::Deleterandom => "deleterandom",
+            Benchmark::Deleterange => "deleterange",
+            Benchmark::Scandeleted => "scandeleted",
             Benchmark::Fill100K => "fill100K",
             Benchmark::Compact => "compact",
             Benchmark::Stats => "stats",
@@ -105,9 +117,12 @@ impl Benchmark {
     }
 
     /// Whether `--threads` applies. db_bench runs every workload on `--threads` threads except
-    /// the whole-database ones (`compact`, `stats`).
+    /// the whole-database ones (`compact`, `stats`, and here `deleterange`).
     pub fn threaded(self) -> bool {
-        !matches!(self, Benchmark::Compact | Benchmark::Stats)
+        !matches!(
+            self,
+            Benchmark::Compact | Benchmark::Stats | Benchmark::Deleterange
+        )
     }
 }
 
@@ -181,6 +196,9 @@ pub struct BenchOptions {
     pub max_open_files: usize,
     /// Most threads one compaction is merged on.
     pub subcompactions: usize,
+    /// Open Strata with `Options::range_deletes` (set when the workloads include
+    /// `deleterange`; the other engines need no option for it).
+    pub range_deletes: bool,
 }
 
 impl Default for BenchOptions {
@@ -196,6 +214,7 @@ impl Default for BenchOptions {
             compression: Compression::Snappy,
             max_open_files: 1000,
             subcompactions: 2,
+            range_deletes: false,
         }
     }
 }

@@ -19,6 +19,9 @@ use super::config::{BenchOptions, EngineKind};
 /// Errors in the benchmark are messages for the person running it.
 pub type BenchResult<T> = Result<T, String>;
 
+/// Keys per write batch when an engine without range deletes deletes a range key by key.
+pub const DELETE_BATCH: usize = 1000;
+
 /// A cursor over an engine's keys, LevelDB style. `key`/`value` may only be called while
 /// `valid()`; they borrow until the cursor next moves.
 pub trait Cursor {
@@ -72,6 +75,40 @@ pub trait Engine: Sized + Send + Sync {
     /// Looks `key` up; returns the value's length if present (the value itself is dropped,
     /// reading it is the engine's cost, keeping it is not the benchmark's business).
     fn get(&self, key: &[u8]) -> BenchResult<Option<usize>>;
+
+    /// Looks every key of `keys` up at one moment; returns how many are present. The default,
+    /// for an engine without a batched read (LevelDB), does one `get` per key.
+    fn get_many(&self, keys: &[&[u8]]) -> BenchResult<usize> {
+        let mut found = 0;
+        for key in keys {
+            found += usize::from(self.get(key)?.is_some());
+        }
+        Ok(found)
+    }
+
+    /// Deletes every key of `[start, end)`. The default, for an engine without range deletes
+    /// (LevelDB), does what its users do: walks the range with a cursor and deletes the keys
+    /// it finds, in batches of [`DELETE_BATCH`].
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> BenchResult<()> {
+        let mut batch = Self::new_batch();
+        let mut pending = 0;
+        let mut cursor = self.cursor();
+        cursor.seek(start);
+        while cursor.valid() && cursor.key() < end {
+            Self::batch_delete(&mut batch, cursor.key());
+            pending += 1;
+            if pending == DELETE_BATCH {
+                self.write(&mut batch, false)?;
+                pending = 0;
+            }
+            cursor.next();
+        }
+        cursor.status()?;
+        if pending > 0 {
+            self.write(&mut batch, false)?;
+        }
+        Ok(())
+    }
 
     /// An unpositioned cursor over the latest state.
     fn cursor(&self) -> Self::Cursor<'_>;

@@ -40,7 +40,9 @@
 //!
 //! Costs the crate's API imposes, noted for fairness:
 //! - `get` uses the pinned API: no copy of the value at all (Strata copies once, LevelDB's C
-//!   API twice).
+//!   API twice); `get_many` is the batched `MultiGet` (`batched_multi_get_cf_opt`, pinned
+//!   values, keys not pre-sorted), RocksDB's fastest form of it.
+//! - `delete_range` is a write batch holding one `DeleteRange`.
 //! - `DB::write` takes the batch by value, so each write builds a new batch (a C++ allocation),
 //!   as for Strata; LevelDB reuses one.
 //! - An iterator takes its `ReadOptions` by value, so each cursor allocates one (seekrandom
@@ -49,8 +51,8 @@
 use std::path::Path;
 
 use rocksdb::{
-    BlockBasedOptions, Cache, ChecksumType, DBCompressionType, DBRawIterator, Options, ReadOptions,
-    WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, Cache, ChecksumType, ColumnFamilyDescriptor, DBCompressionType,
+    DBRawIterator, Options, ReadOptions, WriteBatch, WriteOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 
 use super::config::{BenchOptions, Compression};
@@ -149,7 +151,11 @@ impl Engine for RocksDbEngine {
     type Cursor<'a> = DBRawIterator<'a>;
 
     fn open(dir: &Path, o: &BenchOptions) -> BenchResult<Self> {
-        let db = DB::open(&options(o)?, dir).map_err(|e| error("open", e))?;
+        // The default column family named explicitly (with the same options), so that the
+        // crate hands out its handle for the batched `MultiGet`.
+        let options = options(o)?;
+        let default = ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, options.clone());
+        let db = DB::open_cf_descriptors(&options, dir, [default]).map_err(|e| error("open", e))?;
         let version = match version_in(dir) {
             Some(v) => format!("RocksDB {v}"),
             None => "RocksDB".to_owned(),
@@ -201,6 +207,29 @@ impl Engine for RocksDbEngine {
             .get_pinned_opt(key, &self.read)
             .map(|v| v.map(|v| v.len()))
             .map_err(|e| error("get", e))
+    }
+
+    fn get_many(&self, keys: &[&[u8]]) -> BenchResult<usize> {
+        let cf = self
+            .db
+            .cf_handle(DEFAULT_COLUMN_FAMILY_NAME)
+            .ok_or_else(|| "rocksdb: no default column family".to_owned())?;
+        let mut found = 0;
+        for value in self
+            .db
+            .batched_multi_get_cf_opt(cf, keys.iter().copied(), false, &self.read)
+        {
+            found += usize::from(value.map_err(|e| error("multi_get", e))?.is_some());
+        }
+        Ok(found)
+    }
+
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> BenchResult<()> {
+        let mut batch = WriteBatch::default();
+        batch.delete_range(start, end);
+        self.db
+            .write_opt(batch, &self.writes[0])
+            .map_err(|e| error("delete_range", e))
     }
 
     fn cursor(&self) -> DBRawIterator<'_> {

@@ -10,6 +10,10 @@
 //! - `DB::get` returns an owned `Vec<u8>`: one allocation and copy per hit (LevelDB's C++
 //!   `Get` also copies into a `std::string`; its C API adds a second copy, see the LevelDB
 //!   adapter; RocksDB's pinned get copies nothing).
+//! - `get_many` returns owned values, one allocation and copy per hit (RocksDB's batched
+//!   `MultiGet` pins them).
+//! - `deleterange` opens the database with `Options::range_deletes` (a format extension);
+//!   every other workload runs without it, in LevelDB's format.
 //! - `DB::write` takes the batch by reference, so the harness clears and reuses one batch, as
 //!   db_bench does and as LevelDB's C API allows. The RocksDB crate's `write` takes the batch
 //!   by value, so its harness starts a fresh batch per write (see the RocksDB adapter).
@@ -62,6 +66,7 @@ impl Engine for StrataEngine {
             filter_policy: o.bloom_bits.map(|bits| {
                 Arc::new(BloomFilterPolicy::new(bits as usize)) as Arc<dyn FilterPolicy>
             }),
+            range_deletes: o.range_deletes,
             ..Options::default()
         };
         let db = DB::open(dir, options).map_err(|e| error("open", e))?;
@@ -112,6 +117,20 @@ impl Engine for StrataEngine {
             .get_opt(&self.read, key)
             .map(|v| v.map(|v| v.len()))
             .map_err(|e| error("get", e))
+    }
+
+    fn get_many(&self, keys: &[&[u8]]) -> BenchResult<usize> {
+        let values = self
+            .db
+            .get_many_opt(&self.read, keys)
+            .map_err(|e| error("get_many", e))?;
+        Ok(values.iter().filter(|v| v.is_some()).count())
+    }
+
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> BenchResult<()> {
+        self.db
+            .delete_range_opt(self.write_options(false), start, end)
+            .map_err(|e| error("delete_range", e))
     }
 
     fn cursor(&self) -> DbIterator {

@@ -12,6 +12,14 @@
 //! - `seekrandom` opens an iterator per op, seeks to a uniform key and checks it is there;
 //! - `compact` compacts the whole range once (one op).
 //!
+//! Strata's additions (issue 16), in the same spirit:
+//! - `multireadrandom` reads `reads` uniform keys in batches of [`MULTIGET_KEYS`]; an op is a
+//!   key, so its micros/op compare with `readrandom`'s;
+//! - `deleterange` deletes `0..num` in [`DELETE_RANGES`] contiguous ranges, one op each (one
+//!   thread: the ranges are the whole key space);
+//! - `scandeleted` does [`SCAN_SEEKS`] seeks to uniform keys, each walking up to
+//!   [`SCAN_LENGTH`] entries (an op is a seek and its walk).
+//!
 //! Each thread draws from its own generator seeded with `seed + thread index`, so every engine
 //! sees exactly the same keys in the same order.
 
@@ -26,6 +34,14 @@ use super::stats::{RunResult, ThreadStats};
 
 /// Value size of `fill100K`.
 const LARGE_VALUE: usize = 100_000;
+
+/// Keys per batched lookup of `multireadrandom`.
+pub const MULTIGET_KEYS: usize = 100;
+/// Ranges `deleterange` cuts the key space into.
+pub const DELETE_RANGES: u64 = 100;
+/// Seeks of `scandeleted`, and the entries each walks at most.
+pub const SCAN_SEEKS: u64 = 100;
+pub const SCAN_LENGTH: u64 = 100;
 
 /// One workload's parameters, shared read-only by its threads.
 #[derive(Debug)]
@@ -69,7 +85,10 @@ impl Workload<'_> {
             Benchmark::Readrandom
             | Benchmark::Readmissing
             | Benchmark::Readhot
-            | Benchmark::Seekrandom => Some(self.reads),
+            | Benchmark::Seekrandom
+            | Benchmark::Multireadrandom => Some(self.reads),
+            Benchmark::Deleterange => Some(DELETE_RANGES.min(self.num.max(1))),
+            Benchmark::Scandeleted => Some(SCAN_SEEKS),
             Benchmark::Readseq | Benchmark::Readreverse => Some(self.reads.min(self.num)),
             Benchmark::Compact | Benchmark::Stats => None,
         }
@@ -91,6 +110,7 @@ impl Workload<'_> {
                 | Benchmark::Readmissing
                 | Benchmark::Readhot
                 | Benchmark::Seekrandom
+                | Benchmark::Multireadrandom
         )
     }
 }
@@ -154,6 +174,9 @@ fn run_thread<E: Engine>(
         Benchmark::Readseq => scan(engine, &mut stats, n, true)?,
         Benchmark::Readreverse => scan(engine, &mut stats, n, false)?,
         Benchmark::Seekrandom => seek_random(engine, &mut rng, &mut stats, n, w.num)?,
+        Benchmark::Multireadrandom => multi_read_random(engine, &mut rng, &mut stats, n, w.num)?,
+        Benchmark::Deleterange => delete_ranges(engine, &mut stats, n, w.num)?,
+        Benchmark::Scandeleted => scan_deleted(engine, &mut rng, &mut stats, n, w.num)?,
         Benchmark::Compact => {
             engine.compact()?;
             stats.op(0);
@@ -254,6 +277,72 @@ fn scan<E: Engine>(
         i += 1;
     }
     cursor.status()
+}
+
+fn multi_read_random<E: Engine>(
+    engine: &E,
+    rng: &mut SmallRng,
+    stats: &mut ThreadStats,
+    reads: u64,
+    num: u64,
+) -> BenchResult<()> {
+    let mut buffers: Vec<KeyBuf> = (0..MULTIGET_KEYS).map(|_| KeyBuf::new()).collect();
+    let mut left = reads;
+    while left > 0 {
+        let batch = usize::try_from(left).map_or(MULTIGET_KEYS, |l| l.min(MULTIGET_KEYS));
+        let keys: Vec<&[u8]> = buffers[..batch]
+            .iter_mut()
+            .map(|buf| buf.key(rng.gen_range(0..num.max(1))))
+            .collect();
+        let found = engine.get_many(&keys)?;
+        for i in 0..batch {
+            if i < found {
+                stats.found();
+            }
+            stats.op(0);
+        }
+        left -= batch as u64;
+    }
+    Ok(())
+}
+
+fn delete_ranges<E: Engine>(
+    engine: &E,
+    stats: &mut ThreadStats,
+    ranges: u64,
+    num: u64,
+) -> BenchResult<()> {
+    let width = num.div_ceil(ranges.max(1));
+    let (mut start, mut end) = (KeyBuf::new(), KeyBuf::new());
+    for i in 0..ranges {
+        engine.delete_range(start.key(i * width), end.key((i + 1) * width))?;
+        stats.op(0);
+    }
+    Ok(())
+}
+
+fn scan_deleted<E: Engine>(
+    engine: &E,
+    rng: &mut SmallRng,
+    stats: &mut ThreadStats,
+    seeks: u64,
+    num: u64,
+) -> BenchResult<()> {
+    let mut key = KeyBuf::new();
+    for _ in 0..seeks {
+        let mut cursor = engine.cursor();
+        cursor.seek(key.key(rng.gen_range(0..num.max(1))));
+        let mut bytes = 0;
+        let mut walked = 0;
+        while walked < SCAN_LENGTH && cursor.valid() {
+            bytes += cursor.key().len() + cursor.value().len();
+            cursor.next();
+            walked += 1;
+        }
+        cursor.status()?;
+        stats.op(bytes);
+    }
+    Ok(())
 }
 
 fn seek_random<E: Engine>(

@@ -14,7 +14,7 @@ fn load(input: &str, options: &LoadOptions) -> Result<(Pairs, LoadSummary)> {
         for op in batch.iter() {
             match op? {
                 BatchOp::Put { key, value } => puts.push((key.to_vec(), value.to_vec())),
-                BatchOp::Delete { .. } => panic!("load only puts"),
+                other => panic!("load only puts, not {other:?}"),
             }
         }
         Ok(())

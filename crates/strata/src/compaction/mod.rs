@@ -4,12 +4,15 @@
 //! A compaction merges `inputs[0]` (files of `level`) with the files of `level + 1` they
 //! overlap (`inputs[1]`) and writes new files to `level + 1`, cut so that no output overlaps
 //! too much of `level + 2` (the "grandparents"), which would make its own compaction costly.
+//! `filter`: the user's compaction filter and the reclaiming of expired values.
 
+pub(crate) mod filter;
 pub(crate) mod picker;
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use crate::range_del::Fragment;
 use crate::util::internal_key::InternalKeyComparator;
 use crate::version::edit::VersionEdit;
 use crate::version::version::{total_file_size, FileRef, Version};
@@ -145,10 +148,10 @@ impl Compaction {
     }
 
     /// Up to `parts - 1` user keys, strictly increasing, that cut the inputs into `parts` key
-    /// ranges of about equal input bytes: range `i` holds the user keys above cut `i - 1` (if
-    /// any) and up to cut `i` (if any) inclusive. The cuts are input files' largest keys, so
-    /// no user key's entries are split between ranges. Fewer cuts (none) when the inputs do
-    /// not divide that finely.
+    /// ranges of about equal input bytes: range `i` holds the user keys from cut `i - 1` (if
+    /// any, inclusive) to cut `i` (if any, exclusive). The cuts are input files' largest keys
+    /// (a cut is a user key, so no user key's entries are split between ranges). Fewer cuts
+    /// (none) when the inputs do not divide that finely.
     ///
     /// `bytes_up_to(file, user_key)` estimates how many of `file`'s bytes hold keys up to
     /// `user_key`, for a key inside the file's range (a table's approximate offset): a level-0
@@ -194,6 +197,46 @@ impl Compaction {
             }
         }
         cuts
+    }
+}
+
+impl Compaction {
+    /// The range tombstones of `fragments` (the inputs', sorted) that the output keeps for
+    /// readers at or after `smallest_snapshot`: per fragment, a tombstone older than a newer
+    /// one every reader sees goes (the newer one hides all it hides), and so does one every
+    /// reader sees when no level below the output holds any of its keys (the entries it hides
+    /// in the inputs are dropped with it, and there are none further down).
+    pub(crate) fn surviving_tombstones(
+        &self,
+        fragments: Vec<Fragment>,
+        smallest_snapshot: u64,
+    ) -> Vec<Fragment> {
+        let mut kept = Vec::with_capacity(fragments.len());
+        for mut fragment in fragments {
+            let base = self.is_base_level_for_range(&fragment.start, &fragment.end);
+            let mut seen_by_all = false;
+            fragment.sequences.retain(|&sequence| {
+                if seen_by_all {
+                    return false;
+                }
+                seen_by_all = sequence <= smallest_snapshot;
+                !(seen_by_all && base)
+            });
+            if !fragment.sequences.is_empty() {
+                kept.push(fragment);
+            }
+        }
+        kept
+    }
+
+    /// True when no level below the output level holds a file overlapping the user keys
+    /// `[start, end]`.
+    fn is_base_level_for_range(&self, start: &[u8], end: &[u8]) -> bool {
+        (self.level + 2..NUM_LEVELS).all(|level| {
+            !self
+                .input_version
+                .overlap_in_level(level, Some(start), Some(end))
+        })
     }
 }
 

@@ -247,6 +247,7 @@ pub(crate) fn write_level0_table(
             &options,
             &db.table_cache,
             &mut iter,
+            mem.range_tombstones().as_deref(),
             number,
         )
     });
@@ -326,13 +327,16 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
 }
 
 /// `DB::compact_range`: flushes the memtable, then compacts each level that overlaps the range
-/// into the next, down to the deepest level holding data in it.
+/// into the next, down to the deepest level holding data in it (and that one too, when
+/// compactions rewrite entries: see `compaction/filter.rs`).
 pub(crate) fn compact_range(
     db: &Arc<DbInner>,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Result<()> {
     db.refuse_if_read_only("compact_range")?;
+    // First: the flush may put the memtable's table below level 0 (at most level 2).
+    flush_memtable(db)?;
     let max_level = {
         let state = db.state.lock();
         let version = state.versions.current();
@@ -341,8 +345,16 @@ pub(crate) fn compact_range(
             .max()
             .unwrap_or(1)
     };
-    flush_memtable(db)?;
-    for level in 0..max_level {
+    // With something for compactions to reclaim besides shadowed entries (expired values,
+    // the compaction filter's decisions), the deepest level holding the range is rewritten
+    // too, one level down (the last level cannot be: it has none below).
+    let rewrites = db.options.expiring_keys || db.options.compaction_filter.is_some();
+    let last = if rewrites {
+        (max_level + 1).min(NUM_LEVELS - 1)
+    } else {
+        max_level
+    };
+    for level in 0..last {
         run_manual_compaction(db, level, begin, end)?;
     }
     Ok(())

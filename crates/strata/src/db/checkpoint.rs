@@ -158,9 +158,11 @@ fn capture(db: &DbInner) -> Result<Capture> {
 }
 
 /// The version set's current state as the first edit of a new manifest (file numbers to be
-/// completed).
+/// completed). It records the format extensions the live manifest records, which a read-only
+/// handle's options may not all enable.
 pub(super) fn counters(versions: &crate::version::version_set::VersionSet) -> VersionEdit {
     VersionEdit {
+        comparator: Some(versions.recorded_comparator()),
         log_number: Some(versions.log_number),
         prev_log_number: Some(versions.prev_log_number),
         last_sequence: Some(versions.recorded_sequence()),

@@ -15,6 +15,13 @@
 //! The merge runs without the state mutex. Between entries it flushes the immutable memtable
 //! if one appeared, so writers never wait for a long compaction.
 //!
+//! Range tombstones (format extension `range-deletes`) of the inputs go to the outputs, each
+//! output holding the part between its first key and the next output's (see `range_del` for
+//! how a table's key range covers them). An entry older than a tombstone every reader sees is
+//! dropped; a tombstone is dropped when a newer one every reader sees covers the same keys, or
+//! when every reader sees it and no deeper level holds any of its keys. Outputs are cut only
+//! between user keys, so the cut between two outputs is a user key both sides agree on.
+//!
 //! A compaction of at least [`MIN_BYTES_PER_SUBCOMPACTION`] per part is cut into key ranges
 //! (at most `Options::max_subcompactions`, at input files' largest user keys, so no user key's
 //! entries are split) merged in parallel: the background thread merges the first range, scoped
@@ -33,15 +40,19 @@ use parking_lot::MutexGuard;
 
 use super::background::{apply_edit, compact_memtable, panic_error, panics_as_errors};
 use super::{DbInner, DbState, LevelStats};
+use crate::compaction::filter::{Rewrite, Rewrites};
 use crate::compaction::{Compaction, KeyCursor};
 use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
+use crate::range_del::{clip, cover, Fragment, Fragments, RangeTombstone};
 use crate::table::builder::TableBuilder;
 use crate::table::reader::Table;
 use crate::table::{BlockReads, TableOptions};
-use crate::util::internal_key::{internal_key, parse_internal_key, ValueType, MAX_SEQUENCE};
+use crate::util::internal_key::{
+    internal_key, lookup_key, parse_internal_key, user_key, ValueType, MAX_SEQUENCE,
+};
 use crate::version::edit::FileMetaData;
 use crate::version::level_iter::{LevelFiles, LevelIter};
 use crate::version::version::total_file_size;
@@ -56,8 +67,23 @@ struct Output {
     builder: TableBuilder,
 }
 
-/// Runs compaction `c`, installing its outputs on success.
+/// Runs compaction `c`, installing its outputs on success. While one with a compaction
+/// filter runs, from before its merge until its outputs are installed (or given up),
+/// `DbState::filtering_compactions` counts it, so snapshots taken meanwhile keep their view
+/// (`DB::snapshot`).
 pub(crate) fn run(
+    db: &Arc<DbInner>,
+    state: &mut MutexGuard<'_, DbState>,
+    c: &mut Compaction,
+) -> Result<()> {
+    let filtering = db.options.compaction_filter.is_some();
+    state.filtering_compactions += usize::from(filtering);
+    let result = run_and_install(db, state, c);
+    state.filtering_compactions -= usize::from(filtering);
+    result
+}
+
+fn run_and_install(
     db: &Arc<DbInner>,
     state: &mut MutexGuard<'_, DbState>,
     c: &mut Compaction,
@@ -65,7 +91,19 @@ pub(crate) fn run(
     let start = db.env.now_micros();
     db.info_log.log(format_args!("compacting {}", c.summary()));
     let smallest_snapshot = state.smallest_snapshot(&db.snapshots);
-    let (outputs, result) = MutexGuard::unlocked(state, || merge(db, c, smallest_snapshot));
+    // Read under the state mutex, as snapshots are pinned: the filter may be asked about no
+    // entry a snapshot taken before now can see.
+    let newest_snapshot = db.snapshots.newest().unwrap_or(0);
+    let rewrites = Rewrites {
+        now: db.options.expiring_keys.then(|| db.env.now_micros()),
+        filter: db
+            .options
+            .compaction_filter
+            .as_deref()
+            .map(|filter| (filter, newest_snapshot)),
+    };
+    let (outputs, result) =
+        MutexGuard::unlocked(state, || merge(db, c, smallest_snapshot, rewrites));
 
     let mut stats = LevelStats {
         micros: db.env.now_micros().saturating_sub(start),
@@ -119,6 +157,7 @@ fn merge(
     db: &Arc<DbInner>,
     c: &Compaction,
     smallest_snapshot: u64,
+    rewrites: Rewrites<'_>,
 ) -> (Vec<FileMetaData>, Result<()>) {
     let ranges = key_ranges(db, c);
     if ranges.len() > 1 {
@@ -127,6 +166,10 @@ fn merge(
             ranges.len()
         ));
     }
+    let tombstones = match input_tombstones(db, c) {
+        Ok(tombstones) => tombstones,
+        Err(e) => return (Vec::new(), Err(e)),
+    };
     let failed = AtomicBool::new(false);
     // Ranges still being merged on other threads. Each, when done, counts itself out under the
     // state mutex and wakes the background thread, which may be waiting for them on `bg_work`.
@@ -139,8 +182,12 @@ fn merge(
             merge_range(
                 db,
                 c,
-                smallest_snapshot,
-                range,
+                Bounds {
+                    smallest_snapshot,
+                    tombstones: &tombstones,
+                    range,
+                    rewrites,
+                },
                 flushes,
                 &failed,
                 &mut outputs,
@@ -243,10 +290,26 @@ fn key_ranges(db: &DbInner, c: &Compaction) -> Vec<KeyRange> {
     });
     (0..=cuts.len())
         .map(|i| KeyRange {
-            after: i.checked_sub(1).map(|j| last_key_of(&cuts[j])),
-            up_to: cuts.get(i).map(|cut| last_key_of(cut)),
+            from: i.checked_sub(1).map(|j| cuts[j].clone()),
+            to: cuts.get(i).cloned(),
         })
         .collect()
+}
+
+/// The range tombstones of every input table of `c`, merged (empty without the extension).
+fn input_tombstones(db: &DbInner, c: &Compaction) -> Result<Fragments> {
+    let mut lists = Vec::new();
+    if db.options.range_deletes {
+        for file in c.inputs.iter().flatten() {
+            let table = db
+                .table_cache
+                .find_table(file.number(), file.meta.file_size)?;
+            if let Some(tombstones) = table.range_tombstones() {
+                lists.push(Arc::clone(tombstones));
+            }
+        }
+    }
+    Ok(Fragments::merge(&db.icmp, lists.iter().map(|t| &**t)))
 }
 
 /// Waits, on the background thread, until no other range is running, flushing the immutable
@@ -275,11 +338,22 @@ fn flush_while_waiting(
     Ok(())
 }
 
-/// A part of a compaction's merged input, in internal-key order: the entries after `after`
-/// (all from the start when `None`) up to and including `up_to` (all to the end when `None`).
+/// A part of a compaction's merged input: the user keys from `from` (inclusive; from the
+/// start when `None`) to `to` (exclusive; to the end when `None`), every entry of each.
 struct KeyRange {
-    after: Option<Vec<u8>>,
-    up_to: Option<Vec<u8>>,
+    from: Option<Vec<u8>>,
+    to: Option<Vec<u8>>,
+}
+
+/// What decides which entries and tombstones one key range keeps.
+struct Bounds<'a> {
+    /// Oldest sequence number a reader may read at.
+    smallest_snapshot: u64,
+    /// The range tombstones of every input.
+    tombstones: &'a Fragments,
+    range: &'a KeyRange,
+    /// Expired values reclaimed, and the user's compaction filter.
+    rewrites: Rewrites<'a>,
 }
 
 /// The last internal key any entry of `user_key` can have (sequence 0, the lowest type).
@@ -293,8 +367,7 @@ fn last_key_of(user_key: &[u8]) -> Vec<u8> {
 fn merge_range(
     db: &Arc<DbInner>,
     c: &Compaction,
-    smallest_snapshot: u64,
-    range: &KeyRange,
+    bounds: Bounds<'_>,
     flushes: bool,
     failed: &AtomicBool,
     outputs: &mut Vec<FileMetaData>,
@@ -303,23 +376,37 @@ fn merge_range(
         verify_checksums: true,
         fill_cache: false,
     };
+    let Bounds {
+        smallest_snapshot,
+        tombstones,
+        range,
+        rewrites,
+    } = bounds;
     let mut input = input_iterator(db, c, reads)?;
     let table_options = db.options.table_options();
     let icmp = c.comparator();
     let mut cursor = KeyCursor::default();
+    // The tombstones of this range that stay, and where the next output's share of them starts.
+    let kept = c.surviving_tombstones(
+        clip(
+            &icmp,
+            tombstones.fragments(),
+            range.from.as_deref(),
+            range.to.as_deref(),
+        ),
+        smallest_snapshot,
+    );
+    let mut tombstones_from = range.from.clone();
 
     let mut current: Option<Output> = None;
+    // The current output is full: close it before the next user key.
+    let mut cut_pending = false;
     let mut current_user_key: Option<Vec<u8>> = None;
     let mut last_sequence_for_key = MAX_SEQUENCE + 1;
 
-    match &range.after {
+    match &range.from {
         None => input.seek_to_first(),
-        Some(after) => {
-            input.seek(after);
-            if input.valid() && icmp.compare(input.key(), after) != std::cmp::Ordering::Greater {
-                input.next();
-            }
-        }
+        Some(from) => input.seek(&lookup_key(from, MAX_SEQUENCE)),
     }
     while input.valid() {
         if db.shutting_down.load(Ordering::Acquire) {
@@ -336,28 +423,43 @@ fn merge_range(
             compact_memtable(db, &mut state)?;
         }
         let key = input.key();
-        if let Some(up_to) = &range.up_to {
-            if icmp.compare(key, up_to) == std::cmp::Ordering::Greater {
+        if let Some(to) = &range.to {
+            if icmp.compare_user(user_key(key), to) != std::cmp::Ordering::Less {
                 break;
             }
         }
-        if current.is_some() && cursor.should_stop_before(c, key) {
+        let parsed = parse_internal_key(key);
+        let first_of_key = parsed.is_some_and(|parsed| {
+            current_user_key
+                .as_deref()
+                .is_none_or(|k| icmp.compare_user(parsed.user_key, k) != std::cmp::Ordering::Equal)
+        });
+        // Outputs end between user keys only, so their tombstones can be cut there too.
+        if first_of_key && current.is_some() && (cut_pending || cursor.should_stop_before(c, key)) {
             if let Some(output) = current.take() {
-                finish_output(db, output, outputs)?;
+                let cut = user_key(key);
+                close_output(
+                    db,
+                    output,
+                    outputs,
+                    &kept,
+                    tombstones_from.as_deref(),
+                    Some(cut),
+                )?;
+                tombstones_from = Some(cut.to_vec());
             }
+            cut_pending = false;
         }
 
         let mut drop = false;
-        match parse_internal_key(key) {
+        let mut rewrite = Rewrite::Keep;
+        match parsed {
             None => {
                 // Keep unparseable keys: hiding them would hide the corruption.
                 current_user_key = None;
                 last_sequence_for_key = MAX_SEQUENCE + 1;
             }
             Some(parsed) => {
-                let first_of_key = current_user_key.as_deref().is_none_or(|k| {
-                    icmp.compare_user(parsed.user_key, k) != std::cmp::Ordering::Equal
-                });
                 if first_of_key {
                     current_user_key = Some(parsed.user_key.to_vec());
                     last_sequence_for_key = MAX_SEQUENCE + 1;
@@ -369,6 +471,22 @@ fn merge_range(
                     && cursor.is_base_level_for_key(c, parsed.user_key)
                 {
                     drop = true; // nothing older remains for this deletion to hide
+                } else if !tombstones.is_empty()
+                    && tombstones
+                        .covering(parsed.user_key)
+                        .and_then(|f| f.newest_at(smallest_snapshot))
+                        .is_some_and(|tombstone| tombstone > parsed.sequence)
+                {
+                    drop = true; // deleted by a range tombstone every reader sees
+                }
+                if !drop {
+                    rewrite = rewrites.rewrite(c.level + 1, &parsed, input.value(), first_of_key);
+                    if rewrite == Rewrite::Delete
+                        && parsed.sequence <= smallest_snapshot
+                        && cursor.is_base_level_for_key(c, parsed.user_key)
+                    {
+                        drop = true; // a deletion now, with nothing older left to hide
+                    }
                 }
                 last_sequence_for_key = parsed.sequence;
             }
@@ -381,26 +499,70 @@ fn merge_range(
                 current = Some(output);
             }
             if let Some(output) = current.as_mut() {
+                let deletion;
+                let (key, value) = match (&rewrite, parsed) {
+                    (Rewrite::Delete, Some(parsed)) => {
+                        deletion =
+                            internal_key(parsed.user_key, parsed.sequence, ValueType::Deletion);
+                        (deletion.as_slice(), &[][..])
+                    }
+                    (Rewrite::Value(value), _) => (key, value.as_slice()),
+                    _ => (key, input.value()),
+                };
                 if output.builder.num_entries() == 0 {
                     output.meta.smallest = key.to_vec();
                 }
                 output.meta.largest.clear();
                 output.meta.largest.extend_from_slice(key);
-                output.builder.add(key, input.value())?;
+                output.builder.add(key, value)?;
                 if output.builder.file_size() >= c.max_output_file_size {
-                    if let Some(output) = current.take() {
-                        finish_output(db, output, outputs)?;
-                    }
+                    cut_pending = true;
                 }
             }
         }
         input.next();
     }
     input.status()?;
+    // The rest of the range's tombstones go with the last output, or in one of their own.
+    let to = range.to.as_deref();
+    if current.is_none() && !clip(&icmp, &kept, tombstones_from.as_deref(), to).is_empty() {
+        let output = open_output(db, &table_options)?;
+        outputs.push(output.meta.clone());
+        current = Some(output);
+    }
     if let Some(output) = current.take() {
-        finish_output(db, output, outputs)?;
+        close_output(db, output, outputs, &kept, tombstones_from.as_deref(), to)?;
     }
     Ok(())
+}
+
+/// Adds the tombstones of `kept` between the user keys `from` and `to` to `output`, widens its
+/// key range over them, and finishes it.
+fn close_output(
+    db: &DbInner,
+    mut output: Output,
+    outputs: &mut [FileMetaData],
+    kept: &[Fragment],
+    from: Option<&[u8]>,
+    to: Option<&[u8]>,
+) -> Result<()> {
+    let mine = clip(&db.icmp, kept, from, to);
+    for fragment in &mine {
+        for &sequence in &fragment.sequences {
+            output.builder.add_range_tombstone(&RangeTombstone {
+                start: fragment.start.clone(),
+                end: fragment.end.clone(),
+                sequence,
+            })?;
+        }
+    }
+    cover(
+        &db.icmp,
+        &mut output.meta.smallest,
+        &mut output.meta.largest,
+        &mine,
+    );
+    finish_output(db, output, outputs)
 }
 
 /// The merged view of the compaction's inputs: each level-0 file on its own, each deeper

@@ -22,6 +22,7 @@ use super::write::{check_logged_batch, insert_into_memtable};
 use super::InfoLog;
 use crate::env::Env;
 use crate::error::{Error, Result};
+use crate::extension::Extensions;
 use crate::filename::{parse_file_name, FileType, MAX_FILE_NUMBER};
 use crate::log::{LogReader, Reporter};
 use crate::memtable::MemTable;
@@ -106,6 +107,8 @@ pub(crate) struct LogBatches {
     scratch: Vec<u8>,
     damage: Arc<Mutex<Damage>>,
     paranoid_checks: bool,
+    /// The format extensions the manifest records: a batch using another is damage.
+    recorded: Extensions,
     /// No record has been returned yet, and the read started at the log's start.
     at_start: bool,
     from: u64,
@@ -114,12 +117,14 @@ pub(crate) struct LogBatches {
 impl LogBatches {
     /// Opens log `number` at `path`, to read the records that start at or after file offset
     /// `from` (0: the whole log; otherwise where an earlier read's whole records ended).
+    /// `recorded`: the format extensions the manifest records (see `check_logged_batch`).
     pub(crate) fn open(
         env: &dyn Env,
         path: &Path,
         number: u64,
         from: u64,
         paranoid_checks: bool,
+        recorded: Extensions,
     ) -> Result<LogBatches> {
         let file = env.new_sequential_file(path)?;
         let damage = Arc::new(Mutex::new(Damage::default()));
@@ -134,6 +139,7 @@ impl LogBatches {
             scratch: Vec::new(),
             damage,
             paranoid_checks,
+            recorded,
             at_start: from == 0,
             from,
         })
@@ -156,7 +162,7 @@ impl LogBatches {
                 }
             }
             let decoded = WriteBatch::from_contents(contents)
-                .and_then(|batch| check_logged_batch(&batch).map(|()| batch));
+                .and_then(|batch| check_logged_batch(&batch, self.recorded).map(|_| batch));
             match decoded {
                 Ok(batch) => {
                     return Ok(Some(LoggedBatch {

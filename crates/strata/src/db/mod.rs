@@ -30,8 +30,9 @@ mod write;
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
@@ -39,6 +40,7 @@ use crate::env::{Env, FileLock};
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::range_del::Fragments;
 use crate::snapshot::{Snapshot, SnapshotList};
 use crate::util::internal_key::InternalKeyComparator;
 use crate::version::edit::VersionEdit;
@@ -52,12 +54,18 @@ pub use iterator::DbIterator;
 
 pub(crate) use info_log::InfoLog;
 
+/// Most deletions [`DB::clear_range`] writes in one batch.
+pub const CLEAR_RANGE_BATCH: usize = 1000;
+
 /// What a reader needs to see a consistent state: both memtables and the table layout.
 /// Replaced (never changed) whenever one of them changes.
 pub(crate) struct SuperVersion {
     pub(crate) mem: Arc<MemTable>,
     pub(crate) imm: Option<Arc<MemTable>>,
     pub(crate) version: Arc<Version>,
+    /// The range tombstones of every table of `version`, merged: built by the first iterator
+    /// that needs them (`db/read.rs`).
+    pub(crate) table_tombstones: OnceLock<Arc<Fragments>>,
 }
 
 /// Per-level compaction statistics for `leveldb.stats`.
@@ -113,6 +121,9 @@ pub(crate) struct DbState {
     /// How many [`DB::suspend_compactions`] calls are not yet resumed; while above zero the
     /// worker only flushes memtables.
     pub(crate) compactions_suspended: u32,
+    /// Compactions with a compaction filter running (merging or installing); see
+    /// `compaction_job::run`.
+    pub(crate) filtering_compactions: usize,
 }
 
 impl DbState {
@@ -122,6 +133,7 @@ impl DbState {
             mem: Arc::clone(&self.mem),
             imm: self.imm.clone(),
             version: Arc::clone(self.versions.current()),
+            table_tombstones: OnceLock::new(),
         });
     }
 
@@ -276,6 +288,96 @@ impl DB {
         self.write_opt(options, &batch)
     }
 
+    /// Deletes every key `k` with `start <= k < end` (in the comparator's order) in one write:
+    /// a range tombstone, whose cost does not depend on how many keys it deletes. Reads and
+    /// iterators at later sequence numbers no longer see those keys; snapshots taken before
+    /// still do. Compactions reclaim the space.
+    ///
+    /// Range deletes are an extension of LevelDB's format: this fails with `NotSupported`
+    /// unless the database was opened with [`Options::range_deletes`] (then LevelDB refuses to
+    /// open it); [`DB::clear_range`] works on any database. `InvalidArgument` when `start` is
+    /// after `end`; `start == end` deletes nothing.
+    pub fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        self.delete_range_opt(&WriteOptions::default(), start, end)
+    }
+
+    /// [`delete_range`](Self::delete_range) with explicit write options.
+    pub fn delete_range_opt(&self, options: &WriteOptions, start: &[u8], end: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::with_capacity(11 + start.len() + end.len());
+        batch.delete_range(start, end);
+        self.write_opt(options, &batch)
+    }
+
+    /// Deletes every key `k` with `start <= k < end` (in the comparator's order) one by one, in
+    /// batches of at most [`CLEAR_RANGE_BATCH`] deletions, and returns how many keys it
+    /// deleted. Works on any database (the records are LevelDB's own deletions), but costs a
+    /// scan and a deletion per key, and is not atomic: each batch is applied on its own (a
+    /// failure leaves the keys of earlier batches deleted), and a key written into the range
+    /// after the scan passed it survives. [`DB::delete_range`] is the one-record alternative
+    /// on a database opened with [`Options::range_deletes`]. `InvalidArgument` when `start` is
+    /// after `end`.
+    pub fn clear_range(&self, start: &[u8], end: &[u8]) -> Result<u64> {
+        self.clear_range_opt(&WriteOptions::default(), start, end)
+    }
+
+    /// [`clear_range`](Self::clear_range) with explicit write options (for every batch).
+    pub fn clear_range_opt(&self, options: &WriteOptions, start: &[u8], end: &[u8]) -> Result<u64> {
+        if self.inner.icmp.compare_user(start, end) == std::cmp::Ordering::Greater {
+            return Err(Error::InvalidArgument(format!(
+                "clear_range from '{}' to '{}': the start is after the end",
+                start.escape_ascii(),
+                end.escape_ascii()
+            )));
+        }
+        let mut it = self.iter_opt(&ReadOptions {
+            fill_cache: false,
+            lower_bound: Some(start.to_vec()),
+            upper_bound: Some(end.to_vec()),
+            ..ReadOptions::default()
+        });
+        let mut batch = WriteBatch::new();
+        let mut deleted = 0u64;
+        it.seek_to_first();
+        while it.valid() {
+            batch.delete(it.key());
+            if batch.len() >= CLEAR_RANGE_BATCH {
+                self.write_opt(options, &batch)?;
+                deleted += batch.len() as u64;
+                batch.clear();
+            }
+            it.next();
+        }
+        it.status()?;
+        if !batch.is_empty() {
+            self.write_opt(options, &batch)?;
+            deleted += batch.len() as u64;
+        }
+        Ok(deleted)
+    }
+
+    /// Sets `key` to `value` for `ttl` from now (by the `Env`'s clock): from then on no read,
+    /// iterator or `get_many` returns it, and the key reads as deleted. Compactions reclaim the
+    /// space of expired values.
+    ///
+    /// Expiring keys are an extension of LevelDB's format: this fails with `NotSupported`
+    /// unless the database was opened with [`Options::expiring_keys`].
+    pub fn put_with_ttl(&self, key: &[u8], value: &[u8], ttl: Duration) -> Result<()> {
+        self.put_with_ttl_opt(&WriteOptions::default(), key, value, ttl)
+    }
+
+    /// [`put_with_ttl`](Self::put_with_ttl) with explicit write options.
+    pub fn put_with_ttl_opt(
+        &self,
+        options: &WriteOptions,
+        key: &[u8],
+        value: &[u8],
+        ttl: Duration,
+    ) -> Result<()> {
+        let mut batch = WriteBatch::with_capacity(19 + key.len() + value.len());
+        batch.put_with_ttl(key, value, ttl);
+        self.write_opt(options, &batch)
+    }
+
     /// Applies every update in `batch` atomically. The batch is left as it was, so it can be
     /// cleared and reused.
     pub fn write(&self, batch: &WriteBatch) -> Result<()> {
@@ -297,6 +399,24 @@ impl DB {
         read::get(&self.inner, options, key)
     }
 
+    /// The values of `keys` (`None` for each one absent), in the order given: what a `get` of
+    /// each would return, all read at one moment (one view of the database, one clock
+    /// reading for expiring keys). Faster than one `get` per key: the keys are looked up
+    /// sorted, each distinct key once, the tables level by level, and keys that fall in the
+    /// same table block read it once. A read error fails the whole call.
+    pub fn get_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.get_many_opt(&ReadOptions::default(), keys)
+    }
+
+    /// [`DB::get_many`] with explicit read options (snapshot, checksums, caching).
+    pub fn get_many_opt<K: AsRef<[u8]>>(
+        &self,
+        options: &ReadOptions,
+        keys: &[K],
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        read::get_many(&self.inner, options, keys)
+    }
+
     /// An iterator over the whole database (unpositioned: call a `seek*` first).
     pub fn iter(&self) -> DbIterator {
         self.iter_opt(&ReadOptions::default())
@@ -310,9 +430,10 @@ impl DB {
     /// A consistent point-in-time view; released when dropped.
     pub fn snapshot(&self) -> Snapshot {
         let state = self.inner.state.lock();
-        if self.inner.read_only.is_some() {
-            // The writer compacts without knowing this process's snapshots: a snapshot keeps
-            // the tables and memtables it was taken on.
+        // A read-only handle's writer compacts without knowing this process's snapshots, and
+        // a compaction filter running now may change entries this snapshot sees: the snapshot
+        // keeps the tables and memtables it was taken on.
+        if self.inner.read_only.is_some() || state.filtering_compactions > 0 {
             let view: Arc<dyn std::any::Any + Send + Sync> = Arc::clone(&state.super_version) as _;
             return self
                 .inner
@@ -334,7 +455,9 @@ impl DB {
     }
 
     /// Compacts the user keys in `[begin, end]` (`None` = unbounded) down to the deepest level
-    /// that has data, dropping overwritten and deleted entries no snapshot needs.
+    /// that has data, dropping overwritten and deleted entries no snapshot needs. With
+    /// expiring keys or a compaction filter, that deepest level is rewritten too (one level
+    /// down, unless it is the last), reclaiming expired values and what the filter drops.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         background::compact_range(&self.inner, begin, end)
     }

@@ -305,6 +305,7 @@ pub(super) fn new_inner(
         mem: Arc::clone(&mem),
         imm: None,
         version: Arc::clone(versions.current()),
+        table_tombstones: std::sync::OnceLock::new(),
     });
     Arc::new(DbInner {
         dir: dir.to_path_buf(),
@@ -327,6 +328,7 @@ pub(super) fn new_inner(
             super_version,
             bg_busy: false,
             compactions_suspended: 0,
+            filtering_compactions: 0,
         }),
         snapshots: Arc::default(),
         bg_done: Condvar::new(),
@@ -372,7 +374,11 @@ fn refuse_if_damaged_edit_may_be_installed(
 /// Writes the manifest of an empty database and points `CURRENT` at it.
 fn new_db(db: &DbInner) -> Result<()> {
     let edit = VersionEdit {
-        comparator: Some(db.icmp.user_comparator().name().to_owned()),
+        comparator: Some(
+            db.options
+                .extensions()
+                .recorded_name(db.icmp.user_comparator().name()),
+        ),
         log_number: Some(0),
         next_file_number: Some(2),
         last_sequence: Some(0),
@@ -399,7 +405,14 @@ fn replay_log(
 ) -> Result<bool> {
     let path = log_file_name(&db.dir, number);
     db.info_log.log(format_args!("recovering log #{number}"));
-    let mut batches = LogBatches::open(&*db.env, &path, number, 0, db.options.paranoid_checks)?;
+    let mut batches = LogBatches::open(
+        &*db.env,
+        &path,
+        number,
+        0,
+        db.options.paranoid_checks,
+        state.versions.recorded_extensions(),
+    )?;
     let mut mem: Option<Arc<MemTable>> = None;
     let mut flushed = false;
     let mut first_sequence = replay.sequences.start_log();

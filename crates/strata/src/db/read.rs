@@ -11,11 +11,14 @@ use crate::error::Result;
 use crate::iter::db_iter::DbIter;
 use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
-use crate::memtable::MemGet;
+use crate::memtable::MemTable;
 use crate::options::ReadOptions;
-use crate::util::internal_key::lookup_key;
+use crate::range_del::Fragments;
+use crate::util::entry::{visible, Visible};
+use crate::util::internal_key::{lookup_key, SequenceNumber};
+use crate::version::get_many::BatchedLookup;
 use crate::version::level_iter::{LevelFiles, LevelIter};
-use crate::version::version::{SeekCharge, TableLookup};
+use crate::version::version::{PointRead, SeekCharge, TableLookup};
 
 /// The state to read and the sequence number to read it at: the snapshot's, or the latest.
 /// A read-only handle's snapshot brings the state it was taken on (see `snapshot.rs`).
@@ -35,26 +38,70 @@ fn read_view(db: &DbInner, options: &ReadOptions) -> (Arc<SuperVersion>, u64) {
     )
 }
 
+/// The time reads judge expiring values by: the `Env`'s clock when the database uses expiring
+/// keys, else 0 (no clock read; no value expires, as none can).
+pub(super) fn read_clock(db: &DbInner) -> u64 {
+    if db.options.expiring_keys {
+        db.env.now_micros()
+    } else {
+        0
+    }
+}
+
+/// What the memtables say of `key` at `sequence`: `Ok(Some(answer))` when they decide it (an
+/// entry, or a range tombstone covering it), `Ok(None)` to look in the tables, with
+/// `read.covered` then holding the newest tombstone they have covering it (none: it would
+/// have decided).
+pub(super) fn memtables_get(
+    view: &SuperVersion,
+    key: &[u8],
+    sequence: SequenceNumber,
+    read: &mut PointRead,
+) -> Result<Option<Option<Vec<u8>>>> {
+    let memtables: [Option<&Arc<MemTable>>; 2] = [Some(&view.mem), view.imm.as_ref()];
+    for mem in memtables.into_iter().flatten() {
+        if let Some(tombstones) = mem.range_tombstones() {
+            read.covered = read.covered.max(tombstones.newest_covering(key, sequence));
+        }
+        if let Some(entry) = mem.get(key, sequence) {
+            let seen = visible(
+                entry.value_type,
+                entry.sequence,
+                entry.value,
+                read.covered,
+                read.now,
+            )?;
+            return Ok(Some(match seen {
+                Visible::Value(value) => Some(value.to_vec()),
+                Visible::Gone => None,
+            }));
+        }
+        if read.covered.is_some() {
+            return Ok(Some(None));
+        }
+    }
+    Ok(None)
+}
+
 /// The value of `key` as of the read options' snapshot (or now).
 pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
     let (view, sequence) = read_view(db, options);
-    match view.mem.get(key, sequence) {
-        MemGet::Found(value) => return Ok(Some(value)),
-        MemGet::Deleted => return Ok(None),
-        MemGet::Absent => {}
-    }
-    if let Some(imm) = &view.imm {
-        match imm.get(key, sequence) {
-            MemGet::Found(value) => return Ok(Some(value)),
-            MemGet::Deleted => return Ok(None),
-            MemGet::Absent => {}
-        }
+    let mut read = PointRead {
+        covered: None,
+        now: read_clock(db),
+    };
+    if let Some(answer) = memtables_get(&view, key, sequence, &mut read)? {
+        return Ok(answer);
     }
     let lookup = lookup_key(key, sequence);
     let mut charge = SeekCharge::default();
-    let found = view
-        .version
-        .get(options.block_reads(), &lookup, &db.table_cache, &mut charge)?;
+    let found = view.version.get(
+        options.block_reads(),
+        &lookup,
+        read,
+        &db.table_cache,
+        &mut charge,
+    )?;
     if view.version.charge_seek(charge) {
         let _state = db.state.lock();
         db.bg_work.notify_all();
@@ -63,6 +110,76 @@ pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Resul
         TableLookup::Found(value) => Some(value),
         TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => None,
     })
+}
+
+/// The values of `keys` as of the read options' snapshot (or now), in the caller's order: one
+/// view and one clock reading for the whole batch, so the answers are those of one moment.
+/// The keys are looked up sorted and each distinct key once: the memtables key by key, then
+/// the tables level by level (`version/get_many.rs`).
+pub(crate) fn get_many<K: AsRef<[u8]>>(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    keys: &[K],
+) -> Result<Vec<Option<Vec<u8>>>> {
+    let (view, sequence) = read_view(db, options);
+    let now = read_clock(db);
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_by(|&a, &b| db.icmp.compare_user(keys[a].as_ref(), keys[b].as_ref()));
+    // Each distinct key once: `slot[i]` is where key `i`'s answer is decided.
+    let mut slot = vec![0; keys.len()];
+    let mut answers: Vec<Option<Option<Vec<u8>>>> = Vec::new();
+    let mut lookups = Vec::new();
+    let mut pending = Vec::new();
+    let mut previous: Option<&[u8]> = None;
+    for &i in &order {
+        let key = keys[i].as_ref();
+        if previous.is_some_and(|p| db.icmp.compare_user(p, key) == std::cmp::Ordering::Equal) {
+            slot[i] = answers.len() - 1;
+            continue;
+        }
+        previous = Some(key);
+        slot[i] = answers.len();
+        let mut read = PointRead { covered: None, now };
+        let decided = memtables_get(&view, key, sequence, &mut read)?;
+        if decided.is_none() {
+            pending.push(answers.len());
+            lookups.push(BatchedLookup::new(lookup_key(key, sequence), read));
+        }
+        answers.push(decided);
+    }
+    if !lookups.is_empty() {
+        view.version
+            .get_many(options.block_reads(), &mut lookups, &db.table_cache)?;
+    }
+    let mut compaction_wanted = false;
+    for (lookup, at) in lookups.into_iter().zip(pending) {
+        compaction_wanted |= view.version.charge_seek(lookup.charge);
+        answers[at] = Some(match lookup.result {
+            Some(TableLookup::Found(value)) => Some(value),
+            _ => None,
+        });
+    }
+    if compaction_wanted {
+        let _state = db.state.lock();
+        db.bg_work.notify_all();
+    }
+    let mut values: Vec<Option<Vec<u8>>> = answers.into_iter().map(Option::flatten).collect();
+    // Each distinct key's value goes to its last caller position; earlier ones get copies.
+    let mut last_use = vec![usize::MAX; values.len()];
+    for (i, &s) in slot.iter().enumerate() {
+        last_use[s] = i;
+    }
+    Ok(slot
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            if last_use[s] == i {
+                values[s].take()
+            } else {
+                values[s].clone()
+            }
+        })
+        .collect())
 }
 
 /// A user iterator over every source, as of the read options' snapshot (or now).
@@ -97,6 +214,15 @@ pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterat
             )));
         }
     }
+    let tombstones = if db.options.range_deletes {
+        range_tombstones(db, &view).unwrap_or_else(|e| {
+            // A table whose tombstones cannot be read: the iterator fails with why.
+            children.push(Box::new(crate::iter::ErrorIter::new(e)));
+            Vec::new()
+        })
+    } else {
+        Vec::new()
+    };
     let merged = merging_iterator(db.icmp.clone(), children);
     let mut iter = DbIter::new(
         merged,
@@ -105,6 +231,10 @@ pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterat
         options.lower_bound.clone(),
         options.upper_bound.clone(),
     );
+    iter.set_range_tombstones(tombstones);
+    if db.options.expiring_keys {
+        iter.set_clock(Arc::clone(&db.env));
+    }
     // Reads sampled while iterating charge seeks, so hot overlapping ranges get compacted.
     let version = Arc::clone(&view.version);
     let weak_db = Arc::downgrade(db);
@@ -120,4 +250,34 @@ pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterat
         db.env.now_micros() ^ sequence,
     );
     DbIterator::new(iter, view)
+}
+
+/// The range tombstones of every source of `view`: each memtable's, and every table's merged
+/// into one list, built once per super version.
+fn range_tombstones(db: &DbInner, view: &SuperVersion) -> Result<Vec<Arc<Fragments>>> {
+    let mut lists: Vec<Arc<Fragments>> = [Some(&view.mem), view.imm.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter_map(|mem| mem.range_tombstones())
+        .collect();
+    let tables = match view.table_tombstones.get() {
+        Some(tables) => Arc::clone(tables),
+        None => {
+            let mut per_table = Vec::new();
+            for file in view.version.files.iter().flatten() {
+                let table = db
+                    .table_cache
+                    .find_table(file.number(), file.meta.file_size)?;
+                if let Some(tombstones) = table.range_tombstones() {
+                    per_table.push(Arc::clone(tombstones));
+                }
+            }
+            let merged = Arc::new(Fragments::merge(&db.icmp, per_table.iter().map(|t| &**t)));
+            Arc::clone(view.table_tombstones.get_or_init(|| merged))
+        }
+    };
+    if !tables.is_empty() {
+        lists.push(tables);
+    }
+    Ok(lists)
 }

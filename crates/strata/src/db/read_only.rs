@@ -127,8 +127,13 @@ pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
     }
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
     let as_env: Arc<dyn Env> = Arc::clone(&env) as _;
-    let manifest =
-        ManifestFollower::open(Arc::clone(&as_env), dir, &icmp, options.paranoid_checks)?;
+    let manifest = ManifestFollower::open(
+        Arc::clone(&as_env),
+        dir,
+        &icmp,
+        options.extensions(),
+        options.paranoid_checks,
+    )?;
     let torn = manifest.damaged_tail().map(Error::to_string);
     let follower = Follower {
         manifest,
@@ -286,14 +291,21 @@ impl Follower {
         let index = self.logs.iter().position(|log| log.number == number);
         let from = index.map_or(0, |i| self.logs[i].end);
         let path = log_file_name(&db.dir, number);
-        let mut batches =
-            match LogBatches::open(&*db.env, &path, number, from, db.options.paranoid_checks) {
-                Ok(batches) => batches,
-                // Deleted since the directory was listed: the manifest has moved on.
-                Err(e) if is_not_found(&e) && !settled => return Err(Attempt::Retry(e)),
-                Err(e) if is_not_found(&e) => return Ok(()),
-                Err(e) => return Err(e.into()),
-            };
+        let opened = LogBatches::open(
+            &*db.env,
+            &path,
+            number,
+            from,
+            db.options.paranoid_checks,
+            self.manifest.extensions(),
+        );
+        let mut batches = match opened {
+            Ok(batches) => batches,
+            // Deleted since the directory was listed: the manifest has moved on.
+            Err(e) if is_not_found(&e) && !settled => return Err(Attempt::Retry(e)),
+            Err(e) if is_not_found(&e) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
         let mut index = index;
         while let Some(logged) = batches.next(&db.info_log)? {
             if !sequences.admit(&logged, number, &db.info_log) {

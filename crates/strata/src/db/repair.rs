@@ -27,6 +27,7 @@ use super::table_build::build_table;
 use super::write::{check_logged_batch, insert_into_memtable};
 use super::InfoLog;
 use crate::error::{Error, Result};
+use crate::extension::{Extension, Extensions};
 use crate::filename::{
     lock_file_name, parse_file_name, table_file_name, FileType, MAX_FILE_NUMBER,
 };
@@ -34,9 +35,10 @@ use crate::iter::InternalIterator;
 use crate::log::{LogReader, Reporter};
 use crate::memtable::MemTable;
 use crate::options::Options;
+use crate::range_del::{cover, Fragments};
 use crate::table::builder::TableBuilder;
 use crate::table::{BlockReads, TableOptions};
-use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator};
+use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator, ValueType};
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::manifest::write_first_manifest;
 use crate::version::table_cache::TableCache;
@@ -48,8 +50,14 @@ struct Repairer<'a> {
     icmp: InternalKeyComparator,
     table_options: TableOptions,
     table_cache: TableCache,
+    /// Opens tables without reading their range deletions: for a table whose metaindex or
+    /// range-deletion block is damaged, whose entries are still worth salvaging.
+    salvage_cache: TableCache,
     log: InfoLog,
     next_file_number: u64,
+    /// Format extensions the salvaged data uses: the new manifest records them with those the
+    /// options enable, so LevelDB still refuses a database whose data it cannot read.
+    found: Extensions,
 }
 
 /// A table that survived the scan.
@@ -82,15 +90,28 @@ fn run(dir: &Path, options: &Options) -> Result<bool> {
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
     let mut table_options = options.table_options();
     table_options.block_cache = None;
+    // Tombstones are salvaged whatever the options say; the new manifest then records them.
+    table_options.range_deletions = true;
     let table_cache = TableCache::new(dir, Arc::clone(&env), table_options.clone(), 16);
+    let salvage_cache = TableCache::new(
+        dir,
+        Arc::clone(&env),
+        TableOptions {
+            range_deletions: false,
+            ..table_options.clone()
+        },
+        4,
+    );
     let mut repairer = Repairer {
         dir,
         options,
         icmp,
         table_options,
         table_cache,
+        salvage_cache,
         log: InfoLog::open(&env, dir, options.info_log.as_ref()),
         next_file_number: 1,
+        found: Extensions::NONE,
     };
 
     let mut manifests = Vec::new();
@@ -181,8 +202,10 @@ impl Repairer<'_> {
         let mut records = 0usize;
         while let Some(record) = reader.read_record(&mut scratch) {
             let applied = WriteBatch::from_contents(record.to_vec()).and_then(|batch| {
-                check_logged_batch(&batch)?;
-                insert_into_memtable(&batch, &mem)
+                let used = check_logged_batch(&batch, Extensions::all())?;
+                insert_into_memtable(&batch, &mem)?;
+                self.found = self.found.union(used);
+                Ok(())
             });
             match applied {
                 Ok(()) => records += 1,
@@ -204,6 +227,7 @@ impl Repairer<'_> {
             &self.table_options,
             &self.table_cache,
             &mut mem.iter(),
+            mem.range_tombstones().as_deref(),
             table,
         )?;
         self.log.log(format_args!(
@@ -232,7 +256,19 @@ impl Repairer<'_> {
             verify_checksums: true,
             fill_cache: false,
         };
-        let mut iter = match self.table_cache.iter(reads, number, size) {
+        // A table whose range deletions cannot be read keeps its entries; the deletions are
+        // lost (keys they deleted may come back), and the log says so.
+        let mut salvaging = false;
+        let opened: Result<_> = self.table_cache.iter(reads, number, size).or_else(|e| {
+            let iter = self.salvage_cache.iter(reads, number, size)?;
+            self.log.log(format_args!(
+                "table #{number}: its range deletions cannot be read ({e}); salvaging its \
+                 entries without them: keys they deleted may read again"
+            ));
+            salvaging = true;
+            Ok(iter)
+        });
+        let mut iter = match opened {
             Ok(iter) => iter,
             Err(e) => {
                 self.log.log(format_args!("table #{number}: ignored: {e}"));
@@ -249,11 +285,18 @@ impl Repairer<'_> {
         let mut min_sequence = u64::MAX;
         let mut max_sequence = 0;
         let mut entries = 0usize;
-        let mut good = true;
-        let meta_blocks = self
-            .table_cache
-            .find_table(number, size)
-            .and_then(|table| table.verify_meta_blocks());
+        let mut good = !salvaging;
+        let cache = if salvaging {
+            &self.salvage_cache
+        } else {
+            &self.table_cache
+        };
+        let table = cache.find_table(number, size);
+        let tombstones = table
+            .as_ref()
+            .ok()
+            .and_then(|t| t.range_tombstones().cloned());
+        let meta_blocks = table.and_then(|table| table.verify_meta_blocks());
         if let Err(e) = meta_blocks {
             self.log.log(format_args!(
                 "table #{number}: damaged meta block, rewriting: {e}"
@@ -267,6 +310,9 @@ impl Repairer<'_> {
                 Some(parsed) => {
                     min_sequence = min_sequence.min(parsed.sequence);
                     max_sequence = max_sequence.max(parsed.sequence);
+                    if parsed.value_type == ValueType::ExpiringValue {
+                        self.found.insert(Extension::ExpiringKeys);
+                    }
                 }
                 None => {
                     self.log.log(format_args!(
@@ -291,7 +337,20 @@ impl Repairer<'_> {
             good = false;
         }
         drop(iter);
-        if entries == 0 {
+        if let Some(tombstones) = &tombstones {
+            self.found.insert(Extension::RangeDeletes);
+            for sequence in tombstones.fragments().iter().flat_map(|f| &f.sequences) {
+                min_sequence = min_sequence.min(*sequence);
+                max_sequence = max_sequence.max(*sequence);
+            }
+            cover(
+                &self.icmp,
+                &mut meta.smallest,
+                &mut meta.largest,
+                tombstones.fragments(),
+            );
+        }
+        if entries == 0 && tombstones.is_none() {
             self.log.log(format_args!(
                 "table #{number}: no readable entries; archived"
             ));
@@ -307,9 +366,10 @@ impl Repairer<'_> {
                 max_sequence,
             });
         }
-        match self.rewrite_table(number, reads) {
+        match self.rewrite_table(number, reads, salvaging, tombstones.as_deref()) {
             Ok(meta) => {
                 self.table_cache.evict(number);
+                self.salvage_cache.evict(number);
                 self.archive(&path);
                 Some(Salvaged {
                     meta,
@@ -328,8 +388,15 @@ impl Repairer<'_> {
         }
     }
 
-    /// Copies the parseable entries of every readable block of table `number` into a new table.
-    fn rewrite_table(&mut self, number: u64, reads: BlockReads) -> Result<FileMetaData> {
+    /// Copies the parseable entries of every readable block of table `number`, and its range
+    /// tombstones, into a new table.
+    fn rewrite_table(
+        &mut self,
+        number: u64,
+        reads: BlockReads,
+        salvaging: bool,
+        tombstones: Option<&Fragments>,
+    ) -> Result<FileMetaData> {
         let env = Arc::clone(&self.options.env);
         let size = {
             let path = table_file_name(self.dir, number);
@@ -337,7 +404,12 @@ impl Repairer<'_> {
                 env.file_size(&crate::filename::sst_table_file_name(self.dir, number))
             })?
         };
-        let mut iter = self.table_cache.iter(reads, number, size)?;
+        let cache = if salvaging {
+            &self.salvage_cache
+        } else {
+            &self.table_cache
+        };
+        let mut iter = cache.iter(reads, number, size)?;
         let new_number = self.new_file_number();
         let new_path = table_file_name(self.dir, new_number);
         let mut builder = TableBuilder::new(
@@ -362,6 +434,17 @@ impl Repairer<'_> {
             }
             iter.next();
         }
+        if let Some(tombstones) = tombstones {
+            for tombstone in tombstones.tombstones() {
+                builder.add_range_tombstone(&tombstone)?;
+            }
+            cover(
+                &self.icmp,
+                &mut meta.smallest,
+                &mut meta.largest,
+                tombstones.fragments(),
+            );
+        }
         meta.file_size = builder.finish()?;
         let mut file = builder.into_file();
         file.sync()?;
@@ -378,7 +461,12 @@ impl Repairer<'_> {
         tables.sort_by_key(|t| (t.max_sequence, t.meta.number));
         let needs_compaction = self.interleaved(&tables);
         let mut edit = VersionEdit {
-            comparator: Some(self.icmp.user_comparator().name().to_owned()),
+            comparator: Some(
+                self.options
+                    .extensions()
+                    .union(self.found)
+                    .recorded_name(self.icmp.user_comparator().name()),
+            ),
             log_number: Some(0),
             ..VersionEdit::default()
         };

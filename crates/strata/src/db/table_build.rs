@@ -1,4 +1,5 @@
-//! Writing one table from a sorted iterator: memtable flushes and repair use it.
+//! Writing one table from a sorted iterator and a memtable's range tombstones: memtable flushes
+//! and repair use it.
 
 use std::path::Path;
 
@@ -6,23 +7,28 @@ use crate::env::Env;
 use crate::error::Result;
 use crate::filename::table_file_name;
 use crate::iter::InternalIterator;
+use crate::range_del::{cover, Fragments};
 use crate::table::builder::TableBuilder;
 use crate::table::{BlockReads, TableOptions};
 use crate::version::edit::FileMetaData;
 use crate::version::table_cache::TableCache;
 
-/// Writes every entry of `iter` to table `number` in `dir`, syncs it, and checks that it opens.
+/// Writes every entry of `iter`, and the range tombstones of `tombstones`, to table `number` in
+/// `dir`, syncs it, and checks that it opens. The table's key range covers both (see
+/// `range_del`).
 ///
-/// Returns the new file's metadata; `file_size` is 0 (and no file is left behind) when the
-/// iterator is empty. On any error the partial file is removed.
+/// Returns the new file's metadata; `file_size` is 0 (and no file is left behind) when there
+/// is nothing to write. On any error the partial file is removed.
 pub(crate) fn build_table(
     dir: &Path,
     env: &dyn Env,
     options: &TableOptions,
     table_cache: &TableCache,
     iter: &mut dyn InternalIterator,
+    tombstones: Option<&Fragments>,
     number: u64,
 ) -> Result<FileMetaData> {
+    let fragments = tombstones.map_or(&[][..], Fragments::fragments);
     let path = table_file_name(dir, number);
     let mut meta = FileMetaData {
         number,
@@ -31,13 +37,15 @@ pub(crate) fn build_table(
         largest: Vec::new(),
     };
     iter.seek_to_first();
-    if !iter.valid() {
+    if !iter.valid() && fragments.is_empty() {
         return iter.status().map(|()| meta);
     }
     let result = (|| -> Result<()> {
         let file = env.new_writable_file(&path)?;
         let mut builder = TableBuilder::new(options.clone(), file);
-        meta.smallest = iter.key().to_vec();
+        if iter.valid() {
+            meta.smallest = iter.key().to_vec();
+        }
         while iter.valid() {
             let key = iter.key();
             meta.largest.clear();
@@ -46,6 +54,17 @@ pub(crate) fn build_table(
             iter.next();
         }
         iter.status()?;
+        if let Some(tombstones) = tombstones {
+            for tombstone in tombstones.tombstones() {
+                builder.add_range_tombstone(&tombstone)?;
+            }
+            cover(
+                &options.icmp,
+                &mut meta.smallest,
+                &mut meta.largest,
+                fragments,
+            );
+        }
         meta.file_size = builder.finish()?;
         let mut file = builder.into_file();
         file.sync()?;

@@ -26,10 +26,12 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use super::background::panics_as_errors;
 use super::{DbInner, DbState};
 use crate::error::{Error, Result};
+use crate::extension::{Extension, Extensions};
 use crate::filename::log_file_name;
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
+use crate::util::entry::encode_expiring;
 use crate::util::internal_key::{ValueType, MAX_SEQUENCE};
 use crate::version::policy::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
 use crate::write_batch::{BatchOp, WriteBatch, HEADER_SIZE};
@@ -70,7 +72,14 @@ pub(crate) fn write(
                 "write batch larger than 4 GiB".into(),
             ));
         }
+        check_extension_records(db, b)?;
     }
+    // Puts with a time to live get their expiry time now, before they are logged.
+    let resolved = match batch {
+        Some(b) => b.with_expiry_times(|| db.env.now_micros())?,
+        None => None,
+    };
+    let batch = resolved.as_ref().or(batch);
     let mut state = db.state.lock();
     if state.leading {
         let writer = Arc::new(Writer {
@@ -120,7 +129,11 @@ fn lead(
         followers = taken;
         let sequence = state.versions.last_sequence + 1;
         let last = state.versions.last_sequence + count;
-        if last > MAX_SEQUENCE {
+        // `MAX_SEQUENCE` is left to table bounds after range tombstones (`range_del::end_bound`).
+        let range_deletes = std::iter::once(batch)
+            .chain(followers.iter().map(|(_, b)| b))
+            .any(|b| b.extensions().contains(Extension::RangeDeletes));
+        if last > MAX_SEQUENCE || (range_deletes && last == MAX_SEQUENCE) {
             // Nothing was written: the database stays usable for reads and smaller writes.
             result = Err(Error::NotSupported(format!(
                 "sequence numbers exhausted: last sequence {}, {count} more needed",
@@ -203,12 +216,62 @@ fn commit_group(db: &DbInner, group: &Group<'_>, mem: &MemTable, sync: Option<u6
     Ok(())
 }
 
+/// Refuses a batch whose records need a format extension the database was not opened with
+/// (`NotSupported`, naming the option), or that deletes a range whose start is after its end
+/// (`InvalidArgument`).
+fn check_extension_records(db: &DbInner, batch: &WriteBatch) -> Result<()> {
+    let used = batch.extensions();
+    if let Some(missing) = used.first_missing_from(db.options.extensions()) {
+        return Err(missing.not_enabled());
+    }
+    if used.contains(Extension::RangeDeletes) {
+        for op in batch.iter() {
+            if let BatchOp::DeleteRange { start, end } = op? {
+                if db.icmp.compare_user(start, end) == std::cmp::Ordering::Greater {
+                    return Err(Error::InvalidArgument(format!(
+                        "range deletion from '{}' to '{}': the start is after the end",
+                        start.escape_ascii(),
+                        end.escape_ascii()
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks a batch read back from a log before any of it is applied: every record decodes,
-/// the count matches, and its sequence numbers fit the internal-key format. Offsets in the
-/// error are within the batch.
-pub(crate) fn check_logged_batch(batch: &WriteBatch) -> Result<()> {
+/// the count matches, its sequence numbers fit the internal-key format, and it uses no format
+/// extension but those in `recorded` (what the manifest records: the marker is written before
+/// any extension record, so another one means damage). Offsets in the error are within the
+/// batch. Returns the extensions the batch uses.
+pub(crate) fn check_logged_batch(batch: &WriteBatch, recorded: Extensions) -> Result<Extensions> {
+    let mut used = Extensions::NONE;
     for op in batch.iter() {
-        op?;
+        let extension = match op? {
+            BatchOp::Put { .. } | BatchOp::Delete { .. } => continue,
+            BatchOp::DeleteRange { .. } => Extension::RangeDeletes,
+            BatchOp::PutExpiring { .. } => Extension::ExpiringKeys,
+            BatchOp::PutWithTtl { .. } => {
+                return Err(Error::corruption_at(
+                    0,
+                    "write batch holds a put with an unresolved time to live, which is never \
+                     logged",
+                ))
+            }
+        };
+        if !recorded.contains(extension) {
+            return Err(Error::corruption_at(
+                0,
+                format!(
+                    "write batch holds {}, but the manifest does not record the `{}` format \
+                     extension",
+                    extension.what(),
+                    extension.token()
+                ),
+            ));
+        }
+        used.insert(extension);
     }
     let count = u64::from(batch.count());
     if count > 0 {
@@ -224,7 +287,7 @@ pub(crate) fn check_logged_batch(batch: &WriteBatch) -> Result<()> {
             ));
         }
     }
-    Ok(())
+    Ok(used)
 }
 
 /// Applies a batch whose sequence number is set to `mem`.
@@ -235,10 +298,28 @@ pub(crate) fn insert_into_memtable(batch: &WriteBatch, mem: &MemTable) -> Result
 /// Applies `batch` to `mem`, its updates numbered from `sequence` on.
 fn insert_batch(batch: &WriteBatch, sequence: u64, mem: &MemTable) -> Result<()> {
     let mut writer = mem.writer();
+    // The stored form of an expiring value, reused across the batch.
+    let mut expiring = Vec::new();
     for (sequence, op) in (sequence..).zip(batch.iter()) {
         match op? {
             BatchOp::Put { key, value } => writer.add(sequence, ValueType::Value, key, value),
             BatchOp::Delete { key } => writer.add(sequence, ValueType::Deletion, key, &[]),
+            BatchOp::DeleteRange { start, end } => writer.add_range_deletion(sequence, start, end),
+            BatchOp::PutExpiring {
+                key,
+                value,
+                expires_at_micros,
+            } => {
+                expiring.clear();
+                encode_expiring(&mut expiring, expires_at_micros, value);
+                writer.add(sequence, ValueType::ExpiringValue, key, &expiring);
+            }
+            // The write path resolves these and recovery refuses them before a batch gets here.
+            BatchOp::PutWithTtl { .. } => {
+                return Err(Error::InvalidArgument(
+                    "a put with an unresolved time to live reached the memtable".into(),
+                ))
+            }
         }
     }
     Ok(())

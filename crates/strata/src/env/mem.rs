@@ -11,6 +11,9 @@
 //! the process. `rename` moves a file, or a directory with everything in it to a new name;
 //! `link_file` gives a file a second name sharing its contents. Locks live in a table of this
 //! `MemEnv`; they are released by `unlock_file` or by dropping the lock.
+//!
+//! The clock is the wall clock until a test stops it ([`MemEnv::set_clock`]) and moves it by
+//! hand ([`MemEnv::advance_clock`]): expiring keys then expire exactly when the test says.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -38,6 +41,8 @@ struct Inner {
     state: Mutex<FsState>,
     /// Normalized paths of the held locks; shared with each lock so dropping it can release it.
     locks: Arc<Mutex<HashSet<PathBuf>>>,
+    /// The stopped clock's time (microseconds since the Unix epoch); `None`: the wall clock.
+    clock: Mutex<Option<u64>>,
 }
 
 /// The namespace. Invariant: every key of `files` and `dirs` is normalized, and its parent is
@@ -144,6 +149,21 @@ impl MemEnv {
     /// An empty in-memory file system.
     pub fn new() -> MemEnv {
         MemEnv::default()
+    }
+
+    /// Stops the clock at `micros` since the Unix epoch: [`Env::now_micros`] returns it
+    /// until the clock is set or advanced again. `None` goes back to the wall clock.
+    pub fn set_clock(&self, micros: Option<u64>) {
+        *self.inner.clock.lock() = micros;
+    }
+
+    /// Moves the clock forward by `by`, stopping it first (at the wall clock's time) if it
+    /// runs.
+    pub fn advance_clock(&self, by: std::time::Duration) {
+        let mut clock = self.inner.clock.lock();
+        let now = clock.unwrap_or_else(super::posix::wall_clock_micros);
+        let by = u64::try_from(by.as_micros()).unwrap_or(u64::MAX);
+        *clock = Some(now.saturating_add(by));
     }
 }
 
@@ -367,7 +387,10 @@ impl Env for MemEnv {
     }
 
     fn now_micros(&self) -> u64 {
-        super::posix::wall_clock_micros()
+        self.inner
+            .clock
+            .lock()
+            .unwrap_or_else(super::posix::wall_clock_micros)
     }
 }
 

@@ -134,7 +134,9 @@ pub trait Env: Send + Sync {
     fn unlock_file(&self, lock: Box<dyn FileLock>) -> Result<()>;
     /// Makes the directory's entries (creations, renames, removals) durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
-    /// Microseconds since some fixed point, for statistics and logs.
+    /// Microseconds since the Unix epoch: the wall clock. Statistics and the info log use
+    /// it, and expiring keys (`DB::put_with_ttl`) expire by it, so an `Env` must not count
+    /// from another point (a test may stop and move it, as `MemEnv` lets one).
     fn now_micros(&self) -> u64;
 }
 

@@ -5,6 +5,11 @@
 //! - Yields, in user-key order and forward or backward, each user key whose newest entry with
 //!   `sequence <= snapshot` is a value, with that value. Deletions, older versions and entries
 //!   newer than the snapshot are hidden. Direction may change at any point.
+//! - Format extensions: with [`DbIter::set_range_tombstones`], a value older than the newest
+//!   tombstone (at or below the snapshot) covering its key is hidden like a deletion; with
+//!   [`DbIter::set_clock`], an expiring value is hidden once expired, by the clock read at each
+//!   positioning call (`seek*`, `next`, `prev`), and otherwise yields the user's value without
+//!   its expiry time. Both decide through `util::entry::visible`, as point lookups do.
 //! - Optional bounds: only keys `>= lower_bound` and `< upper_bound` are seen. A seek below the
 //!   lower bound starts at it, `seek_to_first` seeks to it, `seek_to_last` starts just below the
 //!   upper bound, and iteration ends at either bound.
@@ -32,12 +37,16 @@
 //! Without a sampler the cost is one branch per entry.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use super::InternalIterator;
+use crate::env::Env;
 use crate::error::{Error, Result};
+use crate::range_del::Fragments;
+use crate::util::entry::{visible, Visible};
 use crate::util::internal_key::{
-    append_internal_key, parse_internal_key, user_key, InternalKeyComparator, SequenceNumber,
-    ValueType, MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK,
+    append_internal_key, parse_internal_key, user_key, InternalKeyComparator, ParsedInternalKey,
+    SequenceNumber, ValueType, MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK,
 };
 
 /// Called with an internal key read and the bytes of that entry (key plus value).
@@ -97,7 +106,14 @@ pub(crate) struct DbIter {
     saved_key: Vec<u8>,
     /// Reverse: the current value.
     saved_value: Vec<u8>,
+    /// Forward: where the user's value starts in the inner value (after an expiry time).
+    value_offset: usize,
     sampling: Option<Sampling>,
+    /// The range tombstones of every source (each list a source's, or several merged).
+    tombstones: Vec<Arc<Fragments>>,
+    /// The clock expiring values are judged by, and its reading for the current call.
+    clock: Option<Arc<dyn Env>>,
+    now: u64,
 }
 
 impl DbIter {
@@ -120,8 +136,44 @@ impl DbIter {
             status: Ok(()),
             saved_key: Vec::new(),
             saved_value: Vec::new(),
+            value_offset: 0,
             sampling: None,
+            tombstones: Vec::new(),
+            clock: None,
+            now: 0,
         }
+    }
+
+    /// Hides the values these range tombstones delete (see the module documentation).
+    pub(crate) fn set_range_tombstones(&mut self, tombstones: Vec<Arc<Fragments>>) {
+        self.tombstones = tombstones;
+    }
+
+    /// Judges expiring values by `clock` (see the module documentation).
+    pub(crate) fn set_clock(&mut self, clock: Arc<dyn Env>) {
+        self.clock = Some(clock);
+    }
+
+    /// Reads the clock for a positioning call.
+    fn tick(&mut self) {
+        if let Some(clock) = &self.clock {
+            self.now = clock.now_micros();
+        }
+    }
+
+    /// What a read sees of the entry `parsed` with `stored` value (see `util::entry`).
+    fn judge<'a>(
+        tombstones: &[Arc<Fragments>],
+        sequence: SequenceNumber,
+        now: u64,
+        parsed: &ParsedInternalKey<'_>,
+        stored: &'a [u8],
+    ) -> Result<Visible<'a>> {
+        let covered = tombstones
+            .iter()
+            .filter_map(|t| t.newest_covering(parsed.user_key, sequence))
+            .max();
+        visible(parsed.value_type, parsed.sequence, stored, covered, now)
     }
 
     /// Installs the read-sampling callback; `seed` picks the (pseudo-random) sampling points.
@@ -152,7 +204,9 @@ impl DbIter {
     pub(crate) fn value(&self) -> &[u8] {
         match (self.valid, self.direction) {
             (false, _) => &[],
-            (true, Direction::Forward) => self.inner.value(),
+            (true, Direction::Forward) => {
+                self.inner.value().get(self.value_offset..).unwrap_or(&[])
+            }
             (true, Direction::Reverse) => &self.saved_value,
         }
     }
@@ -167,6 +221,7 @@ impl DbIter {
         if self.stopped() {
             return;
         }
+        self.tick();
         self.direction = Direction::Forward;
         self.clear_saved_value();
         let target = match &self.lower_bound {
@@ -195,6 +250,7 @@ impl DbIter {
         if self.stopped() {
             return;
         }
+        self.tick();
         self.direction = Direction::Forward;
         self.clear_saved_value();
         self.inner.seek_to_first();
@@ -205,6 +261,7 @@ impl DbIter {
         if self.stopped() {
             return;
         }
+        self.tick();
         self.direction = Direction::Reverse;
         self.clear_saved_value();
         match &self.upper_bound {
@@ -233,6 +290,7 @@ impl DbIter {
         if !self.valid {
             return;
         }
+        self.tick();
         match self.direction {
             Direction::Forward => {
                 // Skip the rest of the current key's versions.
@@ -259,6 +317,7 @@ impl DbIter {
         if !self.valid {
             return;
         }
+        self.tick();
         if self.direction == Direction::Forward {
             // The inner iterator is on the current key's entry: walk back to before all of
             // that key's entries (newer, invisible versions included).
@@ -293,11 +352,17 @@ impl DbIter {
     }
 
     fn corrupt(&mut self) {
-        self.valid = false;
-        self.status = Err(Error::corruption(format!(
+        let e = Error::corruption(format!(
             "unparseable internal key of {} bytes in iterator",
             self.inner.key().len()
-        )));
+        ));
+        self.fail(e);
+    }
+
+    /// Stops the iterator with `e` (sticky).
+    fn fail(&mut self, e: Error) {
+        self.valid = false;
+        self.status = Err(e);
     }
 
     fn clear_saved_value(&mut self) {
@@ -331,16 +396,27 @@ impl DbIter {
                             break;
                         }
                     }
-                    match parsed.value_type {
-                        ValueType::Value => {
+                    let stored = self.inner.value();
+                    let seen = if parsed.value_type == ValueType::Deletion {
+                        Ok(Visible::Gone)
+                    } else {
+                        Self::judge(&self.tombstones, self.sequence, self.now, &parsed, stored)
+                    };
+                    match seen {
+                        Ok(Visible::Value(value)) => {
+                            self.value_offset = stored.len() - value.len();
                             self.valid = true;
                             return;
                         }
-                        ValueType::Deletion => {
+                        Ok(Visible::Gone) => {
                             // Everything older of this key is deleted too.
                             self.saved_key.clear();
                             self.saved_key.extend_from_slice(parsed.user_key);
                             skipping = true;
+                        }
+                        Err(e) => {
+                            self.fail(e);
+                            return;
                         }
                     }
                 }
@@ -379,18 +455,33 @@ impl DbIter {
                     // A smaller key: the candidate's newest visible version has been seen.
                     break;
                 }
-                match parsed.value_type {
-                    ValueType::Value => {
+                let seen = if parsed.value_type == ValueType::Deletion {
+                    Ok(Visible::Gone)
+                } else {
+                    Self::judge(
+                        &self.tombstones,
+                        self.sequence,
+                        self.now,
+                        &parsed,
+                        self.inner.value(),
+                    )
+                };
+                match seen {
+                    Ok(Visible::Value(value)) => {
                         found = true;
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(parsed.user_key);
                         self.saved_value.clear();
-                        self.saved_value.extend_from_slice(self.inner.value());
+                        self.saved_value.extend_from_slice(value);
                     }
-                    ValueType::Deletion => {
+                    Ok(Visible::Gone) => {
                         found = false;
                         self.saved_key.clear();
                         self.clear_saved_value();
+                    }
+                    Err(e) => {
+                        self.fail(e);
+                        return;
                     }
                 }
             }

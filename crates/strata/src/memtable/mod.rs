@@ -10,41 +10,47 @@
 //! Each entry is one skiplist node holding `user_key ++ fixed64_le(sequence << 8 | type)` (the
 //! internal key) and the value; the node layout is documented in `skiplist.rs`. Entries order by
 //! user key ascending, then sequence descending, so the newest version of a key comes first.
-//! Nothing is ever removed: memory is returned when the last `Arc` (including iterators') drops.
+//! Range tombstones (format extension `range-deletes`) are kept beside the skiplist
+//! (`range_dels.rs`): lookups and iterators take them as [`Fragments`]. Nothing is ever
+//! removed: memory is returned when the last `Arc` (including iterators') drops.
 //!
 //! [`get`]: MemTable::get
 
 mod arena;
+mod range_dels;
 mod skiplist;
 
 use std::sync::Arc;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
+use crate::range_del::Fragments;
 use crate::util::internal_key::{
-    pack_trailer, InternalKeyComparator, SequenceNumber, ValueType, VALUE_TYPE_FOR_SEEK,
+    pack_trailer, parse_internal_key, InternalKeyComparator, SequenceNumber, ValueType,
+    VALUE_TYPE_FOR_SEEK,
 };
+use range_dels::RangeDels;
 
-/// Result of a memtable lookup.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum MemGet {
-    /// The newest visible version is a value.
-    Found(Vec<u8>),
-    /// The newest visible version is a deletion: the key is absent, stop looking further down.
-    Deleted,
-    /// No visible version here: look in older sources.
-    Absent,
+/// The newest entry of a key a memtable lookup found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MemEntry<'a> {
+    pub(crate) sequence: SequenceNumber,
+    pub(crate) value_type: ValueType,
+    /// The stored value (an expiring value's starts with its expiry time).
+    pub(crate) value: &'a [u8],
 }
 
 /// A sorted, append-only set of entries. See the module docs for the contract.
 pub(crate) struct MemTable {
     list: Arc<skiplist::SkipList>,
+    range_dels: RangeDels,
 }
 
 impl MemTable {
     pub(crate) fn new(icmp: InternalKeyComparator) -> MemTable {
         MemTable {
             list: Arc::new(skiplist::SkipList::new(icmp)),
+            range_dels: RangeDels::default(),
         }
     }
 
@@ -74,25 +80,34 @@ impl MemTable {
     pub(crate) fn writer(&self) -> MemTableWriter<'_> {
         MemTableWriter {
             inner: self.list.writer(),
+            range_dels: &self.range_dels,
         }
     }
 
-    /// The newest entry for `user_key` with a sequence `<= sequence`.
-    pub(crate) fn get(&self, user_key: &[u8], sequence: SequenceNumber) -> MemGet {
+    /// The newest entry for `user_key` with a sequence `<= sequence`, if any. (Range
+    /// tombstones are not consulted: see [`MemTable::range_tombstones`].)
+    pub(crate) fn get(&self, user_key: &[u8], sequence: SequenceNumber) -> Option<MemEntry<'_>> {
         let lookup = pack_trailer(sequence, VALUE_TYPE_FOR_SEEK);
-        let Some((key, value)) = self.list.find_entry(user_key, lookup) else {
-            return MemGet::Absent;
-        };
-        let found = crate::util::internal_key::user_key(key);
-        if self.comparator().compare_user(found, user_key).is_ne() {
-            return MemGet::Absent;
+        let (key, value) = self.list.find_entry(user_key, lookup)?;
+        // Entries were encoded by this process from checked batches: they parse.
+        let parsed = parse_internal_key(key)?;
+        if self
+            .comparator()
+            .compare_user(parsed.user_key, user_key)
+            .is_ne()
+        {
+            return None;
         }
-        let trailer = crate::util::internal_key::trailer(key);
-        if trailer & 0xff == ValueType::Deletion as u64 {
-            MemGet::Deleted
-        } else {
-            MemGet::Found(value.to_vec())
-        }
+        Some(MemEntry {
+            sequence: parsed.sequence,
+            value_type: parsed.value_type,
+            value,
+        })
+    }
+
+    /// Every range tombstone added so far, fragmented; `None` when there is none.
+    pub(crate) fn range_tombstones(&self) -> Option<Arc<Fragments>> {
+        self.range_dels.fragments(self.comparator())
     }
 
     /// An iterator over all entries (internal key, value) that keeps this memtable alive.
@@ -102,14 +117,15 @@ impl MemTable {
         }
     }
 
-    /// Bytes of memory held by the entries (arena blocks obtained so far).
+    /// Bytes of memory held by the entries (arena blocks obtained so far) and the range
+    /// tombstones.
     pub(crate) fn approximate_memory_usage(&self) -> usize {
-        self.list.memory_usage()
+        self.list.memory_usage() + self.range_dels.memory()
     }
 
-    /// Number of entries.
+    /// Number of entries and range tombstones.
     pub(crate) fn len(&self) -> usize {
-        self.list.len()
+        self.list.len() + self.range_dels.len()
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -120,6 +136,7 @@ impl MemTable {
 /// The memtable's writer lock, held while this lives. Lookups and iterators proceed meanwhile.
 pub(crate) struct MemTableWriter<'a> {
     inner: skiplist::Writer<'a>,
+    range_dels: &'a RangeDels,
 }
 
 impl MemTableWriter<'_> {
@@ -134,6 +151,16 @@ impl MemTableWriter<'_> {
     ) {
         self.inner
             .insert(user_key, pack_trailer(sequence, value_type), value);
+    }
+
+    /// Adds a range tombstone deleting `[start, end)` at `sequence`.
+    pub(crate) fn add_range_deletion(
+        &mut self,
+        sequence: SequenceNumber,
+        start: &[u8],
+        end: &[u8],
+    ) {
+        self.range_dels.add(sequence, start, end);
     }
 }
 

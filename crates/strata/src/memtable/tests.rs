@@ -20,6 +20,22 @@ fn new_mem() -> Arc<MemTable> {
     Arc::new(MemTable::new(icmp()))
 }
 
+/// What a lookup found, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum MemGet {
+    Found(Vec<u8>),
+    Deleted,
+    Absent,
+}
+
+fn lookup(mem: &MemTable, user_key: &[u8], sequence: u64) -> MemGet {
+    match mem.get(user_key, sequence) {
+        None => MemGet::Absent,
+        Some(entry) if entry.value_type == ValueType::Deletion => MemGet::Deleted,
+        Some(entry) => MemGet::Found(entry.value.to_vec()),
+    }
+}
+
 /// All entries in forward order as (internal key, value).
 fn forward(mem: &Arc<MemTable>) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut it = mem.iter();
@@ -48,8 +64,8 @@ fn empty_memtable() {
     let mem = new_mem();
     assert!(mem.is_empty());
     assert_eq!(mem.len(), 0);
-    assert_eq!(mem.get(b"a", MAX_SEQUENCE), MemGet::Absent);
-    assert_eq!(mem.get(b"", 0), MemGet::Absent);
+    assert_eq!(lookup(&mem, b"a", MAX_SEQUENCE), MemGet::Absent);
+    assert_eq!(lookup(&mem, b"", 0), MemGet::Absent);
     let mut it = mem.iter();
     assert!(!it.valid());
     it.seek_to_first();
@@ -74,22 +90,25 @@ fn get_sees_newest_version_at_each_snapshot() {
     assert_eq!(mem.len(), 5);
     assert!(!mem.is_empty());
 
-    assert_eq!(mem.get(b"k", 9), MemGet::Absent);
-    assert_eq!(mem.get(b"k", 10), MemGet::Found(b"v10".to_vec()));
-    assert_eq!(mem.get(b"k", 19), MemGet::Found(b"v10".to_vec()));
-    assert_eq!(mem.get(b"k", 20), MemGet::Deleted);
-    assert_eq!(mem.get(b"k", 29), MemGet::Deleted);
-    assert_eq!(mem.get(b"k", 30), MemGet::Found(b"v30".to_vec()));
-    assert_eq!(mem.get(b"k", MAX_SEQUENCE), MemGet::Found(b"v30".to_vec()));
+    assert_eq!(lookup(&mem, b"k", 9), MemGet::Absent);
+    assert_eq!(lookup(&mem, b"k", 10), MemGet::Found(b"v10".to_vec()));
+    assert_eq!(lookup(&mem, b"k", 19), MemGet::Found(b"v10".to_vec()));
+    assert_eq!(lookup(&mem, b"k", 20), MemGet::Deleted);
+    assert_eq!(lookup(&mem, b"k", 29), MemGet::Deleted);
+    assert_eq!(lookup(&mem, b"k", 30), MemGet::Found(b"v30".to_vec()));
+    assert_eq!(
+        lookup(&mem, b"k", MAX_SEQUENCE),
+        MemGet::Found(b"v30".to_vec())
+    );
 
-    assert_eq!(mem.get(b"j", 14), MemGet::Absent);
-    assert_eq!(mem.get(b"j", 15), MemGet::Found(b"j15".to_vec()));
-    assert_eq!(mem.get(b"l", 24), MemGet::Absent);
-    assert_eq!(mem.get(b"l", 100), MemGet::Found(b"l25".to_vec()));
+    assert_eq!(lookup(&mem, b"j", 14), MemGet::Absent);
+    assert_eq!(lookup(&mem, b"j", 15), MemGet::Found(b"j15".to_vec()));
+    assert_eq!(lookup(&mem, b"l", 24), MemGet::Absent);
+    assert_eq!(lookup(&mem, b"l", 100), MemGet::Found(b"l25".to_vec()));
     // Neighbours and prefixes are not matches.
-    assert_eq!(mem.get(b"", MAX_SEQUENCE), MemGet::Absent);
-    assert_eq!(mem.get(b"kk", MAX_SEQUENCE), MemGet::Absent);
-    assert_eq!(mem.get(b"m", MAX_SEQUENCE), MemGet::Absent);
+    assert_eq!(lookup(&mem, b"", MAX_SEQUENCE), MemGet::Absent);
+    assert_eq!(lookup(&mem, b"kk", MAX_SEQUENCE), MemGet::Absent);
+    assert_eq!(lookup(&mem, b"m", MAX_SEQUENCE), MemGet::Absent);
 }
 
 #[test]
@@ -141,9 +160,9 @@ fn empty_keys_and_values() {
     mem.add(1, ValueType::Value, b"", b"");
     mem.add(2, ValueType::Value, b"", b"x");
     mem.add(3, ValueType::Value, b"a", b"");
-    assert_eq!(mem.get(b"", 1), MemGet::Found(Vec::new()));
-    assert_eq!(mem.get(b"", 2), MemGet::Found(b"x".to_vec()));
-    assert_eq!(mem.get(b"a", 3), MemGet::Found(Vec::new()));
+    assert_eq!(lookup(&mem, b"", 1), MemGet::Found(Vec::new()));
+    assert_eq!(lookup(&mem, b"", 2), MemGet::Found(b"x".to_vec()));
+    assert_eq!(lookup(&mem, b"a", 3), MemGet::Found(Vec::new()));
     let keys: Vec<_> = forward(&mem).into_iter().map(|(k, _)| k).collect();
     assert_eq!(
         keys,
@@ -164,10 +183,10 @@ fn large_values_round_trip() {
     mem.add(2, ValueType::Value, b"big", &big);
     mem.add(3, ValueType::Value, &big_key, &big);
     mem.add(4, ValueType::Value, b"z", b"small");
-    assert_eq!(mem.get(b"big", 2), MemGet::Found(big.clone()));
-    assert_eq!(mem.get(&big_key, 3), MemGet::Found(big.clone()));
-    assert_eq!(mem.get(b"a", 4), MemGet::Found(b"small".to_vec()));
-    assert_eq!(mem.get(b"z", 4), MemGet::Found(b"small".to_vec()));
+    assert_eq!(lookup(&mem, b"big", 2), MemGet::Found(big.clone()));
+    assert_eq!(lookup(&mem, &big_key, 3), MemGet::Found(big.clone()));
+    assert_eq!(lookup(&mem, b"a", 4), MemGet::Found(b"small".to_vec()));
+    assert_eq!(lookup(&mem, b"z", 4), MemGet::Found(b"small".to_vec()));
     assert!(mem.approximate_memory_usage() >= 2 << 20);
     let entries = forward(&mem);
     assert_eq!(entries.len(), 4);
@@ -207,11 +226,11 @@ fn writer_guard_batches_inserts() {
             writer.add(i + 1, ValueType::Value, format!("{i:03}").as_bytes(), b"v");
         }
         // Readers are not blocked by the held writer lock.
-        assert_eq!(mem.get(b"042", 100), MemGet::Found(b"v".to_vec()));
+        assert_eq!(lookup(&mem, b"042", 100), MemGet::Found(b"v".to_vec()));
         assert_eq!(mem.len(), 100);
     }
     mem.add(101, ValueType::Deletion, b"042", b"");
-    assert_eq!(mem.get(b"042", 101), MemGet::Deleted);
+    assert_eq!(lookup(&mem, b"042", 101), MemGet::Deleted);
 }
 
 #[test]
@@ -227,7 +246,7 @@ fn custom_user_comparator_orders_entries() {
         .map(|(k, _)| crate::util::internal_key::user_key(&k).to_vec())
         .collect();
     assert_eq!(users, vec![b"c".to_vec(), b"b".to_vec(), b"a".to_vec()]);
-    assert_eq!(mem.get(b"b", 10), MemGet::Found(b"b".to_vec()));
+    assert_eq!(lookup(&mem, b"b", 10), MemGet::Found(b"b".to_vec()));
 }
 
 // ---- model-based -------------------------------------------------------------------------------
@@ -345,7 +364,7 @@ proptest! {
                     }
                 }
             };
-            prop_assert_eq!(mem.get(user, *snapshot), want);
+            prop_assert_eq!(lookup(&mem, user, *snapshot), want);
         }
     }
 
@@ -415,7 +434,7 @@ fn readers_see_sorted_consistent_lists_while_one_writer_inserts() {
                         assert_eq!(crate::util::internal_key::user_key(it.key()), key);
                         assert_eq!(it.value(), &(i as u32).to_le_bytes());
                         assert_eq!(
-                            mem.get(&key, MAX_SEQUENCE),
+                            lookup(&mem, &key, MAX_SEQUENCE),
                             MemGet::Found(it.value().to_vec())
                         );
                     }
@@ -482,4 +501,43 @@ fn memtable_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<MemTable>();
     assert_send_sync::<MemTableIter>();
+}
+
+#[test]
+fn range_tombstones_are_kept_beside_the_entries() {
+    let mem = new_mem();
+    assert!(mem.range_tombstones().is_none());
+    assert!(mem.is_empty());
+    let before = mem.approximate_memory_usage();
+    {
+        let mut writer = mem.writer();
+        writer.add(1, ValueType::Value, b"b", b"v");
+        writer.add_range_deletion(2, b"a", b"c");
+    }
+    assert_eq!(mem.len(), 2);
+    assert!(mem.approximate_memory_usage() > before);
+    let first = mem.range_tombstones().unwrap();
+    assert_eq!(first.newest_covering(b"b", 2), Some(2));
+    assert_eq!(first.newest_covering(b"b", 1), None);
+    assert_eq!(first.newest_covering(b"c", 9), None);
+    // Shared until the next tombstone, then rebuilt with it.
+    assert!(Arc::ptr_eq(&first, &mem.range_tombstones().unwrap()));
+    mem.writer().add_range_deletion(3, b"c", b"d");
+    let second = mem.range_tombstones().unwrap();
+    assert_eq!(second.newest_covering(b"c", 9), Some(3));
+    assert_eq!(
+        first.newest_covering(b"c", 9),
+        None,
+        "a taken set never changes"
+    );
+    // Point lookups do not consult tombstones: the entry is still there.
+    assert_eq!(lookup(&mem, b"b", 9), MemGet::Found(b"v".to_vec()));
+}
+
+#[test]
+fn a_memtable_of_only_tombstones_is_not_empty() {
+    let mem = new_mem();
+    mem.writer().add_range_deletion(1, b"a", b"z");
+    assert!(!mem.is_empty());
+    assert_eq!(forward(&mem), Vec::new());
 }

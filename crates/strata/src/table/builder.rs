@@ -6,7 +6,9 @@
 //! the last block) — to the block's handle; index entries are written lazily, when the first key
 //! of the next block is known. Data, metaindex and index blocks are Snappy-compressed when
 //! configured and when that saves at least 1/8 of the block; the filter block is never
-//! compressed. The metaindex maps `filter.<policy name>` to the filter block.
+//! compressed. The metaindex maps `filter.<policy name>` to the filter block, and, when the
+//! table holds range tombstones (format extension `range-deletes`), `strata.range-deletions`
+//! to its range-deletion block (entries laid out in `range_del`, compressed like data blocks).
 //!
 //! Contract: keys are added in strictly increasing internal-key order. Not thread-safe. After an
 //! I/O error every later call returns that error. `finish` writes the footer and flushes the file
@@ -15,6 +17,7 @@
 use super::format::CompressionType;
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
+use crate::range_del::RangeTombstone;
 use crate::util::internal_key::user_key;
 
 use super::block_builder::BlockBuilder;
@@ -24,6 +27,9 @@ use super::TableOptions;
 
 /// Prefix of the metaindex key naming a filter block. On-disk: never change.
 pub(crate) const FILTER_META_PREFIX: &str = "filter.";
+/// Metaindex key of the range-deletion block (format extension `range-deletes`). Sorts after
+/// every `filter.` key. On-disk: never change.
+pub(crate) const RANGE_DELETIONS_META_KEY: &str = "strata.range-deletions";
 
 /// Appends blocks to the file and keeps its offset; owns the compression scratch buffers.
 struct BlockWriter {
@@ -95,6 +101,8 @@ pub(crate) struct TableBuilder {
     data_block: BlockBuilder,
     index_block: BlockBuilder,
     filter_block: Option<FilterBlockBuilder>,
+    /// Range tombstones added, as range-deletion block entries.
+    range_deletions: BlockBuilder,
     /// The last key added: the start of the next index separator.
     last_key: Vec<u8>,
     num_entries: u64,
@@ -129,6 +137,7 @@ impl TableBuilder {
                 compressed: Vec::new(),
             },
             filter_block,
+            range_deletions: BlockBuilder::new(opts.block_restart_interval),
             opts,
             last_key: Vec::new(),
             num_entries: 0,
@@ -184,6 +193,18 @@ impl TableBuilder {
         Ok(())
     }
 
+    /// Adds a range tombstone (format extension `range-deletes`) to the range-deletion block.
+    /// Tombstones come in internal-key order of their [`RangeTombstone::entry_key`] (as
+    /// [`Fragments::tombstones`](crate::range_del::Fragments::tombstones) yields them); the
+    /// caller widens the table's key range to cover them (see `range_del`).
+    pub(crate) fn add_range_tombstone(&mut self, tombstone: &RangeTombstone) -> Result<()> {
+        debug_assert!(!self.closed, "add after finish or abandon");
+        self.check()?;
+        self.range_deletions
+            .add(&tombstone.entry_key(), &tombstone.end);
+        Ok(())
+    }
+
     fn add_pending_index_entry(&mut self) {
         self.handle_buf.clear();
         self.pending_handle.encode_to(&mut self.handle_buf);
@@ -228,12 +249,26 @@ impl TableBuilder {
             None => None,
         };
 
+        let range_deletions_handle = if self.range_deletions.is_empty() {
+            None
+        } else {
+            Some(
+                self.writer
+                    .write_block(self.range_deletions.finish(), self.opts.compression)?,
+            )
+        };
+
         let mut metaindex = BlockBuilder::new(self.opts.block_restart_interval);
         if let (Some(handle), Some(policy)) = (filter_handle, &self.opts.filter_policy) {
             let key = format!("{FILTER_META_PREFIX}{}", policy.name());
             self.handle_buf.clear();
             handle.encode_to(&mut self.handle_buf);
             metaindex.add(key.as_bytes(), &self.handle_buf);
+        }
+        if let Some(handle) = range_deletions_handle {
+            self.handle_buf.clear();
+            handle.encode_to(&mut self.handle_buf);
+            metaindex.add(RANGE_DELETIONS_META_KEY.as_bytes(), &self.handle_buf);
         }
         let metaindex_handle = self
             .writer
@@ -293,6 +328,7 @@ mod tests {
             filter_policy: None,
             block_cache: None,
             paranoid_checks: false,
+            range_deletions: false,
         }
     }
 

@@ -4,6 +4,8 @@
 //! - [`block_builder`] / [`block`]: prefix-compressed blocks with restart points.
 //! - [`filter_block`]: the per-table filter block (one filter per 2 KiB of data offsets).
 //! - [`builder`]: writes a table; [`reader`]: opens one, point lookups and a two-level iterator.
+//! - Range tombstones (format extension `range-deletes`) go in a range-deletion block named
+//!   `strata.range-deletions` in the metaindex (layout in `range_del`).
 
 pub(crate) mod block;
 pub(crate) mod block_builder;
@@ -41,6 +43,10 @@ pub(crate) struct TableOptions {
     pub(crate) block_cache: Option<Arc<BlockCache>>,
     /// Verify every block's checksum on every read.
     pub(crate) paranoid_checks: bool,
+    /// Read the range-deletion block of every table opened (format extension
+    /// `range-deletes`); a table whose metaindex or range-deletion block is damaged then
+    /// cannot be opened, since reads without its tombstones would return deleted keys.
+    pub(crate) range_deletions: bool,
 }
 
 impl std::fmt::Debug for TableOptions {
@@ -56,6 +62,7 @@ impl std::fmt::Debug for TableOptions {
             )
             .field("block_cache", &self.block_cache)
             .field("paranoid_checks", &self.paranoid_checks)
+            .field("range_deletions", &self.range_deletions)
             .finish()
     }
 }

@@ -2,7 +2,11 @@
 //!
 //! Opening reads the footer and the index block, and — when a filter policy is configured — the
 //! metaindex and the filter block named `filter.<policy name>`. A missing, unreadable or
-//! differently named filter is ignored (reads just go without it), as in LevelDB. Data blocks
+//! differently named filter is ignored (reads just go without it), as in LevelDB. With
+//! `TableOptions::range_deletions` (format extension `range-deletes`) it also reads the
+//! range-deletion block, if the metaindex names one, into [`Fragments`]; then a damaged
+//! metaindex or range-deletion block fails the open, since reading on without the tombstones
+//! would return deleted keys. Data blocks
 //! are read on demand through the block cache when one is configured, keyed by
 //! `(cache id of this table, block offset)`.
 //!
@@ -22,13 +26,19 @@ use std::sync::Arc;
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
+use crate::range_del::{Fragments, RangeTombstone};
 use crate::util::internal_key::user_key;
 
 use super::block::{Block, BlockIter, KeyOrder};
-use super::builder::FILTER_META_PREFIX;
+use super::builder::{FILTER_META_PREFIX, RANGE_DELETIONS_META_KEY};
 use super::filter_block::FilterBlockReader;
 use super::format::{read_block, read_block_into, read_footer, BlockHandle};
 use super::{BlockReads, TableOptions};
+
+/// The data block a lookup in one table read last (with its file offset), kept for the next
+/// lookup in the same table; see [`Table::get_in`].
+#[derive(Default)]
+pub(crate) struct RecentBlock(Option<(u64, Arc<Block>)>);
 
 /// An open table. See the module documentation.
 pub(crate) struct Table {
@@ -44,6 +54,8 @@ pub(crate) struct Table {
     index_handle: BlockHandle,
     metaindex_handle: BlockHandle,
     filter: Option<FilterBlockReader>,
+    /// The table's range tombstones (`None` when it has none, or they are not read).
+    range_tombstones: Option<Arc<Fragments>>,
 }
 
 impl std::fmt::Debug for Table {
@@ -81,26 +93,72 @@ impl Table {
             index_handle: footer.index,
             metaindex_handle: footer.metaindex,
             filter: None,
+            range_tombstones: None,
         };
         table.filter = table.read_filter();
+        if table.opts.range_deletions {
+            table.range_tombstones = table
+                .read_range_deletions()
+                .map_err(|e| e.in_file(&table.file_name))?;
+        }
         Ok(Arc::new(table))
+    }
+
+    /// The metaindex block, checksum verified.
+    fn read_metaindex(&self) -> Result<Arc<Block>> {
+        let contents = read_block(&*self.file, self.file_size, &self.metaindex_handle, true)?;
+        Ok(Arc::new(Block::new(
+            contents,
+            self.metaindex_handle.offset,
+        )?))
+    }
+
+    /// The handle the metaindex stores under `name`: `Ok(None)` when it has none, an error
+    /// when the metaindex is damaged there.
+    fn meta_block_handle(&self, metaindex: &Arc<Block>, name: &str) -> Result<Option<BlockHandle>> {
+        let mut it = metaindex.iter(KeyOrder::Bytewise);
+        it.seek(name.as_bytes());
+        if !it.valid() {
+            return it.status().map(|()| None);
+        }
+        if it.key() != name.as_bytes() {
+            return Ok(None);
+        }
+        BlockHandle::decode_from(&mut it.value())
+            .map(Some)
+            .ok_or_else(|| {
+                Error::corruption_at(self.metaindex_handle.offset, "bad handle in metaindex")
+            })
     }
 
     /// The filter named after the configured policy, if the table has a readable one.
     fn read_filter(&self) -> Option<FilterBlockReader> {
         let policy = self.opts.filter_policy.as_ref()?;
-        let contents =
-            read_block(&*self.file, self.file_size, &self.metaindex_handle, true).ok()?;
-        let metaindex = Arc::new(Block::new(contents, self.metaindex_handle.offset).ok()?);
-        let mut it = metaindex.iter(KeyOrder::Bytewise);
+        let metaindex = self.read_metaindex().ok()?;
         let name = format!("{FILTER_META_PREFIX}{}", policy.name());
-        it.seek(name.as_bytes());
-        if !it.valid() || it.key() != name.as_bytes() {
-            return None;
-        }
-        let handle = BlockHandle::decode_from(&mut it.value())?;
+        let handle = self.meta_block_handle(&metaindex, &name).ok()??;
         let data = read_block(&*self.file, self.file_size, &handle, true).ok()?;
         Some(FilterBlockReader::new(Arc::clone(policy), data))
+    }
+
+    /// The table's range tombstones, from the range-deletion block the metaindex names (none
+    /// when it names none). Both blocks are verified; damage in either is an error.
+    fn read_range_deletions(&self) -> Result<Option<Arc<Fragments>>> {
+        let metaindex = self.read_metaindex()?;
+        let Some(handle) = self.meta_block_handle(&metaindex, RANGE_DELETIONS_META_KEY)? else {
+            return Ok(None);
+        };
+        let contents = read_block(&*self.file, self.file_size, &handle, true)?;
+        let block = Arc::new(Block::new(contents, handle.offset)?);
+        let tombstones = read_range_tombstones(&block, self.order.clone(), handle.offset)?;
+        let fragments = Fragments::new(&self.opts.icmp, tombstones);
+        Ok((!fragments.is_empty()).then(|| Arc::new(fragments)))
+    }
+
+    /// The table's range tombstones, fragmented; `None` when it has none (or the table options
+    /// do not read them).
+    pub(crate) fn range_tombstones(&self) -> Option<&Arc<Fragments>> {
+        self.range_tombstones.as_ref()
     }
 
     /// Reads the metaindex and every block it names, checksums verified: `Err` (a corruption
@@ -195,16 +253,26 @@ impl Table {
         internal_key: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
-        self.get_with(reads, internal_key, &mut Vec::new(), f)
+        self.get_in(
+            reads,
+            internal_key,
+            &mut Vec::new(),
+            &mut RecentBlock::default(),
+            f,
+        )
     }
 
-    /// [`get`](Self::get) with a key buffer the caller reuses across lookups: the lookup then
-    /// allocates nothing, creates no cursor and takes no reference to the index block.
-    pub(crate) fn get_with<R>(
+    /// [`get`](Self::get) with a key buffer the caller reuses across lookups (the lookup then
+    /// allocates nothing, creates no cursor and takes no reference to the index block) and
+    /// the data block the previous lookup in this table read: a lookup whose block is the one
+    /// `recent` holds searches it again without reading it, so neighbouring keys looked up in
+    /// turn read their block once.
+    pub(crate) fn get_in<R>(
         &self,
         reads: BlockReads,
         internal_key: &[u8],
         scratch: &mut Vec<u8>,
+        recent: &mut RecentBlock,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
         let in_file = |e: Error| e.in_file(&self.file_name);
@@ -221,7 +289,11 @@ impl Table {
                 return Ok(None);
             }
         }
-        let block = self.data_block(reads.verify_checksums, reads.fill_cache, handle)?;
+        let block = match recent.0.take() {
+            Some((offset, block)) if offset == handle.offset => block,
+            _ => self.data_block(reads.verify_checksums, reads.fill_cache, handle)?,
+        };
+        let block = &recent.0.insert((handle.offset, block)).1;
         let found = block
             .seek_point(&self.order, internal_key, scratch)
             .map_err(in_file)?;
@@ -271,6 +343,26 @@ impl Table {
         }
         self.metaindex_handle.offset
     }
+}
+
+/// Every entry of a range-deletion block (keys in internal-key order by `order`) read from file
+/// offset `offset`, decoded; a malformed one is a corruption at that offset.
+pub(crate) fn read_range_tombstones(
+    block: &Arc<Block>,
+    order: KeyOrder,
+    offset: u64,
+) -> Result<Vec<RangeTombstone>> {
+    let mut tombstones = Vec::new();
+    let mut it = block.iter(order);
+    it.seek_to_first();
+    while it.valid() {
+        let tombstone =
+            RangeTombstone::from_entry(it.key(), it.value()).map_err(|e| e.offset_by(offset))?;
+        tombstones.push(tombstone);
+        it.next();
+    }
+    it.status()?;
+    Ok(tombstones)
 }
 
 /// A two-level cursor over a table: the index block's iterator picks a data block, whose

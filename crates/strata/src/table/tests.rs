@@ -26,6 +26,7 @@ fn options(compression: CompressionType, filter: bool) -> TableOptions {
         filter_policy: filter.then(|| Arc::new(BloomFilterPolicy::new(10)) as _),
         block_cache: None,
         paranoid_checks: false,
+        range_deletions: false,
     }
 }
 

@@ -43,6 +43,7 @@ fn options(
             .map(|bits| Arc::new(BloomFilterPolicy::new(bits)) as Arc<dyn FilterPolicy>),
         block_cache: None,
         paranoid_checks: false,
+        range_deletions: false,
     }
 }
 

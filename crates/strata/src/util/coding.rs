@@ -14,6 +14,10 @@ pub(crate) fn put_fixed32(dst: &mut Vec<u8>, value: u32) {
     dst.extend_from_slice(&value.to_le_bytes());
 }
 
+pub(crate) fn put_fixed64(dst: &mut Vec<u8>, value: u64) {
+    dst.extend_from_slice(&value.to_le_bytes());
+}
+
 pub(crate) fn put_varint32(dst: &mut Vec<u8>, value: u32) {
     put_varint64(dst, u64::from(value));
 }
@@ -45,6 +49,13 @@ pub(crate) fn decode_fixed32(src: &[u8]) -> Option<u32> {
 pub(crate) fn decode_fixed64(src: &[u8]) -> Option<u64> {
     let bytes: [u8; 8] = src.get(..8)?.try_into().ok()?;
     Some(u64::from_le_bytes(bytes))
+}
+
+/// Reads a little-endian u64 and advances the cursor past it.
+pub(crate) fn get_fixed64(src: &mut &[u8]) -> Option<u64> {
+    let value = decode_fixed64(src)?;
+    *src = src.get(8..)?;
+    Some(value)
 }
 
 pub(crate) fn get_varint32(src: &mut &[u8]) -> Option<u32> {

@@ -2,6 +2,11 @@
 //!
 //! ```text
 //! internal key := user_key ++ fixed64_le((sequence << 8) | value_type)
+//! value_type   := 0 deletion | 1 value                                   (LevelDB's)
+//!               | 2 expiring value   (extension expiring-keys: the value is
+//!                                     fixed64 expires_at ++ the user's value)
+//!               | 3 range deletion   (extension range-deletes: only in range-deletion blocks
+//!                                     and table bounds, see `range_del`)
 //! ```
 //!
 //! Internal keys order by user key ascending (the user comparator), then by sequence descending,
@@ -30,6 +35,10 @@ pub(crate) const TRAILER_LEN: usize = 8;
 pub(crate) enum ValueType {
     Deletion = 0,
     Value = 1,
+    /// A value with an expiry time (extension `expiring-keys`; see `util/expiry.rs`).
+    ExpiringValue = 2,
+    /// The start of a range tombstone (extension `range-deletes`; see `range_del`).
+    RangeDeletion = 3,
 }
 
 impl ValueType {
@@ -37,6 +46,8 @@ impl ValueType {
         match byte {
             0 => Some(ValueType::Deletion),
             1 => Some(ValueType::Value),
+            2 => Some(ValueType::ExpiringValue),
+            3 => Some(ValueType::RangeDeletion),
             _ => None,
         }
     }
@@ -44,7 +55,13 @@ impl ValueType {
 
 /// The type used in lookup keys: the highest, so a seek lands before every entry of that
 /// sequence number.
-pub(crate) const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::Value;
+pub(crate) const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::RangeDeletion;
+
+/// The type of the keys a table's index block gets from `find_shortest_separator` and
+/// `find_short_successor`: LevelDB's (its highest type), so tables stay byte for byte
+/// LevelDB's. Any type is right there: a separator's user key is no entry's. On-disk: never
+/// change.
+const SEPARATOR_TYPE: ValueType = ValueType::Value;
 
 pub(crate) fn pack_trailer(sequence: SequenceNumber, value_type: ValueType) -> u64 {
     debug_assert!(sequence <= MAX_SEQUENCE);
@@ -167,10 +184,7 @@ impl InternalKeyComparator {
             && self.compare_user(&shortened, user_limit) == Ordering::Less
         {
             // The user key grew in order: the earliest trailer keeps it before any real entry.
-            append_internal_key_raw(
-                &mut shortened,
-                pack_trailer(MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK),
-            );
+            append_internal_key_raw(&mut shortened, pack_trailer(MAX_SEQUENCE, SEPARATOR_TYPE));
             *start = shortened;
         }
     }
@@ -181,10 +195,7 @@ impl InternalKeyComparator {
         let mut successor = user.to_vec();
         self.user.find_short_successor(&mut successor);
         if successor.len() < user.len() && self.compare_user(user, &successor) == Ordering::Less {
-            append_internal_key_raw(
-                &mut successor,
-                pack_trailer(MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK),
-            );
+            append_internal_key_raw(&mut successor, pack_trailer(MAX_SEQUENCE, SEPARATOR_TYPE));
             *key = successor;
         }
     }

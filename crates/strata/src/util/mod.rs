@@ -5,6 +5,7 @@ pub(crate) mod bloom;
 pub(crate) mod coding;
 pub(crate) mod comparator;
 pub(crate) mod crc;
+pub(crate) mod entry;
 pub(crate) mod hash;
 pub(crate) mod internal_key;
 pub(crate) mod lru;

@@ -27,6 +27,7 @@ use super::recover::{read_current, ManifestState, ReadManifest};
 use super::version::Version;
 use crate::env::Env;
 use crate::error::{Error, Result};
+use crate::extension::Extensions;
 use crate::filename::current_file_name;
 use crate::util::internal_key::{InternalKeyComparator, SequenceNumber};
 
@@ -38,6 +39,8 @@ pub(crate) struct ManifestFollower {
     env: Arc<dyn Env>,
     dir: PathBuf,
     comparator: String,
+    /// The format extensions the handle is opened with: the manifest may record no other.
+    extensions: Extensions,
     paranoid_checks: bool,
     /// The empty version a new manifest's edits are applied to.
     empty: Arc<Version>,
@@ -45,12 +48,14 @@ pub(crate) struct ManifestFollower {
 }
 
 impl ManifestFollower {
-    /// Reads `CURRENT` and the manifest it names. `paranoid_checks` fails on a damaged last
-    /// edit instead of skipping it.
+    /// Reads `CURRENT` and the manifest it names. A manifest recording a format extension
+    /// not in `extensions` is refused, as open refuses it. `paranoid_checks` fails on a
+    /// damaged last edit instead of skipping it.
     pub(crate) fn open(
         env: Arc<dyn Env>,
         dir: &Path,
         icmp: &InternalKeyComparator,
+        extensions: Extensions,
         paranoid_checks: bool,
     ) -> Result<ManifestFollower> {
         let empty = Arc::new(Version::new(icmp.clone(), Default::default()));
@@ -60,6 +65,7 @@ impl ManifestFollower {
                 env,
                 dir,
                 comparator: &comparator,
+                extensions,
                 paranoid_checks,
                 base: &empty,
             }
@@ -69,6 +75,7 @@ impl ManifestFollower {
             env,
             dir: dir.to_path_buf(),
             comparator,
+            extensions,
             paranoid_checks,
             empty,
             state,
@@ -88,6 +95,7 @@ impl ManifestFollower {
                 env,
                 dir: &self.dir,
                 comparator: &self.comparator,
+                extensions: self.extensions,
                 paranoid_checks: self.paranoid_checks,
                 base: &self.empty,
             }
@@ -118,6 +126,11 @@ impl ManifestFollower {
     /// The tables the manifest lists.
     pub(crate) fn version(&self) -> &Arc<Version> {
         &self.state.version
+    }
+
+    /// The format extensions the manifest records: what its logs and tables may hold.
+    pub(crate) fn extensions(&self) -> Extensions {
+        self.state.extensions
     }
 
     /// The oldest write-ahead log still needed.

@@ -1,7 +1,8 @@
 //! Versions: the set of tables that make up the database at a point in time, the edits that
 //! move from one version to the next, and the manifest that logs those edits.
 //!
-//! - [`version`]: one immutable table layout, point lookups and overlap queries over it.
+//! - [`version`]: one immutable table layout, point lookups and overlap queries over it;
+//!   [`get_many`]: batched point lookups.
 //! - [`edit`]: a version edit and its on-disk encoding; [`builder`] applies edits to a version.
 //! - [`version_set`]: the current version and the counters, changed by prepare/write/install.
 //! - [`manifest`]: writing edits to the manifest and pointing `CURRENT` at it; `recover`:
@@ -13,6 +14,7 @@
 pub(crate) mod builder;
 pub(crate) mod edit;
 pub(crate) mod follow;
+pub(crate) mod get_many;
 pub(crate) mod level_iter;
 pub(crate) mod manifest;
 pub(crate) mod policy;

@@ -31,6 +31,7 @@ use super::version::Version;
 use super::NUM_LEVELS;
 use crate::env::{read_file_to_vec, Env};
 use crate::error::{Error, Result};
+use crate::extension::{parse_recorded_name, Extensions};
 use crate::filename::{current_file_name, parse_file_name, FileType, MAX_FILE_NUMBER};
 use crate::log::{LogReader, Reporter};
 use crate::util::internal_key::{SequenceNumber, MAX_SEQUENCE};
@@ -52,6 +53,8 @@ pub(super) struct ManifestState {
     pub(super) clean_end: u64,
     /// Damage skipped at the manifest's end (a torn last edit), for the info log.
     pub(super) damaged_tail: Option<Error>,
+    /// The format extensions the manifest records (`extension.rs`).
+    pub(super) extensions: Extensions,
 }
 
 /// How the manifest is read.
@@ -60,6 +63,8 @@ pub(super) struct ReadManifest<'a> {
     pub(super) dir: &'a Path,
     /// The name of the comparator the database is opened with.
     pub(super) comparator: &'a str,
+    /// The format extensions the database is opened with: the manifest may record no other.
+    pub(super) extensions: Extensions,
     /// Fail on a damaged last edit instead of skipping it.
     pub(super) paranoid_checks: bool,
     /// The empty version the edits are applied to.
@@ -174,6 +179,7 @@ impl ReadManifest<'_> {
         let mut counters = start.counters;
         let mut compact_pointers = start.compact_pointers;
         let mut scratch = Vec::new();
+        let mut extensions = Extensions::NONE;
         while let Some(record) = reader.read_record(&mut scratch) {
             if let Some(error) = first_error.lock().take() {
                 // A whole record after damage: the damage is not a torn last edit.
@@ -182,7 +188,10 @@ impl ReadManifest<'_> {
             let decoded = VersionEdit::decode(record);
             let offset = reader.last_record_offset();
             let edit = decoded.map_err(|e| in_manifest(e.offset_by(offset)))?;
-            self.check_comparator(&edit)?;
+            let recorded = self
+                .check_comparator(&edit)
+                .map_err(|e| in_manifest(e.offset_by(offset)))?;
+            extensions = extensions.union(recorded);
             counters.log_number = edit.log_number.or(counters.log_number);
             counters.prev_log_number = edit.prev_log_number.or(counters.prev_log_number);
             counters.next_file_number = edit.next_file_number.or(counters.next_file_number);
@@ -264,19 +273,39 @@ impl ReadManifest<'_> {
             manifest_path,
             clean_end,
             damaged_tail,
+            extensions,
         })
     }
 
-    fn check_comparator(&self, edit: &VersionEdit) -> Result<()> {
-        match &edit.comparator {
-            Some(name) if name != self.comparator => Err(Error::InvalidArgument(format!(
-                "{}: comparator {name:?} of the database does not match the comparator {:?} it \
+    /// Checks the comparator name an edit records, if any (the user comparator's, or a marker
+    /// naming it and the format extensions the database uses: `extension.rs`), and returns the
+    /// extensions it records.
+    fn check_comparator(&self, edit: &VersionEdit) -> Result<Extensions> {
+        let Some(name) = &edit.comparator else {
+            return Ok(Extensions::NONE);
+        };
+        let in_dir = |e: Error| match e {
+            Error::InvalidArgument(m) => {
+                Error::InvalidArgument(format!("{}: {m}", self.dir.display()))
+            }
+            Error::NotSupported(m) => Error::NotSupported(format!("{}: {m}", self.dir.display())),
+            other => other,
+        };
+        let recorded = parse_recorded_name(name).map_err(in_dir)?;
+        if recorded.comparator != self.comparator {
+            return Err(Error::InvalidArgument(format!(
+                "{}: comparator {:?} of the database does not match the comparator {:?} it \
                  is opened with",
                 self.dir.display(),
+                recorded.comparator,
                 self.comparator
-            ))),
-            _ => Ok(()),
+            )));
         }
+        recorded
+            .extensions
+            .check_enabled(self.extensions)
+            .map_err(in_dir)?;
+        Ok(recorded.extensions)
     }
 }
 

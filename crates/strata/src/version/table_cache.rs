@@ -70,7 +70,8 @@ impl TableCache {
     }
 
     /// Point lookup in table `file_number`, with a key buffer the caller reuses; see
-    /// [`Table::get_with`].
+    /// [`Table::get_in`].
+    #[cfg(test)]
     pub(crate) fn get<R>(
         &self,
         reads: BlockReads,
@@ -80,8 +81,13 @@ impl TableCache {
         scratch: &mut Vec<u8>,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
-        self.find_table(file_number, file_size)?
-            .get_with(reads, internal_key, scratch, f)
+        self.find_table(file_number, file_size)?.get_in(
+            reads,
+            internal_key,
+            scratch,
+            &mut Default::default(),
+            f,
+        )
     }
 
     /// A cursor over table `file_number`; it keeps the table open while it lives.
@@ -197,6 +203,7 @@ mod tests {
             filter_policy: None,
             block_cache: None,
             paranoid_checks: false,
+            range_deletions: false,
         }
     }
 

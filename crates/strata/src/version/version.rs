@@ -20,8 +20,12 @@ use super::edit::FileMetaData;
 use super::table_cache::TableCache;
 use super::NUM_LEVELS;
 use crate::error::{Error, Result};
+use crate::table::reader::{RecentBlock, Table};
 use crate::table::BlockReads;
-use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator, ValueType};
+use crate::util::entry::{visible, Visible};
+use crate::util::internal_key::{
+    parse_internal_key, trailer, user_key, InternalKeyComparator, SequenceNumber,
+};
 
 /// A table file as a version sees it: its metadata plus the reads it may still absorb before a
 /// seek-triggered compaction is asked for.
@@ -63,11 +67,22 @@ pub(crate) type FileRef = Arc<LiveFile>;
 /// The outcome of a point lookup in the tables of a version.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum TableLookup {
+    /// The key's value (the user's bytes).
     Found(Vec<u8>),
+    /// The key is deleted, deleted by a range tombstone, or expired.
     Deleted,
     Absent,
     /// The entry where the key should be does not parse as an internal key.
     Corrupt,
+}
+
+/// What a point lookup brings to the tables from the sources above them.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PointRead {
+    /// The newest range tombstone covering the key at the read's sequence in the memtables.
+    pub(crate) covered: Option<SequenceNumber>,
+    /// The read's time (microseconds since the Unix epoch), for expiring values.
+    pub(crate) now: u64,
 }
 
 /// What a lookup learned about file reads, for seek-triggered compaction.
@@ -115,14 +130,21 @@ impl Version {
     }
 
     /// Looks `lookup_key` (user key + sequence trailer) up in the tables, newest data first.
+    ///
+    /// `read` carries what the newer sources (the memtables) found: the newest range tombstone
+    /// covering the key at the read's sequence, if any, and the read's time for expiring
+    /// values. Each table's own tombstones join it as the lookup goes down: an entry older
+    /// than it is deleted, and a table that holds no entry of the key ends the lookup once a
+    /// tombstone covers it (everything below is older still).
     pub(crate) fn get<'v>(
         &'v self,
         reads: BlockReads,
         lookup_key: &[u8],
+        read: PointRead,
         table_cache: &TableCache,
         charge: &mut SeekCharge,
     ) -> Result<TableLookup> {
-        let ukey = user_key(lookup_key);
+        let mut read = read;
         let mut last_read: Option<(usize, &'v FileRef)> = None;
         let mut result = TableLookup::Absent;
         // One key buffer for every block this lookup searches.
@@ -135,33 +157,17 @@ impl Version {
                 }
             }
             last_read = Some((level, file));
-            let outcome = table_cache
-                .get(
-                    reads,
-                    file.number(),
-                    file.meta.file_size,
-                    lookup_key,
-                    &mut scratch,
-                    |key, value| match parse_internal_key(key) {
-                        Some(parsed)
-                            if self.icmp.compare_user(parsed.user_key, ukey) == Ordering::Equal =>
-                        {
-                            Some(match parsed.value_type {
-                                ValueType::Value => TableLookup::Found(value.to_vec()),
-                                ValueType::Deletion => TableLookup::Deleted,
-                            })
-                        }
-                        Some(_) => None,
-                        None => Some(TableLookup::Corrupt),
-                    },
-                )?
-                .flatten();
+            let table = table_cache.find_table(file.number(), file.meta.file_size)?;
+            let outcome = self.get_in_table(
+                &table,
+                file.number(),
+                reads,
+                lookup_key,
+                &mut read,
+                &mut scratch,
+                &mut RecentBlock::default(),
+            )?;
             match outcome {
-                Some(TableLookup::Corrupt) => Err(Error::corruption(format!(
-                    "unparseable internal key while looking up '{}'",
-                    ukey.escape_ascii()
-                ))
-                .in_file(format!("table #{}", file.number()))),
                 Some(found) => {
                     result = found;
                     Ok(false)
@@ -171,6 +177,70 @@ impl Version {
         };
         self.for_each_overlapping(lookup_key, &mut visit)?;
         Ok(result)
+    }
+
+    /// One step of a point lookup of `lookup_key`: what table `number` says of it. The
+    /// table's range tombstones join `read.covered`; `Some` is the answer (the key's newest
+    /// entry at the lookup's sequence, or `Deleted` when a tombstone covers it and the table
+    /// holds no entry of it), `None` sends the lookup on to older tables. `scratch` is the
+    /// lookup's key buffer, `recent` the block read last in this table (see
+    /// [`Table::get_in`]).
+    #[allow(clippy::too_many_arguments)] // the state of one lookup, each part reused by the caller
+    pub(super) fn get_in_table(
+        &self,
+        table: &Table,
+        number: u64,
+        reads: BlockReads,
+        lookup_key: &[u8],
+        read: &mut PointRead,
+        scratch: &mut Vec<u8>,
+        recent: &mut RecentBlock,
+    ) -> Result<Option<TableLookup>> {
+        let ukey = user_key(lookup_key);
+        if let Some(tombstones) = table.range_tombstones() {
+            let sequence = trailer(lookup_key) >> 8;
+            read.covered = read.covered.max(tombstones.newest_covering(ukey, sequence));
+        }
+        let covered = read.covered;
+        let outcome = table
+            .get_in(
+                reads,
+                lookup_key,
+                scratch,
+                recent,
+                |key, value| match parse_internal_key(key) {
+                    Some(parsed)
+                        if self.icmp.compare_user(parsed.user_key, ukey) == Ordering::Equal =>
+                    {
+                        Some(
+                            match visible(
+                                parsed.value_type,
+                                parsed.sequence,
+                                value,
+                                covered,
+                                read.now,
+                            ) {
+                                Ok(Visible::Value(value)) => TableLookup::Found(value.to_vec()),
+                                Ok(Visible::Gone) => TableLookup::Deleted,
+                                Err(_) => TableLookup::Corrupt,
+                            },
+                        )
+                    }
+                    Some(_) => None,
+                    None => Some(TableLookup::Corrupt),
+                },
+            )?
+            .flatten();
+        match outcome {
+            Some(TableLookup::Corrupt) => Err(Error::corruption(format!(
+                "unparseable internal key while looking up '{}'",
+                ukey.escape_ascii()
+            ))
+            .in_file(format!("table #{number}"))),
+            Some(found) => Ok(Some(found)),
+            None if covered.is_some() => Ok(Some(TableLookup::Deleted)),
+            None => Ok(None),
+        }
     }
 
     /// Calls `visit(level, file)` for every file that may hold the newest version of

@@ -33,6 +33,7 @@ use super::version::Version;
 use super::NUM_LEVELS;
 use crate::env::Env;
 use crate::error::{Error, Result};
+use crate::extension::Extensions;
 use crate::log::LogWriter;
 use crate::util::internal_key::{InternalKeyComparator, SequenceNumber};
 
@@ -49,6 +50,9 @@ pub(crate) struct VersionSetOptions {
     /// Target size of a table: bounds compaction outputs and their overlap with the level
     /// below, and a manifest that may be reused.
     pub(crate) max_file_size: u64,
+    /// The format extensions the database is opened with: recorded in every new manifest
+    /// (see `extension.rs`).
+    pub(crate) extensions: Extensions,
 }
 
 /// The version set. See the module documentation.
@@ -76,6 +80,9 @@ pub(crate) struct VersionSet {
     live: Vec<Weak<Version>>,
     /// Per level, the largest key compacted last time: the next compaction starts after it.
     pub(crate) compact_pointers: [Vec<u8>; NUM_LEVELS],
+    /// The format extensions the live manifest records: what the logs and tables it covers may
+    /// hold. Equal to `options.extensions` once a manifest written by this handle is live.
+    recorded_extensions: Extensions,
 }
 
 /// What [`VersionSet::recover`] found besides the state it installed.
@@ -110,6 +117,7 @@ impl VersionSet {
             live: vec![Arc::downgrade(&current)],
             current,
             compact_pointers: Default::default(),
+            recorded_extensions: Extensions::NONE,
         }
     }
 
@@ -156,6 +164,7 @@ impl VersionSet {
             env: &*self.env,
             dir: &self.dir,
             comparator: self.icmp.user_comparator().name(),
+            extensions: self.options.extensions,
             paranoid_checks: self.options.paranoid_checks,
             base: &self.current,
         }
@@ -171,9 +180,13 @@ impl VersionSet {
         self.compact_pointers = state.compact_pointers;
         self.manifest_file_number = state.manifest_number;
         self.mark_file_number_used(state.manifest_number);
+        self.recorded_extensions = state.extensions;
 
         let mut save_manifest = true;
-        if self.options.reuse_logs && state.damaged_tail.is_none() {
+        // A manifest that does not record the extensions enabled now is not appended to: the
+        // marker goes in a new manifest's first edit, where LevelDB checks it.
+        let marker_current = state.extensions == self.options.extensions;
+        if self.options.reuse_logs && state.damaged_tail.is_none() && marker_current {
             let size = self.env.file_size(&state.manifest_path)?;
             // Appending behind a torn last record would hide every later edit from readers.
             if size == state.clean_end && size < MAX_MANIFEST_SIZE.min(self.options.max_file_size) {
@@ -203,6 +216,7 @@ impl VersionSet {
         self.recorded_sequence = state.last_sequence;
         self.compact_pointers.clone_from(&state.compact_pointers);
         self.manifest_file_number = state.manifest_number;
+        self.recorded_extensions = state.extensions;
     }
 
     /// The last sequence the manifest records (see `recorded_sequence`).
@@ -257,6 +271,7 @@ impl VersionSet {
     pub(crate) fn install(&mut self, mut write: ManifestWrite, edit: &VersionEdit) {
         if let Some((number, _)) = write.new_manifest {
             self.manifest_file_number = number;
+            self.recorded_extensions = self.options.extensions;
         }
         self.manifest = write.writer.take();
         self.manifest_size = self.manifest.as_ref().map_or(0, LogWriter::file_len);
@@ -295,7 +310,11 @@ impl VersionSet {
     /// (and of a checkpoint's).
     pub(crate) fn snapshot_edit(&self) -> VersionEdit {
         let mut edit = VersionEdit {
-            comparator: Some(self.icmp.user_comparator().name().to_owned()),
+            comparator: Some(
+                self.options
+                    .extensions
+                    .recorded_name(self.icmp.user_comparator().name()),
+            ),
             ..VersionEdit::default()
         };
         for (level, key) in self.compact_pointers.iter().enumerate() {
@@ -309,6 +328,18 @@ impl VersionSet {
             }
         }
         edit
+    }
+
+    /// The format extensions the live manifest records (what its logs and tables may hold).
+    pub(crate) fn recorded_extensions(&self) -> Extensions {
+        self.recorded_extensions
+    }
+
+    /// The comparator name the live manifest records: the user comparator's, marked with
+    /// [`VersionSet::recorded_extensions`] (what a copy of this state must record).
+    pub(crate) fn recorded_comparator(&self) -> String {
+        self.recorded_extensions
+            .recorded_name(self.icmp.user_comparator().name())
     }
 
     /// Total bytes in each level of the current version.

@@ -12,9 +12,12 @@ use strata::WriteBatch;
 
 use super::state::Model;
 
-/// One write call: its updates (a value, or `None` for a deletion) applied atomically.
+/// One write call: its range deletions `[start, end)`, then its updates (a value, or `None`
+/// for a deletion), applied atomically.
 #[derive(Debug, Clone)]
 pub struct Op {
+    /// Range deletions (format extension `range-deletes`), applied before `updates`.
+    pub range_deletes: Vec<(Vec<u8>, Vec<u8>)>,
     pub updates: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     pub sync: bool,
     /// The call returned `Ok`.
@@ -25,6 +28,9 @@ impl Op {
     /// The batch that performs this write.
     pub fn batch(&self) -> WriteBatch {
         let mut batch = WriteBatch::new();
+        for (start, end) in &self.range_deletes {
+            batch.delete_range(start, end);
+        }
         for (key, value) in &self.updates {
             match value {
                 Some(value) => batch.put(key, value),
@@ -35,6 +41,9 @@ impl Op {
     }
 
     pub fn apply(&self, model: &mut Model) {
+        for (start, end) in &self.range_deletes {
+            model.retain(|k, _| k < start || k >= end);
+        }
         for (key, value) in &self.updates {
             match value {
                 Some(value) => model.insert(key.clone(), value.clone()),
@@ -97,6 +106,18 @@ impl History {
             found.push(0);
         }
         for (i, op) in self.ops.iter().enumerate() {
+            for (start, end) in op.range_deletes.iter().filter(|(s, e)| s < e) {
+                let deleted: Vec<Vec<u8>> = model
+                    .range(start.clone()..end.clone())
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for key in deleted {
+                    let before = model.get(&key) != state.get(&key);
+                    model.remove(&key);
+                    let after = model.get(&key) != state.get(&key);
+                    differing = differing + usize::from(after) - usize::from(before);
+                }
+            }
             for (key, value) in &op.updates {
                 let before = model.get(key) != state.get(key);
                 match value {

@@ -1,4 +1,5 @@
-//! Fuzz body for whole tables: footer, index, metaindex, filter and data blocks together.
+//! Fuzz body for whole tables: footer, index, metaindex, filter and data blocks together, and
+//! the range-deletion block (format extension `range-deletes`).
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use super::{bytes, damage, pattern_value, small_key, Damage};
 use crate::env::vec_files::{VecFile, VecSink};
 use crate::error::Error;
 use crate::iter::InternalIterator;
+use crate::range_del::{Fragments, RangeTombstone};
 use crate::table::block_cache::BlockCache;
 use crate::table::builder::TableBuilder;
 use crate::table::format::CompressionType;
@@ -27,7 +29,11 @@ use crate::util::internal_key::{
 pub fn table(data: &[u8]) {
     let probes = [b"a".to_vec(), data.iter().take(8).copied().collect()];
     let _ = read_table(data.to_vec(), &options(Some(10), false, false), &probes);
-    let _ = read_table(data.to_vec(), &options(None, true, true), &probes);
+    let with_tombstones = TableOptions {
+        range_deletions: true,
+        ..options(None, true, true)
+    };
+    let _ = read_table(data.to_vec(), &with_tombstones, &probes);
     let _ = table_round_trip(&mut Unstructured::new(data));
 }
 
@@ -41,6 +47,7 @@ fn options(filter_bits: Option<usize>, paranoid_checks: bool, cache: bool) -> Ta
             .map(|bits| Arc::new(BloomFilterPolicy::new(bits)) as Arc<dyn FilterPolicy>),
         block_cache: cache.then(|| BlockCache::new(64 << 10)),
         paranoid_checks,
+        range_deletions: false,
     }
 }
 
@@ -108,6 +115,7 @@ fn table_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
         } else {
             CompressionType::None
         },
+        range_deletions: u.arbitrary()?,
         ..options(filter_bits, false, u.arbitrary()?)
     };
 
@@ -145,11 +153,30 @@ fn table_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
         })
         .collect();
 
+    // Range tombstones, in the order a table holds them (none unless the options read them).
+    let mut tombstones = Vec::new();
+    if opts.range_deletions {
+        for _ in 0..u.int_in_range(0..=4)? {
+            let (a, b) = (small_key(u, 12)?, small_key(u, 12)?);
+            tombstones.push(RangeTombstone {
+                start: a.clone().min(b.clone()),
+                end: a.max(b),
+                sequence: u.int_in_range(0..=MAX_SEQUENCE)?,
+            });
+        }
+    }
+    let fragments = Fragments::new(&opts.icmp, tombstones);
+
     let out = VecSink::new();
     let mut builder = TableBuilder::new(opts.clone(), Box::new(out.clone()));
     for (k, v) in &entries {
         if let Err(e) = builder.add(k, v) {
             panic!("building a table: {e}");
+        }
+    }
+    for tombstone in fragments.tombstones() {
+        if let Err(e) = builder.add_range_tombstone(&tombstone) {
+            panic!("adding a range tombstone: {e}");
         }
     }
     if let Err(e) = builder.finish() {
@@ -169,6 +196,12 @@ fn table_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
         Err(e) => panic!("a freshly built table does not open: {e}"),
     };
     assert_eq!(table.has_filter(), filter_bits.is_some());
+    let read_back = table.range_tombstones().map(|t| t.fragments().to_vec());
+    assert_eq!(
+        read_back.unwrap_or_default(),
+        fragments.fragments(),
+        "a built table reads back other range tombstones"
+    );
     match read_table(encoded.clone(), &opts, &[]) {
         Ok(read) => assert_eq!(read, entries, "a built table reads back different entries"),
         Err(e) => panic!("a freshly built table does not read back: {e}"),
@@ -226,6 +259,13 @@ fn table_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
         let file = Arc::new(VecFile::new(damaged));
         if let Ok(table) = Table::open(paranoid.clone(), file, len, "damaged".into()) {
             check_gets(&table, &user_keys, &versions, true);
+            // The range-deletion block is verified when the table opens: exact, or no open.
+            let read_back = table.range_tombstones().map(|t| t.fragments().to_vec());
+            assert_eq!(
+                read_back.unwrap_or_default(),
+                fragments.fragments(),
+                "a byte flipped at {at} changed the range tombstones unnoticed"
+            );
         }
     }
 

@@ -1,8 +1,9 @@
 //! Fuzz body for write batches, decoded alone and replayed from a write-ahead log at open.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use arbitrary::{Result, Unstructured};
 
@@ -19,6 +20,12 @@ use crate::DB;
 enum Op {
     Put(Vec<u8>, Vec<u8>),
     Delete(Vec<u8>),
+    /// A range deletion `[start, end)` (format extension `range-deletes`).
+    DeleteRange(Vec<u8>, Vec<u8>),
+    /// A put of a value that expires at the given microsecond (extension `expiring-keys`).
+    PutExpiring(Vec<u8>, Vec<u8>, u64),
+    /// A put with a time to live in microseconds, never logged.
+    PutWithTtl(Vec<u8>, Vec<u8>, u64),
 }
 
 /// Fuzz target `write_batch`: `data` as a raw batch, whose decoded updates must re-encode to
@@ -40,6 +47,23 @@ fn decode(bytes: &[u8]) -> (Vec<Op>, bool) {
         match op {
             Ok(BatchOp::Put { key, value }) => ops.push(Op::Put(key.to_vec(), value.to_vec())),
             Ok(BatchOp::Delete { key }) => ops.push(Op::Delete(key.to_vec())),
+            Ok(BatchOp::DeleteRange { start, end }) => {
+                ops.push(Op::DeleteRange(start.to_vec(), end.to_vec()))
+            }
+            Ok(BatchOp::PutExpiring {
+                key,
+                value,
+                expires_at_micros,
+            }) => ops.push(Op::PutExpiring(
+                key.to_vec(),
+                value.to_vec(),
+                expires_at_micros,
+            )),
+            Ok(BatchOp::PutWithTtl { key, value, ttl }) => ops.push(Op::PutWithTtl(
+                key.to_vec(),
+                value.to_vec(),
+                u64::try_from(ttl.as_micros()).unwrap_or(u64::MAX),
+            )),
             Err(_) => return (ops, false),
         }
         // Every update takes at least two bytes (tag and key length).
@@ -54,25 +78,53 @@ fn encode(ops: &[Op]) -> WriteBatch {
         match op {
             Op::Put(k, v) => batch.put(k, v),
             Op::Delete(k) => batch.delete(k),
+            Op::DeleteRange(start, end) => batch.delete_range(start, end),
+            Op::PutExpiring(k, v, at) => batch.put_expiring(k, v, *at),
+            Op::PutWithTtl(k, v, ttl) => batch.put_with_ttl(k, v, Duration::from_micros(*ttl)),
         }
     }
     batch
 }
 
+/// Keys and values a database holds.
+type Contents = BTreeMap<Vec<u8>, Vec<u8>>;
+
 /// What a sequence of updates leaves behind.
-fn model(ops: &[Op]) -> BTreeMap<Vec<u8>, Vec<u8>> {
+///
+/// Expiring values are judged by a clock read somewhere in `[before, after]`: one that expires
+/// inside that window may read either way, and its key is returned in the second set (to be
+/// left out of the comparison).
+fn model(ops: &[Op], before: u64, after: u64) -> (Contents, BTreeSet<Vec<u8>>) {
     let mut map = BTreeMap::new();
+    let mut either = BTreeSet::new();
     for op in ops {
         match op {
             Op::Put(k, v) => {
+                either.remove(k);
                 map.insert(k.clone(), v.clone());
             }
             Op::Delete(k) => {
+                either.remove(k);
                 map.remove(k);
             }
+            Op::DeleteRange(start, end) => {
+                let deleted = |k: &Vec<u8>| start <= k && k < end;
+                map.retain(|k, _| !deleted(k));
+                either.retain(|k| !deleted(k));
+            }
+            Op::PutExpiring(k, v, at) => {
+                either.remove(k);
+                map.remove(k);
+                if *at > after {
+                    map.insert(k.clone(), v.clone());
+                } else if *at > before {
+                    either.insert(k.clone());
+                }
+            }
+            Op::PutWithTtl(..) => {}
         }
     }
-    map
+    (map, either)
 }
 
 /// Decodes `bytes`; well-formed, the updates must re-encode to themselves. With `replay`, also
@@ -105,6 +157,8 @@ fn replay_log_record(record: &[u8], ops: &[Op], well_formed: bool) {
         env: env.clone(),
         create_if_missing: true,
         paranoid_checks,
+        range_deletes: true,
+        expiring_keys: true,
         ..Options::default()
     };
     match DB::open(dir, options(false)) {
@@ -135,6 +189,7 @@ fn replay_log_record(record: &[u8], ops: &[Op], well_formed: bool) {
     let fits = sequence
         .and_then(|s| s.checked_add((ops.len() as u64).saturating_sub(1)))
         .is_some_and(|last| last <= MAX_SEQUENCE);
+    let before = env.now_micros();
     let db = match DB::open(dir, options(false)) {
         Ok(db) => db,
         Err(e) => panic!("a damaged log tail stops a non-paranoid open: {e}"),
@@ -148,12 +203,17 @@ fn replay_log_record(record: &[u8], ops: &[Op], well_formed: bool) {
     }
     assert!(it.status().is_ok(), "scan after replay: {:?}", it.status());
     drop(it);
+    let after = env.now_micros();
     // A batch is applied whole or, damaged, not at all; and only if it continues the sequence
     // numbers of the empty database (which end at 0): one starting later follows writes that
     // were lost, and recovery keeps a prefix of the writes.
+    // A put with an unresolved time to live is never logged: such a batch is damage.
     let continues = sequence.is_some_and(|s| s <= 1);
-    let expected = if well_formed && fits && continues {
-        model(ops)
+    let logged = !ops.iter().any(|op| matches!(op, Op::PutWithTtl(..)));
+    let expected = if well_formed && fits && continues && logged {
+        let (expected, either) = model(ops, before, after);
+        contents.retain(|k, _| !either.contains(k));
+        expected
     } else {
         BTreeMap::new()
     };
@@ -174,10 +234,12 @@ fn arbitrary_ops(u: &mut Unstructured<'_>) -> Result<Vec<Op>> {
     (0..u.int_in_range(0..=40)?)
         .map(|_| {
             let key = small_key(u, 10)?;
-            Ok(if u.ratio(3, 4)? {
-                Op::Put(key, pattern_value(u, 5000)?)
-            } else {
-                Op::Delete(key)
+            Ok(match u.int_in_range(0..=15)? {
+                0..=9 => Op::Put(key, pattern_value(u, 5000)?),
+                10..=12 => Op::Delete(key),
+                13 => Op::DeleteRange(key, small_key(u, 10)?),
+                14 => Op::PutExpiring(key, pattern_value(u, 100)?, u.arbitrary()?),
+                _ => Op::PutWithTtl(key, pattern_value(u, 100)?, u.arbitrary()?),
             })
         })
         .collect()

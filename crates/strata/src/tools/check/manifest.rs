@@ -187,7 +187,11 @@ fn check_version(
     problems: &mut FileProblems,
 ) {
     let wanted = options.comparator.name();
-    match &state.comparator {
+    // A format-extension marker records the comparator's name after the extensions.
+    let recorded = state.comparator.as_deref().map(|name| {
+        crate::extension::parse_recorded_name(name).map_or(name, |parsed| parsed.comparator)
+    });
+    match recorded {
         Some(name) if name != wanted => problems.add(
             None,
             format!("written with comparator {name}, checked with {wanted}"),

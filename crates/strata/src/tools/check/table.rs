@@ -5,9 +5,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{unreadable, CheckReport, FileProblems};
+use crate::error::Result;
 use crate::options::Options;
+use crate::range_del::{cover, Fragments};
 use crate::table::filter_block::FilterBlockReader;
 use crate::table::format::BlockHandle;
+use crate::table::reader::Table;
+use crate::table::TableOptions;
 use crate::tools::table_walk::{FilterSummary, TableFile, TableVisitor};
 use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
 use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator};
@@ -72,7 +76,23 @@ pub(super) fn check(
     }
     checker.end_block();
     let mut problems = checker.problems;
-    if let (Some(expected), Some(first)) = (&expected, &checker.first_key) {
+    // The table's key range covers its range tombstones too (format extension
+    // `range-deletes`, docs/design.md section 4.2).
+    let tombstones = match range_tombstones(dir, name, options, icmp) {
+        Ok(tombstones) => tombstones,
+        Err(e) => {
+            problems.add(None, format!("range-deletion block: {}", unreadable(&e)));
+            None
+        }
+    };
+    let mut first_key = checker.first_key.clone();
+    if let Some(tombstones) = &tombstones {
+        let (mut smallest, mut largest) = (first_key.unwrap_or_default(), checker.last_key);
+        cover(icmp, &mut smallest, &mut largest, tombstones.fragments());
+        first_key = Some(smallest);
+        checker.last_key = largest;
+    }
+    if let (Some(expected), Some(first)) = (&expected, &first_key) {
         // Only meaningful when the whole table was read.
         if problems.is_empty() {
             let show = |k: &[u8]| format!("'{}'", k.escape_ascii());
@@ -98,12 +118,33 @@ pub(super) fn check(
             }
         }
     }
-    if checker.first_key.is_none() && problems.is_empty() {
+    if first_key.is_none() && problems.is_empty() {
         problems.add(None, "holds no entries");
     }
     report.blocks += checker.blocks;
     report.entries += checker.entries;
     problems.into_report(report);
+}
+
+/// The range tombstones of table `name`, when it has a range-deletion block.
+fn range_tombstones(
+    dir: &Path,
+    name: &str,
+    options: &Options,
+    icmp: &InternalKeyComparator,
+) -> Result<Option<Arc<Fragments>>> {
+    let env = &*options.env;
+    let path = dir.join(name);
+    let size = env.file_size(&path)?;
+    let file = env.new_random_access_file(&path)?;
+    let table_options = TableOptions {
+        icmp: icmp.clone(),
+        block_cache: None,
+        range_deletions: true,
+        ..options.table_options()
+    };
+    let table = Table::open(table_options, file, size, name.to_owned())?;
+    Ok(table.range_tombstones().cloned())
 }
 
 /// The data block being walked.

@@ -393,3 +393,32 @@ fn a_torn_log_tail_is_a_note() {
     assert_eq!(report.log_records, 1);
     assert!(report.notes[0].starts_with("000003.log: the last 27 bytes, from offset 29, are not"));
 }
+
+#[test]
+fn a_database_with_range_deletes_and_expiring_keys_checks_clean() {
+    let env: Arc<dyn Env> = Arc::new(crate::env::MemEnv::new());
+    let dir = std::path::Path::new("/extensions");
+    let options = Options {
+        env: Arc::clone(&env),
+        create_if_missing: true,
+        range_deletes: true,
+        expiring_keys: true,
+        ..Options::default()
+    };
+    {
+        let db = crate::DB::open(dir, options.clone()).unwrap();
+        for i in 0..200u32 {
+            db.put(format!("k{i:04}").as_bytes(), b"v").unwrap();
+        }
+        db.delete_range(b"k0050", b"k0150").unwrap();
+        db.put_with_ttl(b"t", b"v", std::time::Duration::from_secs(60))
+            .unwrap();
+        db.compact_range(None, Some(b"k0100")).unwrap();
+        // A tombstone-only table whose bounds come from its tombstone alone.
+        db.delete_range(b"x", b"z").unwrap();
+        db.compact_range(Some(b"x"), Some(b"z")).unwrap();
+        db.delete_range(b"k0000", b"k0010").unwrap();
+    }
+    let report = check_db(dir, &options).unwrap();
+    assert!(report.is_ok(), "{report}");
+}

@@ -273,6 +273,8 @@ pub(super) fn value_type_name(t: ValueType) -> &'static str {
     match t {
         ValueType::Value => "put",
         ValueType::Deletion => "del",
+        ValueType::ExpiringValue => "put-expiring",
+        ValueType::RangeDeletion => "del-range",
     }
 }
 

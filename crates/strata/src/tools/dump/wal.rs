@@ -27,6 +27,29 @@ struct OpJson<'a> {
     key: Shown<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<Shown<'a>>,
+    /// A range deletion's end (exclusive).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    end: Option<Shown<'a>>,
+    /// An expiring value's expiry time, microseconds since the Unix epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at_micros: Option<u64>,
+    /// A put's time to live in microseconds (never logged: a damaged log).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl_micros: Option<u64>,
+}
+
+impl<'a> OpJson<'a> {
+    fn new(op: &'static str, sequence: u64, key: Shown<'a>) -> OpJson<'a> {
+        OpJson {
+            op,
+            sequence,
+            key,
+            value: None,
+            end: None,
+            expires_at_micros: None,
+            ttl_micros: None,
+        }
+    }
 }
 
 pub(super) fn dump(env: &dyn Env, path: &Path, verify: bool, p: &mut Printer<'_>) -> Result<()> {
@@ -57,16 +80,27 @@ fn batch_out(p: &mut Printer<'_>, offset: u64, batch: &WriteBatch) -> Result<()>
         let sequence = first.wrapping_add(i as u64);
         match op {
             Ok(BatchOp::Put { key, value }) => ops.push(OpJson {
-                op: "put",
-                sequence,
-                key: show.bytes(key),
                 value: Some(show.bytes(value)),
+                ..OpJson::new("put", sequence, show.bytes(key))
             }),
-            Ok(BatchOp::Delete { key }) => ops.push(OpJson {
-                op: "del",
-                sequence,
-                key: show.bytes(key),
-                value: None,
+            Ok(BatchOp::Delete { key }) => ops.push(OpJson::new("del", sequence, show.bytes(key))),
+            Ok(BatchOp::DeleteRange { start, end }) => ops.push(OpJson {
+                end: Some(show.bytes(end)),
+                ..OpJson::new("del-range", sequence, show.bytes(start))
+            }),
+            Ok(BatchOp::PutExpiring {
+                key,
+                value,
+                expires_at_micros,
+            }) => ops.push(OpJson {
+                value: Some(show.bytes(value)),
+                expires_at_micros: Some(expires_at_micros),
+                ..OpJson::new("put-expiring", sequence, show.bytes(key))
+            }),
+            Ok(BatchOp::PutWithTtl { key, value, ttl }) => ops.push(OpJson {
+                value: Some(show.bytes(value)),
+                ttl_micros: Some(u64::try_from(ttl.as_micros()).unwrap_or(u64::MAX)),
+                ..OpJson::new("put-ttl", sequence, show.bytes(key))
             }),
             Err(e) => error = Some(e),
         }
@@ -85,12 +119,22 @@ fn batch_out(p: &mut Printer<'_>, offset: u64, batch: &WriteBatch) -> Result<()>
             batch.count()
         ))?;
         for op in &ops {
-            match &op.value {
-                Some(value) => p.line(format_args!(
-                    "  put '{}' @ {} => '{value}'",
-                    op.key, op.sequence
+            let (kind, key, sequence) = (op.op, &op.key, op.sequence);
+            match (&op.value, &op.end) {
+                (Some(value), _) => p.line(format_args!(
+                    "  {kind} '{key}' @ {sequence} => '{value}'{}",
+                    {
+                        match (op.expires_at_micros, op.ttl_micros) {
+                            (Some(at), _) => format!(" expires at {at} us"),
+                            (_, Some(ttl)) => format!(" ttl {ttl} us"),
+                            _ => String::new(),
+                        }
+                    }
                 ))?,
-                None => p.line(format_args!("  del '{}' @ {}", op.key, op.sequence))?,
+                (None, Some(end)) => {
+                    p.line(format_args!("  {kind} ['{key}', '{end}') @ {sequence}"))?
+                }
+                (None, None) => p.line(format_args!("  {kind} '{key}' @ {sequence}"))?,
             }
         }
     }

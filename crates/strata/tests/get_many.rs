@@ -1,0 +1,220 @@
+//! `DB::get_many` answers exactly what one `get` per key answers: checked by a proptest over
+//! random histories (puts, deletes, range deletes, expiring puts, flushes, compactions of part
+//! of the key space) read at the latest state and at snapshots taken along the way, with key
+//! lists in any order holding duplicates and absent keys. The data lies in memtables, level-0
+//! tables and deeper levels at once, with range tombstones straddling tables.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+use strata::{BloomFilterPolicy, CompressionType, MemEnv, Options, ReadOptions, DB};
+
+/// Keys drawn from a small space, so histories overwrite, delete and re-read the same keys.
+const KEYS: u32 = 60;
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key{i:03}").into_bytes()
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put(u32, usize),
+    Delete(u32),
+    DeleteRange(u32, u32),
+    /// A put that has expired as soon as it is written (ttl 0), or one that lasts an hour.
+    PutWithTtl(u32, bool),
+    Snapshot,
+    /// Flush and compact keys `[a, b]` (tables move down; others stay where they are).
+    Compact(u32, u32),
+    /// get_many of these keys at the latest state and at every live snapshot.
+    Check(Vec<u32>),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let k = 0..KEYS + 5; // a few keys never written
+    prop_oneof![
+        6 => (k.clone(), 0..1500usize).prop_map(|(k, n)| Op::Put(k, n)),
+        2 => k.clone().prop_map(Op::Delete),
+        2 => (k.clone(), 0..12u32).prop_map(|(k, n)| Op::DeleteRange(k, k + n)),
+        2 => (k.clone(), any::<bool>()).prop_map(|(k, lasting)| Op::PutWithTtl(k, lasting)),
+        1 => Just(Op::Snapshot),
+        1 => (k.clone(), 0..30u32).prop_map(|(k, n)| Op::Compact(k, k + n)),
+        2 => vec(k, 0..40).prop_map(Op::Check),
+    ]
+}
+
+fn options(env: &Arc<MemEnv>, filters: bool) -> Options {
+    Options {
+        range_deletes: true,
+        expiring_keys: true,
+        // The smallest buffer (64 KiB): values of up to 1.5 KB flush it every few dozen puts.
+        write_buffer_size: 64 << 10,
+        block_size: 1024,
+        compression: CompressionType::None,
+        filter_policy: filters
+            .then(|| Arc::new(BloomFilterPolicy::new(10)) as Arc<dyn strata::FilterPolicy>),
+        ..support::options(env)
+    }
+}
+
+fn check(db: &DB, read: &ReadOptions, keys: &[u32]) -> Result<(), TestCaseError> {
+    let keys: Vec<Vec<u8>> = keys.iter().map(|&k| key(k)).collect();
+    let batched = db.get_many_opt(read, &keys).unwrap();
+    prop_assert_eq!(batched.len(), keys.len());
+    for (k, got) in keys.iter().zip(&batched) {
+        let single = db.get_opt(read, k).unwrap();
+        prop_assert_eq!(
+            got,
+            &single,
+            "key {} at snapshot {}",
+            String::from_utf8_lossy(k),
+            read.snapshot.is_some()
+        );
+    }
+    Ok(())
+}
+
+fn run(ops: &[Op], filters: bool) -> Result<(), TestCaseError> {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open("/db", options(&env, filters)).unwrap();
+    let mut snapshots = Vec::new();
+    for (n, op) in ops.iter().enumerate() {
+        match op {
+            Op::Put(k, len) => {
+                let value = format!("{n}-{}", "v".repeat(*len));
+                db.put(&key(*k), value.as_bytes()).unwrap();
+            }
+            Op::Delete(k) => db.delete(&key(*k)).unwrap(),
+            Op::DeleteRange(a, b) => db.delete_range(&key(*a), &key(*b)).unwrap(),
+            Op::PutWithTtl(k, lasting) => {
+                let ttl = if *lasting {
+                    Duration::from_secs(3600)
+                } else {
+                    Duration::ZERO
+                };
+                db.put_with_ttl(&key(*k), format!("ttl-{n}").as_bytes(), ttl)
+                    .unwrap();
+            }
+            Op::Snapshot => {
+                snapshots.push(db.snapshot());
+                if snapshots.len() > 3 {
+                    snapshots.remove(0);
+                }
+            }
+            Op::Compact(a, b) => db.compact_range(Some(&key(*a)), Some(&key(*b))).unwrap(),
+            Op::Check(keys) => {
+                check(&db, &ReadOptions::default(), keys)?;
+                for snapshot in &snapshots {
+                    let read = ReadOptions {
+                        snapshot: Some(snapshot.clone()),
+                        ..ReadOptions::default()
+                    };
+                    check(&db, &read, keys)?;
+                }
+            }
+        }
+    }
+    // Every key, in reverse order and twice, at the end.
+    let all: Vec<u32> = (0..KEYS + 5).rev().chain(0..KEYS + 5).collect();
+    check(&db, &ReadOptions::default(), &all)
+}
+
+fn config() -> Config {
+    let cases = std::env::var("STRATA_GET_MANY_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(48);
+    Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn get_many_answers_what_single_gets_answer(
+        ops in vec(op(), 1..300),
+        filters in any::<bool>(),
+    ) {
+        run(&ops, filters)?;
+    }
+}
+
+#[test]
+fn get_many_of_no_keys_is_empty_and_absent_keys_are_none() {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open("/db", options(&env, true)).unwrap();
+    assert!(db.get_many::<&[u8]>(&[]).unwrap().is_empty());
+    db.put(b"b", b"2").unwrap();
+    db.compact_range(None, None).unwrap();
+    db.put(b"a", b"1").unwrap();
+    assert_eq!(
+        db.get_many(&[&b"c"[..], b"a", b"b", b"a", b""]).unwrap(),
+        vec![
+            None,
+            Some(b"1".to_vec()),
+            Some(b"2".to_vec()),
+            Some(b"1".to_vec()),
+            None
+        ]
+    );
+}
+
+#[test]
+fn neighbouring_keys_read_their_table_block_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use strata::testing::{EnvOp, HookEnv};
+
+    let table_reads = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&table_reads);
+    let env = HookEnv::new(Arc::new(MemEnv::new()), move |call| {
+        if call.op == EnvOp::ReadAt && call.path.extension().is_some_and(|e| e == "ldb") {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    });
+    let options = Options {
+        block_size: 4096,
+        compression: CompressionType::None,
+        ..support::options(&env)
+    };
+    let db = DB::open("/db", options.clone()).unwrap();
+    for i in 0..2000u32 {
+        db.put(&key(i), &[b'v'; 100]).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    drop(db);
+    // Reopened, with reads that leave the block cache empty: every block a lookup needs is
+    // read from the file.
+    let db = DB::open("/db", options).unwrap();
+    let read = ReadOptions {
+        fill_cache: false,
+        ..ReadOptions::default()
+    };
+    let keys: Vec<Vec<u8>> = (500..600).map(key).collect();
+
+    table_reads.store(0, Ordering::Relaxed);
+    for k in &keys {
+        assert!(db.get_opt(&read, k).unwrap().is_some());
+    }
+    let single = table_reads.swap(0, Ordering::Relaxed);
+    let values = db.get_many_opt(&read, &keys).unwrap();
+    let batched = table_reads.load(Ordering::Relaxed);
+    assert!(values.iter().all(Option::is_some));
+    // 100 keys of ~110 bytes span 3 or 4 blocks of 4 KiB.
+    assert!(single >= 100, "single gets read {single} blocks");
+    assert!(
+        batched <= 5,
+        "get_many read {batched} blocks for 100 neighbouring keys"
+    );
+}
