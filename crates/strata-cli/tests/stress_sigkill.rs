@@ -62,7 +62,9 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
             .unwrap()
             .as_nanos() as u64,
     );
-    eprintln!("stress_sigkill: STRATA_STRESS_SEED={seed}");
+    // Odd seeds run a workload with range deletes (format extension), on every run of it.
+    let range_deletes = seed % 2 == 1;
+    eprintln!("stress_sigkill: STRATA_STRESS_SEED={seed} (range deletes: {range_deletes})");
     let mut rng = Rng(seed);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
@@ -96,6 +98,9 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
         }
         if rng.below(3) == 0 {
             args.push("--paranoid-checks");
+        }
+        if range_deletes {
+            args.push("--range-deletes");
         }
         // One kill in six lands early: in the open, recovery or verification.
         let delay = if rng.below(6) == 0 {
@@ -146,7 +151,11 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
         ran += 1;
     }
 
-    let output = strata(&["stress", db_arg, "--verify-only"]);
+    let mut verify = vec!["stress", db_arg, "--verify-only"];
+    if range_deletes {
+        verify.push("--range-deletes");
+    }
+    let output = strata(&verify);
     let report = text(&output.stdout);
     assert_eq!(
         output.status.code(),

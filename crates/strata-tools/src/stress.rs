@@ -284,6 +284,7 @@ fn new_workload(options: &StressOptions) -> Result<Workload> {
         seed,
         keys,
         value_size: options.value_size.unwrap_or(DEFAULT_VALUE_SIZE),
+        range_deletes: options.db_options.range_deletes,
     })
 }
 
@@ -302,6 +303,12 @@ fn check_fixed(workload: &Workload, options: &StressOptions) -> Result<()> {
     }
     if let Some(size) = options.value_size.filter(|&v| v != workload.value_size) {
         return Err(clash("value size", size.into(), workload.value_size.into()));
+    }
+    if options.db_options.range_deletes != workload.range_deletes {
+        return Err(Error::InvalidArgument(format!(
+            "the stress journal fixes range deletes = {}: open with Options::range_deletes = {}",
+            workload.range_deletes, workload.range_deletes
+        )));
     }
     Ok(())
 }

@@ -35,6 +35,8 @@ use strata::{Error, Result};
 /// First word of the journal; names the format version. Never change: older journals must
 /// keep reading (a new format gets a new version word).
 const MAGIC: &str = "strata-stress-journal v1";
+/// The header's last word for a workload with range deletes.
+const RANGE_DELETES: &str = "range-deletes";
 /// Size at which the journal is rewritten to one line per thread.
 pub(crate) const ROTATE_BYTES: u64 = 16 << 20;
 
@@ -170,12 +172,19 @@ fn parse_header(body: &str) -> std::result::Result<Workload, String> {
         .and_then(|rest| rest.strip_prefix(' '))
         .ok_or_else(|| format!("not a stress journal header: {body:?}"))?;
     let mut words = fields.split(' ');
-    let workload = Workload {
+    let mut workload = Workload {
         seed: field(words.next(), "seed")?,
         keys: field(words.next(), "keys")?,
         value_size: field(words.next(), "value-size")?,
+        range_deletes: false,
     };
-    if words.next().is_some() {
+    // Written only by workloads with range deletes, so older journals read as before.
+    let mut next = words.next();
+    if next == Some(RANGE_DELETES) {
+        workload.range_deletes = true;
+        next = words.next();
+    }
+    if next.is_some() {
         return Err(format!("extra fields in header {body:?}"));
     }
     Ok(workload)
@@ -300,8 +309,15 @@ fn rewrite(
     threads: &BTreeMap<u32, Progress>,
 ) -> Result<(File, u64)> {
     let mut text = checked_line(&format!(
-        "{MAGIC} seed={} keys={} value-size={}",
-        workload.seed, workload.keys, workload.value_size
+        "{MAGIC} seed={} keys={} value-size={}{}",
+        workload.seed,
+        workload.keys,
+        workload.value_size,
+        if workload.range_deletes {
+            format!(" {RANGE_DELETES}")
+        } else {
+            String::new()
+        }
     ));
     for (&thread, &progress) in threads {
         text.push_str(&progress_line(thread, progress));

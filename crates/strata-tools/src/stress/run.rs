@@ -177,6 +177,11 @@ impl Writer<'_> {
                     self.db.delete_opt(&options, &key)?;
                     self.counters.deletes.fetch_add(1, Ordering::Relaxed);
                 }
+                (OpKind::DeleteRange, _) => {
+                    let batch = op_batch(workload, thread, index, &mut scratch);
+                    self.db.write_opt(&options, &batch)?;
+                    self.counters.deletes.fetch_add(1, Ordering::Relaxed);
+                }
                 _ => {
                     let batch = op_batch(workload, thread, index, &mut scratch);
                     self.db.write_opt(&options, &batch)?;
@@ -236,16 +241,26 @@ impl Writer<'_> {
     }
 }
 
-/// The writes of op `index` of `thread` (generated into `scratch.writes`) as one batch.
+/// The writes of op `index` of `thread` (generated into `scratch.writes`) as one batch: a
+/// range delete's is its one range-delete record.
 pub(crate) fn op_batch(
     workload: &Workload,
     thread: u32,
     index: u64,
     scratch: &mut Scratch,
 ) -> WriteBatch {
-    workload.op(thread, index, &mut scratch.writes);
+    let kind = workload.op(thread, index, &mut scratch.writes);
     let mut batch = WriteBatch::new();
     let mut key = Vec::new();
+    if let (OpKind::DeleteRange, Some(first), Some(last)) =
+        (kind, scratch.writes.first(), scratch.writes.last())
+    {
+        let mut end = Vec::new();
+        workload.write_key(thread, first.slot, &mut key);
+        workload.write_range_end(thread, last.slot, &mut end);
+        batch.delete_range(&key, &end);
+        return batch;
+    }
     for (pos, w) in scratch.writes.iter().enumerate() {
         key.clear();
         workload.write_key(thread, w.slot, &mut key);

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use super::journal::{parse_journal, read_journal, Journal, Progress};
 use super::run::op_batch;
 use super::verify::{apply, Touch};
-use super::workload::{OpKind, Scratch, SlotWrite, Workload, MAX_BATCH};
+use super::workload::{OpKind, Scratch, SlotWrite, Workload, MAX_BATCH, MAX_KEYS};
 use super::*;
 use strata::WriteOptions;
 
@@ -15,6 +15,7 @@ const WORKLOAD: Workload = Workload {
     seed: 42,
     keys: 40,
     value_size: 30,
+    range_deletes: false,
 };
 
 fn options(threads: u32, ops: u64, sync_every: u64) -> StressOptions {
@@ -105,6 +106,7 @@ fn ops_are_a_function_of_seed_thread_and_index() {
             OpKind::Put => assert!(matches!(a.as_slice(), [SlotWrite { put: true, .. }])),
             OpKind::Delete => assert!(matches!(a.as_slice(), [SlotWrite { put: false, .. }])),
             OpKind::Batch => assert!((2..=MAX_BATCH).contains(&a.len())),
+            OpKind::DeleteRange => panic!("a range delete in a workload without them"),
         }
         assert!(a.iter().all(|w| w.slot < WORKLOAD.keys));
         kinds[kind as usize] += 1;
@@ -323,6 +325,75 @@ fn journal_rotation_keeps_the_latest_progress() {
             }
         );
     }
+}
+
+#[test]
+fn range_deletes_delete_exactly_their_slots() {
+    for keys in [WORKLOAD.keys, MAX_KEYS] {
+        let workload = Workload {
+            range_deletes: true,
+            keys,
+            ..WORKLOAD
+        };
+        let mut writes = Vec::new();
+        let mut ranges = 0;
+        for index in 0..3000 {
+            if workload.op(2, index, &mut writes) != OpKind::DeleteRange {
+                continue;
+            }
+            ranges += 1;
+            assert!((1..=MAX_BATCH).contains(&writes.len()), "{writes:?}");
+            assert!(writes.iter().all(|w| !w.put && w.slot < keys));
+            assert!(writes.windows(2).all(|w| w[1].slot == w[0].slot + 1));
+        }
+        // About a quarter of the 20% of single deletes.
+        assert!((75..=225).contains(&ranges), "{ranges} range deletes");
+        // The keys of [first, last] and nothing else, at the end of the slots too.
+        for (first, last) in [(0, 3), (5, 5), (keys - 3, keys - 1)] {
+            let start = workload.key(2, first);
+            let mut end = Vec::new();
+            workload.write_range_end(2, last, &mut end);
+            for thread in 1..=3 {
+                for slot in (0..6).chain(keys - 6..keys) {
+                    let key = workload.key(thread, slot);
+                    let inside = key >= start && key < end;
+                    assert_eq!(
+                        inside,
+                        thread == 2 && (first..=last).contains(&slot),
+                        "thread {thread} slot {slot} in [{first}, {last}] of {keys} slots"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_run_with_range_deletes_verifies_and_needs_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let with_range_deletes = |o: StressOptions| StressOptions {
+        db_options: strata::Options {
+            range_deletes: true,
+            ..o.db_options
+        },
+        ..o
+    };
+    let session = StressSession::open(&path, &with_range_deletes(options(3, 400, 7))).unwrap();
+    let summary = session.run().unwrap();
+    assert!(summary.violations.is_empty(), "{:?}", summary.violations);
+    for model in [CrashModel::ProcessCrash, CrashModel::PowerLoss] {
+        let options = with_range_deletes(StressOptions {
+            model,
+            ..StressOptions::default()
+        });
+        let report = verify_stress_db(&path, &options).unwrap();
+        assert!(report.is_ok(), "{report}");
+    }
+    let journal = std::fs::read_to_string(journal_path(&path)).unwrap();
+    assert!(journal.lines().next().unwrap().contains(" range-deletes"));
+    let err = verify_stress_db(&path, &StressOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("range_deletes"), "{err}");
 }
 
 #[test]

@@ -22,7 +22,11 @@
 //! Operations: op `i` of thread `t` is, by the PRNG of `(seed, t, i)`, a single put (45%), a
 //! single delete (20%) or an atomic batch (35%) of 2..=8 writes (3 puts in 4), each on a random
 //! slot (one in four among the first sixteenth of the slots, so some keys are hot). A batch may
-//! write one slot twice; the later write wins.
+//! write one slot twice; the later write wins. A workload with range deletes (recorded in the
+//! journal; the database then needs `Options::range_deletes`) turns a quarter of the single
+//! deletes into range deletes of 1..=8 consecutive slots from a random one (fewer at the end
+//! of the slots): one record deleting the keys `[key(first), key(last + 1))`, exactly those
+//! slots of the thread.
 
 use crc32c::crc32c;
 
@@ -44,6 +48,8 @@ pub(crate) struct Workload {
     pub(crate) keys: u32,
     /// Largest payload of an ordinary (not large) value.
     pub(crate) value_size: u32,
+    /// Some deletes are range deletes (see the module documentation).
+    pub(crate) range_deletes: bool,
 }
 
 /// What one operation is, as the database sees it.
@@ -52,6 +58,8 @@ pub(crate) enum OpKind {
     Put,
     Delete,
     Batch,
+    /// A range delete of the slots of its writes (consecutive, ascending).
+    DeleteRange,
 }
 
 /// One write of an operation: a put (of the value that `(thread, op, position)` names) or a
@@ -80,6 +88,13 @@ impl Workload {
         let roll = rng.below(100);
         let (kind, count) = match roll {
             0..=44 => (OpKind::Put, 1),
+            60..=64 if self.range_deletes => {
+                let first = self.pick_slot(&mut rng);
+                let width = 1 + rng.below(MAX_BATCH as u64) as u32;
+                let end = first.saturating_add(width).min(self.keys);
+                out.extend((first..end).map(|slot| SlotWrite { slot, put: false }));
+                return OpKind::DeleteRange;
+            }
             45..=64 => (OpKind::Delete, 1),
             _ => (OpKind::Batch, 2 + rng.below(MAX_BATCH as u64 - 1) as usize),
         };
@@ -87,7 +102,7 @@ impl Workload {
             let slot = self.pick_slot(&mut rng);
             let put = match kind {
                 OpKind::Put => true,
-                OpKind::Delete => false,
+                OpKind::Delete | OpKind::DeleteRange => false,
                 OpKind::Batch => rng.below(4) != 0,
             };
             out.push(SlotWrite { slot, put });
@@ -112,6 +127,20 @@ impl Workload {
         // Writing to a Vec cannot fail.
         let _ = write!(out, "{thread:04}/{slot:06}");
         out.resize(out.len() + filler_len(slot), b'_');
+    }
+
+    /// Appends to `out` the first key after every key of `slot` and the slots before it, and
+    /// before every key of the later slots, of `thread`: where a range delete of slots up to
+    /// `slot` (included) ends. Past the last slot (whose successor's six digits may not fit),
+    /// the end of the thread's keys: `tttt0` sorts after every `tttt/...`.
+    pub(crate) fn write_range_end(&self, thread: u32, slot: u32, out: &mut Vec<u8>) {
+        use std::io::Write as _;
+        if slot + 1 < self.keys {
+            self.write_key(thread, slot + 1, out);
+        } else {
+            // Writing to a Vec cannot fail.
+            let _ = write!(out, "{thread:04}0");
+        }
     }
 
     /// The key of `slot` of `thread`.
