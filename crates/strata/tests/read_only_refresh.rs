@@ -314,8 +314,15 @@ fn a_log_deleted_before_the_reader_reads_it_is_a_retry() {
 fn a_manifest_replaced_while_the_reader_reads_it_is_a_retry() {
     let dir = tempfile::tempdir().unwrap();
     let (writer, reader, env, mut model) = writer_and_reader(dir.path());
-    // A flush appends an edit to the manifest, so the refresh opens it.
-    write_more(writer.lock().as_ref().unwrap(), &mut model, 700);
+    // A flush appends an edit to the manifest, so the refresh opens it (waited for: the flush
+    // runs in the background, and a refresh that finds the manifest unchanged opens nothing).
+    {
+        let guard = writer.lock();
+        let db = guard.as_ref().unwrap();
+        let before = tables(db);
+        write_more(db, &mut model, 700);
+        wait_for(|| tables(db) > before);
+    }
     // Just before the reader opens the manifest, the writer closes and opens again: a new
     // manifest, `CURRENT` renamed to it, the old one deleted.
     let hook_writer = Arc::clone(&writer);
