@@ -242,17 +242,19 @@ fn write_more(writer: &DB, model: &mut Model, count: usize) {
     }
 }
 
+/// Writes enough more keys for a new table and waits for the background flush that makes it
+/// (so the manifest holds its edit).
+fn write_and_flush(writer: &DB, model: &mut Model) {
+    let before = tables(writer);
+    write_more(writer, model, 700);
+    wait_for(|| tables(writer) > before);
+}
+
 #[test]
 fn a_table_deleted_before_the_reader_opens_it_is_a_retry() {
     let dir = tempfile::tempdir().unwrap();
     let (writer, reader, env, mut model) = writer_and_reader(dir.path());
-    {
-        let guard = writer.lock();
-        let db = guard.as_ref().unwrap();
-        let before = tables(db);
-        write_more(db, &mut model, 700);
-        wait_for(|| tables(db) > before);
-    }
+    write_and_flush(writer.lock().as_ref().unwrap(), &mut model);
     // The reader opens only tables it has not opened yet, each once (it keeps them open). The
     // first time it opens one, the writer writes the same keys again and compacts everything
     // (every table is rewritten, that one goes) before the open reaches the file system.
@@ -316,13 +318,7 @@ fn a_manifest_replaced_while_the_reader_reads_it_is_a_retry() {
     let (writer, reader, env, mut model) = writer_and_reader(dir.path());
     // A flush appends an edit to the manifest, so the refresh opens it (waited for: the flush
     // runs in the background, and a refresh that finds the manifest unchanged opens nothing).
-    {
-        let guard = writer.lock();
-        let db = guard.as_ref().unwrap();
-        let before = tables(db);
-        write_more(db, &mut model, 700);
-        wait_for(|| tables(db) > before);
-    }
+    write_and_flush(writer.lock().as_ref().unwrap(), &mut model);
     // Just before the reader opens the manifest, the writer closes and opens again: a new
     // manifest, `CURRENT` renamed to it, the old one deleted.
     let hook_writer = Arc::clone(&writer);
