@@ -114,7 +114,7 @@ fn run_and_install(
         stats.bytes_read = stats.bytes_read.saturating_add(read);
     }
     stats.bytes_written = outputs.iter().map(|m| m.file_size).sum();
-    state.stats[c.level + 1].add(&stats);
+    state.stats[c.output_level].add(&stats);
 
     let numbers: Vec<u64> = outputs.iter().map(|m| m.number).collect();
     if let Err(e) = result {
@@ -127,7 +127,7 @@ fn run_and_install(
         return Err(e);
     }
     c.add_input_deletions();
-    let output_level = c.level + 1;
+    let output_level = c.output_level;
     for meta in outputs {
         c.edit.new_files.push((output_level, meta));
     }
@@ -480,7 +480,8 @@ fn merge_range(
                     drop = true; // deleted by a range tombstone every reader sees
                 }
                 if !drop {
-                    rewrite = rewrites.rewrite(c.level + 1, &parsed, input.value(), first_of_key);
+                    rewrite =
+                        rewrites.rewrite(c.output_level, &parsed, input.value(), first_of_key);
                     if rewrite == Rewrite::Delete
                         && parsed.sequence <= smallest_snapshot
                         && cursor.is_base_level_for_key(c, parsed.user_key)

@@ -90,6 +90,8 @@ pub(crate) struct ManualCompaction {
     pub(crate) level: usize,
     pub(crate) begin: Option<Vec<u8>>,
     pub(crate) end: Option<Vec<u8>>,
+    /// For a compaction of `level` into itself: the files of the level still to rewrite.
+    pub(crate) in_place: Option<HashSet<u64>>,
     pub(crate) done: bool,
 }
 
@@ -455,9 +457,11 @@ impl DB {
     }
 
     /// Compacts the user keys in `[begin, end]` (`None` = unbounded) down to the deepest level
-    /// that has data, dropping overwritten and deleted entries no snapshot needs. With
-    /// expiring keys or a compaction filter, that deepest level is rewritten too (one level
-    /// down, unless it is the last), reclaiming expired values and what the filter drops.
+    /// that has data, dropping overwritten and deleted entries no snapshot needs. That deepest
+    /// level is then rewritten where it is when compactions can reclaim more there: with
+    /// expiring keys or a compaction filter (expired values, what the filter drops), and with
+    /// range deletes its tables holding range tombstones (the tombstone and the entries it
+    /// deletes, once no snapshot needs them).
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         background::compact_range(&self.inner, begin, end)
     }

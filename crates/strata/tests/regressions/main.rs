@@ -28,6 +28,7 @@ mod out_of_range_numbers_on_disk;
 mod oversized_batch_is_refused;
 mod panic_in_a_write_group;
 mod power_loss_new_file_entries;
+mod range_deleted_space_kept_for_a_snapshot;
 mod read_only_checkpoint_lost_log_records;
 mod recovered_batches_are_checked;
 mod reopen_after_io_error;
