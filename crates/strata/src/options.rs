@@ -178,6 +178,14 @@ pub struct ReadOptions {
     pub lower_bound: Option<Vec<u8>>,
     /// Iterators see only keys `< upper_bound`.
     pub upper_bound: Option<Vec<u8>>,
+    /// Let one `get_many` look its keys up in the tables on more than the caller's thread:
+    /// the sorted keys are cut into runs of at least
+    /// [`GET_MANY_KEYS_PER_THREAD`](crate::GET_MANY_KEYS_PER_THREAD) that idle threads of a
+    /// shared pool (rayon's, one thread per core) may take over; a run no idle thread takes
+    /// the caller looks up itself, so a busy machine costs the batch nothing. Random keys of
+    /// a large database mostly land in different blocks, so a batch's cost is block loads,
+    /// which the runs overlap. Default on.
+    pub get_many_parallel: bool,
 }
 
 impl Default for ReadOptions {
@@ -188,6 +196,7 @@ impl Default for ReadOptions {
             snapshot: None,
             lower_bound: None,
             upper_bound: None,
+            get_many_parallel: true,
         }
     }
 }

@@ -405,12 +405,13 @@ impl DB {
     /// each would return, all read at one moment (one view of the database, one clock
     /// reading for expiring keys). Faster than one `get` per key: the keys are looked up
     /// sorted, each distinct key once, the tables level by level, and keys that fall in the
-    /// same table block read it once. A read error fails the whole call.
+    /// same table block read it once; idle threads may take runs of a large batch
+    /// (`ReadOptions::get_many_parallel`). A read error fails the whole call.
     pub fn get_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
         self.get_many_opt(&ReadOptions::default(), keys)
     }
 
-    /// [`DB::get_many`] with explicit read options (snapshot, checksums, caching).
+    /// [`DB::get_many`] with explicit read options (snapshot, checksums, caching, threads).
     pub fn get_many_opt<K: AsRef<[u8]>>(
         &self,
         options: &ReadOptions,

@@ -148,8 +148,12 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
         answers.push(decided);
     }
     if !lookups.is_empty() {
-        view.version
-            .get_many(options.block_reads(), &mut lookups, &db.table_cache)?;
+        view.version.get_many(
+            options.block_reads(),
+            &mut lookups,
+            &db.table_cache,
+            options.get_many_parallel,
+        )?;
     }
     let mut compaction_wanted = false;
     for (lookup, at) in lookups.into_iter().zip(pending) {

@@ -7,6 +7,13 @@
 //! rather than once per key; keys come in ascending order, so keys that fall in the same data
 //! block follow one another and the block is read once for all of them
 //! ([`Table::get_in`]); and each table's filter is asked before any block of it is read.
+//!
+//! Threads: with `parallel`, a batch of at least twice [`GET_MANY_KEYS_PER_THREAD`] keys is
+//! cut in two contiguous runs of the sorted keys, and each run again, down to runs of fewer;
+//! the halves go to `rayon::join`, which lets an idle thread of rayon's pool take one while the
+//! caller looks up the other, and has the caller look up any the pool leaves. Each run goes
+//! through the tree as above on its own; runs share nothing but the table and block caches,
+//! and every lookup's answer is the same as on one thread.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -18,6 +25,10 @@ use crate::error::Result;
 use crate::table::reader::{RecentBlock, Table};
 use crate::table::BlockReads;
 use crate::util::internal_key::user_key;
+
+/// Fewest keys of a run a `get_many` lets another thread look up: handing a run over costs
+/// about as much as a few lookups of cached blocks.
+pub const GET_MANY_KEYS_PER_THREAD: usize = 16;
 
 /// One key of a batched lookup.
 pub(crate) struct BatchedLookup {
@@ -61,10 +72,30 @@ struct RecentTable {
 }
 
 impl Version {
-    /// Looks every key of `lookups` up in the tables; `lookups` are sorted by user key and
-    /// hold each user key once. Afterwards each holds its answer (`result`, `None` meaning
-    /// absent) and its seek charge.
+    /// Looks every key of `lookups` up in the tables, with `parallel` on more than this thread
+    /// (see the module documentation); `lookups` are sorted by user key and hold each user key
+    /// once. Afterwards each holds its answer (`result`, `None` meaning absent) and its seek
+    /// charge. Of several runs that fail, the error of the first in key order is returned.
     pub(crate) fn get_many(
+        &self,
+        reads: BlockReads,
+        lookups: &mut [BatchedLookup],
+        table_cache: &TableCache,
+        parallel: bool,
+    ) -> Result<()> {
+        if !parallel || lookups.len() < 2 * GET_MANY_KEYS_PER_THREAD {
+            return self.get_many_on_this_thread(reads, lookups, table_cache);
+        }
+        let (low, high) = lookups.split_at_mut(lookups.len() / 2);
+        let (low, high) = rayon::join(
+            || self.get_many(reads, low, table_cache, true),
+            || self.get_many(reads, high, table_cache, true),
+        );
+        low.and(high)
+    }
+
+    /// [`Version::get_many`] on the calling thread.
+    fn get_many_on_this_thread(
         &self,
         reads: BlockReads,
         lookups: &mut [BatchedLookup],
