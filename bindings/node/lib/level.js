@@ -21,7 +21,8 @@ const ENGINE_OPTIONS = [
   'maxFileSize',
   'bloomFilterBits',
   'paranoidChecks',
-  'maxSubcompactions'
+  'maxSubcompactions',
+  'readOnly'
 ]
 
 function checkLocation (location) {
@@ -55,7 +56,7 @@ class StrataLevel extends AbstractLevel {
       permanence: true,
       seek: true,
       signals: { iterators: true },
-      additionalMethods: { approximateSize: true, compactRange: true }
+      additionalMethods: { approximateSize: true, compactRange: true, checkpoint: true, refresh: true }
     }, options)
     this.#location = location
   }
@@ -159,24 +160,44 @@ class StrataLevel extends AbstractLevel {
     return this.#maintenance('compactRange', start, end, options, arguments.length)
   }
 
-  // approximateSize() and compactRange(): two keys, deferred while the database opens.
+  // Copies the database as it is now into directory `location`, which must not exist, while
+  // writes go on; Strata, classic-level and LevelDB open the copy with that moment's data.
+  async checkpoint (location) {
+    checkLocation(location)
+    return this.#whenOpen('checkpoint', () => this.#db.checkpoint(location))
+  }
+
+  // Moves a database opened with `readOnly: true` to its writer's latest state; nothing to do
+  // on one opened to write.
+  async refresh () {
+    return this.#whenOpen('refresh', () => this.#db.refresh())
+  }
+
+  // approximateSize() and compactRange(): two keys.
   async #maintenance (method, start, end, options, argumentCount) {
     if (argumentCount < 2) {
       throw new TypeError("The arguments 'start' and 'end' are required")
     }
     if (typeof options !== 'object' || options === null) options = {}
+    return this.#whenOpen(method, () => {
+      const keyEncoding = this.keyEncoding(options.keyEncoding)
+      const from = this.prefixKey(keyEncoding.encode(start), keyEncoding.format, true)
+      const to = this.prefixKey(keyEncoding.encode(end), keyEncoding.format, true)
+      return this.#db[method](from, to)
+    })
+  }
+
+  // Calls `call` once the database is open (deferred while it opens); refuses a closed one.
+  async #whenOpen (method, call) {
     if (this.status === 'opening') {
-      return this.deferAsync(() => this.#maintenance(method, start, end, options, 2))
+      return this.deferAsync(() => this.#whenOpen(method, call))
     }
     if (this.status !== 'open') {
       throw new ModuleError(`Database is not open: cannot call ${method}()`, {
         code: 'LEVEL_DATABASE_NOT_OPEN'
       })
     }
-    const keyEncoding = this.keyEncoding(options.keyEncoding)
-    const from = this.prefixKey(keyEncoding.encode(start), keyEncoding.format, true)
-    const to = this.prefixKey(keyEncoding.encode(end), keyEncoding.format, true)
-    return this.#db[method](from, to)
+    return call()
   }
 
   // The value of an engine property: 'leveldb.stats', 'leveldb.sstables',

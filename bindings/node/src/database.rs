@@ -82,11 +82,12 @@ fn napi_failure(error: napi::Error) -> napi::Error<Code> {
 #[napi(ts_return_type = "Promise<Database>")]
 pub fn open(location: String, options: OpenOptions) -> napi::Result<Promise<Database>, Code> {
     let path = check_location(location)?;
+    let read_only = options.read_only();
     let options = options.to_engine()?;
     Ok(spawn(
         move || {
             Ok(Database {
-                handle: Arc::new(Handle::open(path, options)?),
+                handle: Arc::new(Handle::open(path, options, read_only)?),
             })
         },
         |env, database| database.into_unknown(env),
@@ -378,6 +379,27 @@ impl Database {
                     .map_err(at(Stage::Write))
             })
         })
+    }
+
+    /// Copies the database as it is now into directory `location`, which must not exist,
+    /// while writes go on (hard links to its tables, a fresh manifest, the live logs so far,
+    /// all synced): Strata and LevelDB open the copy with exactly that moment's data. On a
+    /// read-only database, the copy holds what it sees.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn checkpoint(&self, location: String) -> napi::Result<Promise<()>, Code> {
+        let path = check_location(location)?;
+        let handle = Arc::clone(&self.handle);
+        Ok(spawn_unit(move || {
+            handle.read(|db| db.checkpoint(&path).map_err(at(Stage::Other)))
+        }))
+    }
+
+    /// Moves a read-only database to its writer's latest state; nothing to do on one opened
+    /// to write.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn refresh(&self) -> Promise<()> {
+        let handle = Arc::clone(&self.handle);
+        spawn_unit(move || handle.read(|db| db.refresh().map_err(at(Stage::Other))))
     }
 
     /// The value of an engine property (`leveldb.stats`, `leveldb.sstables`,
