@@ -2,9 +2,10 @@
 //! functions that work on a closed one (`open`, `destroy`, `repair`).
 //!
 //! Reads take their snapshot on the JavaScript thread when called (see [`crate::snapshot`]);
-//! `getMany` and `hasMany` read every key in one task with the engine's `get_many` against
-//! one snapshot, so a batch of keys crosses the boundary once, sees one point in time, and is
-//! looked up sorted with each table block read once for neighbouring keys.
+//! `getMany` and `hasMany` read every key in one task with the engine's `get_many` (`hasMany`:
+//! `contains_many`) against one snapshot, so a batch of keys crosses the boundary once, sees
+//! one point in time, and is looked up sorted with each table block read once for neighbouring
+//! keys. `has` and `hasMany` ask the engine only whether keys have values: no value is copied.
 
 use std::sync::Arc;
 
@@ -202,7 +203,7 @@ impl Database {
         )
     }
 
-    /// True when `key` has a value.
+    /// True when `key` has a value (which is not copied).
     #[napi(ts_return_type = "Promise<boolean>")]
     pub fn has(
         &self,
@@ -214,7 +215,7 @@ impl Database {
         self.read_task(
             fill_cache,
             snapshot,
-            move |db, options| Ok(lookup(db, options, &key)?.is_some()),
+            move |db, options| db.contains_opt(options, &key).map_err(at(Stage::Other)),
             |env, found| found.into_unknown(env),
         )
     }
@@ -232,8 +233,8 @@ impl Database {
             fill_cache,
             snapshot,
             move |db, options| {
-                let values = lookup_many(db, options, &keys)?;
-                Ok(values.iter().map(Option::is_some).collect())
+                db.contains_many_opt(options, &keys)
+                    .map_err(at(Stage::Other))
             },
             |env, found| found.into_unknown(env),
         )
