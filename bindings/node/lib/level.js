@@ -36,6 +36,31 @@ function fillCache (options) {
   return options.fillCache !== false
 }
 
+// The operations of a batch whose keys and values are all strings, packed for the native side
+// (src/batch.rs): every key and value joined into one string, and two lengths per operation
+// (in UTF-16 code units): its key's and its value's, -1 for a del. Null when an operation has
+// a key or value that is not a string (or a type the native side must refuse): those batches
+// go as the array of operations.
+function packStrings (operations) {
+  const parts = []
+  const lengths = new Int32Array(operations.length * 2)
+  for (let i = 0; i < operations.length; i++) {
+    const { type, key, value } = operations[i]
+    if (typeof key !== 'string') return null
+    parts.push(key)
+    lengths[2 * i] = key.length
+    if (type === 'put' && typeof value === 'string') {
+      parts.push(value)
+      lengths[2 * i + 1] = value.length
+    } else if (type === 'del') {
+      lengths[2 * i + 1] = -1
+    } else {
+      return null
+    }
+  }
+  return { text: parts.join(''), lengths }
+}
+
 // An abstract-level database over Strata, a storage engine that reads and writes LevelDB's
 // on-disk format. Everything that touches the disk runs on libuv's thread pool.
 class StrataLevel extends AbstractLevel {
@@ -108,6 +133,10 @@ class StrataLevel extends AbstractLevel {
   }
 
   _batch (operations, options) {
+    const packed = packStrings(operations)
+    if (packed !== null) {
+      return this.#db.batchPacked(packed.text, packed.lengths, options.sync === true)
+    }
     return this.#db.batch(operations, options.sync === true)
   }
 

@@ -9,11 +9,12 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{Env, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{Env, Int32ArraySlice, ToNapiValue, Unknown};
+use napi::JsString;
 use napi_derive::napi;
 use strata::{ReadOptions, WriteBatch, WriteOptions, DB};
 
-use crate::batch::{Batch, BatchOp};
+use crate::batch::{packed_batch, Batch, BatchOp};
 use crate::bytes::{optional_to_js, to_vec, Data};
 use crate::errors::{at, Code, Failure, Outcome, Stage};
 use crate::handle::Handle;
@@ -277,6 +278,24 @@ impl Database {
             operation.add_to(&mut batch)?;
         }
         Ok(self.write(batch, sync))
+    }
+
+    /// Applies the operations of a `db.batch([...])` whose keys and values are all strings,
+    /// packed as [`crate::batch::packed_batch`] reads them, atomically.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn batch_packed(
+        &self,
+        text: JsString<'_>,
+        lengths: Int32ArraySlice<'_>,
+        sync: bool,
+    ) -> napi::Result<Promise<()>, Code> {
+        let units = text.into_utf16().map_err(napi_failure)?;
+        // The copy ends with a terminating 0.
+        let units = units
+            .as_slice()
+            .split_last()
+            .map_or(&[][..], |(_, units)| units);
+        Ok(self.write(packed_batch(units, &lengths)?, sync))
     }
 
     /// Applies a chained batch's operations atomically; the batch is left empty.
