@@ -20,6 +20,11 @@ pub(crate) fn to_vec(data: Data<'_>) -> Vec<u8> {
 /// Appends the UTF-8 encoding of the UTF-16 `units` of a JavaScript string to `out`, as Node-API
 /// encodes a string (a lone surrogate becomes U+FFFD).
 pub(crate) fn push_utf16_as_utf8(units: &[u16], out: &mut Vec<u8>) {
+    if units.iter().all(|&unit| unit < 0x80) {
+        // ASCII, the common case: a unit is its byte.
+        out.extend(units.iter().map(|&unit| unit as u8));
+        return;
+    }
     for decoded in char::decode_utf16(units.iter().copied()) {
         match decoded {
             Ok(c) if c.is_ascii() => out.push(c as u8),
