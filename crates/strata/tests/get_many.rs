@@ -1,4 +1,5 @@
-//! `DB::get_many` answers exactly what one `get` per key answers: checked by a proptest over
+//! `DB::get_many` answers exactly what one `get` per key answers, and `DB::contains` /
+//! `DB::contains_many` say a key has a value exactly when `get` finds one: checked by a proptest over
 //! random histories (puts, deletes, range deletes, expiring puts, flushes, compactions of part
 //! of the key space) read at the latest state and at snapshots taken along the way, with key
 //! lists in any order holding duplicates and absent keys. The data lies in memtables, level-0
@@ -67,6 +68,14 @@ fn options(env: &Arc<MemEnv>, filters: bool) -> Options {
 fn check(db: &DB, read: &ReadOptions, keys: &[u32]) -> Result<(), TestCaseError> {
     let keys: Vec<Vec<u8>> = keys.iter().map(|&k| key(k)).collect();
     let singles: Vec<Option<Vec<u8>>> = keys.iter().map(|k| db.get_opt(read, k).unwrap()).collect();
+    for (k, single) in keys.iter().zip(&singles) {
+        prop_assert_eq!(
+            db.contains_opt(read, k).unwrap(),
+            single.is_some(),
+            "contains of {}",
+            String::from_utf8_lossy(k)
+        );
+    }
     // On the caller's thread alone, and with runs other threads may take.
     for parallel in [false, true] {
         let read = ReadOptions {
@@ -74,8 +83,17 @@ fn check(db: &DB, read: &ReadOptions, keys: &[u32]) -> Result<(), TestCaseError>
             ..read.clone()
         };
         let batched = db.get_many_opt(&read, &keys).unwrap();
+        let present = db.contains_many_opt(&read, &keys).unwrap();
         prop_assert_eq!(batched.len(), keys.len());
-        for ((k, got), single) in keys.iter().zip(&batched).zip(&singles) {
+        prop_assert_eq!(present.len(), keys.len());
+        for (((k, got), has), single) in keys.iter().zip(&batched).zip(present).zip(&singles) {
+            prop_assert_eq!(
+                has,
+                single.is_some(),
+                "contains_many of {}, parallel {}",
+                String::from_utf8_lossy(k),
+                parallel
+            );
             prop_assert_eq!(
                 got,
                 single,
@@ -151,7 +169,7 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn get_many_answers_what_single_gets_answer(
+    fn get_many_and_contains_answer_what_single_gets_answer(
         ops in vec(op(), 1..300),
         filters in any::<bool>(),
     ) {

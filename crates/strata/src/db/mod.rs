@@ -420,6 +420,31 @@ impl DB {
         read::get_many(&self.inner, options, keys)
     }
 
+    /// Whether `key` has a value: what `get(key)?.is_some()` says, without copying the value.
+    pub fn contains(&self, key: &[u8]) -> Result<bool> {
+        self.contains_opt(&ReadOptions::default(), key)
+    }
+
+    /// [`DB::contains`] with explicit read options (snapshot, checksums, caching).
+    pub fn contains_opt(&self, options: &ReadOptions, key: &[u8]) -> Result<bool> {
+        read::contains(&self.inner, options, key)
+    }
+
+    /// For each of `keys`, whether it has a value: what [`DB::get_many`] says, read the same
+    /// way at one moment, without copying any value.
+    pub fn contains_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<bool>> {
+        self.contains_many_opt(&ReadOptions::default(), keys)
+    }
+
+    /// [`DB::contains_many`] with explicit read options (snapshot, checksums, caching).
+    pub fn contains_many_opt<K: AsRef<[u8]>>(
+        &self,
+        options: &ReadOptions,
+        keys: &[K],
+    ) -> Result<Vec<bool>> {
+        read::contains_many(&self.inner, options, keys)
+    }
+
     /// An iterator over the whole database (unpositioned: call a `seek*` first).
     pub fn iter(&self) -> DbIterator {
         self.iter_opt(&ReadOptions::default())

@@ -18,7 +18,7 @@ use crate::util::entry::{visible, Visible};
 use crate::util::internal_key::{lookup_key, SequenceNumber};
 use crate::version::get_many::BatchedLookup;
 use crate::version::level_iter::{LevelFiles, LevelIter};
-use crate::version::version::{PointRead, SeekCharge, TableLookup};
+use crate::version::version::{value_keeper, PointRead, SeekCharge, TableLookup};
 
 /// The state to read and the sequence number to read it at: the snapshot's, or the latest.
 /// A read-only handle's snapshot brings the state it was taken on (see `snapshot.rs`).
@@ -72,7 +72,7 @@ pub(super) fn memtables_get(
                 read.now,
             )?;
             return Ok(Some(match seen {
-                Visible::Value(value) => Some(value.to_vec()),
+                Visible::Value(value) => Some(value_keeper(read.presence_only)(value)),
                 Visible::Gone => None,
             }));
         }
@@ -85,10 +85,26 @@ pub(super) fn memtables_get(
 
 /// The value of `key` as of the read options' snapshot (or now).
 pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    point_read(db, options, key, false)
+}
+
+/// Whether `key` has a value as of the read options' snapshot (or now), without copying it.
+pub(crate) fn contains(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<bool> {
+    Ok(point_read(db, options, key, true)?.is_some())
+}
+
+/// A point lookup of `key`: its value, or with `presence_only` an empty vector when it has one.
+fn point_read(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    key: &[u8],
+    presence_only: bool,
+) -> Result<Option<Vec<u8>>> {
     let (view, sequence) = read_view(db, options);
     let mut read = PointRead {
         covered: None,
         now: read_clock(db),
+        presence_only,
     };
     if let Some(answer) = memtables_get(&view, key, sequence, &mut read)? {
         return Ok(answer);
@@ -121,6 +137,27 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
     options: &ReadOptions,
     keys: &[K],
 ) -> Result<Vec<Option<Vec<u8>>>> {
+    batched_read(db, options, keys, false)
+}
+
+/// For each of `keys`, whether it has a value, as [`get_many`] reads them but without copying
+/// any value.
+pub(crate) fn contains_many<K: AsRef<[u8]>>(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    keys: &[K],
+) -> Result<Vec<bool>> {
+    let found = batched_read(db, options, keys, true)?;
+    Ok(found.iter().map(Option::is_some).collect())
+}
+
+/// [`get_many`], or with `presence_only` empty vectors for the keys that have values.
+fn batched_read<K: AsRef<[u8]>>(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    keys: &[K],
+    presence_only: bool,
+) -> Result<Vec<Option<Vec<u8>>>> {
     let (view, sequence) = read_view(db, options);
     let now = read_clock(db);
     let mut order: Vec<usize> = (0..keys.len()).collect();
@@ -139,7 +176,11 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
         }
         previous = Some(key);
         slot[i] = answers.len();
-        let mut read = PointRead { covered: None, now };
+        let mut read = PointRead {
+            covered: None,
+            now,
+            presence_only,
+        };
         let decided = memtables_get(&view, key, sequence, &mut read)?;
         if decided.is_none() {
             pending.push(answers.len());

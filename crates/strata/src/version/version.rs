@@ -67,7 +67,7 @@ pub(crate) type FileRef = Arc<LiveFile>;
 /// The outcome of a point lookup in the tables of a version.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum TableLookup {
-    /// The key's value (the user's bytes).
+    /// The key's value (the user's bytes; empty for a [`PointRead::presence_only`] read).
     Found(Vec<u8>),
     /// The key is deleted, deleted by a range tombstone, or expired.
     Deleted,
@@ -83,6 +83,19 @@ pub(crate) struct PointRead {
     pub(crate) covered: Option<SequenceNumber>,
     /// The read's time (microseconds since the Unix epoch), for expiring values.
     pub(crate) now: u64,
+    /// Only whether the key has a value is asked: a value found is not copied out
+    /// ([`TableLookup::Found`] then holds an empty vector).
+    pub(crate) presence_only: bool,
+}
+
+/// What a point lookup keeps of a value found: a copy, or nothing when only the key's presence
+/// is asked.
+pub(crate) fn value_keeper(presence_only: bool) -> fn(&[u8]) -> Vec<u8> {
+    if presence_only {
+        |_| Vec::new()
+    } else {
+        <[u8]>::to_vec
+    }
 }
 
 /// What a lookup learned about file reads, for seek-triggered compaction.
@@ -202,6 +215,7 @@ impl Version {
             read.covered = read.covered.max(tombstones.newest_covering(ukey, sequence));
         }
         let covered = read.covered;
+        let keep = value_keeper(read.presence_only);
         let outcome = table
             .get_in(
                 reads,
@@ -220,7 +234,7 @@ impl Version {
                                 covered,
                                 read.now,
                             ) {
-                                Ok(Visible::Value(value)) => TableLookup::Found(value.to_vec()),
+                                Ok(Visible::Value(value)) => TableLookup::Found(keep(value)),
                                 Ok(Visible::Gone) => TableLookup::Deleted,
                                 Err(_) => TableLookup::Corrupt,
                             },
