@@ -13,7 +13,9 @@
 //! - no two tables of a level >= 1 share a user key, and the manual loop has returned.
 //!
 //! - a crash at any operation of such a `compact_range`, then power loss, leaves a database
-//!   that opens with exactly what was written (the manifest names the inputs or the outputs).
+//!   that opens with exactly what was written (the manifest names the inputs or the outputs);
+//! - a comparator panicking in the runs of a `get_many` other threads look up reaches the
+//!   caller without a hang, and leaves the database answering.
 //!
 //! Longer runs: `STRATA_MODEL_OPS` (operations per workload).
 
@@ -304,6 +306,14 @@ fn workload(seed: u64, with_filter: bool) {
                 let snapshot = db.snapshot();
                 let view = scan(&db, &at(&snapshot));
                 reconcile(&view, &mut model, &what);
+                // Tombstones in the memtable and level 0 too, not only after compactions.
+                check_view(
+                    &db,
+                    &at(&snapshot),
+                    &view,
+                    &mut rng,
+                    &format!("{what}, new snapshot"),
+                );
                 snapshots.push((snapshot, view));
             }
             920..=949 if !snapshots.is_empty() => {
@@ -473,4 +483,98 @@ fn a_crash_during_an_in_place_rewrite_then_power_loss_loses_and_duplicates_nothi
         }
     }
     assert!(crashes > 50, "{crashes} crashes");
+}
+
+/// Bytewise order that panics, once armed, on every thread but the one named `calm`: the
+/// caller of `get_many` sorts its keys unharmed, the runs other threads look up panic.
+struct PanickyComparator {
+    armed: std::sync::atomic::AtomicBool,
+    calm: std::sync::Mutex<Option<std::thread::ThreadId>>,
+}
+
+impl strata::Comparator for PanickyComparator {
+    fn name(&self) -> &str {
+        "strata.test.Panicky"
+    }
+
+    fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        if self.armed.load(std::sync::atomic::Ordering::Acquire)
+            && *self.calm.lock().unwrap() != Some(std::thread::current().id())
+        {
+            panic!("comparator panics off the calling thread");
+        }
+        a.cmp(b)
+    }
+}
+
+/// A comparator that panics in the runs of a `get_many` other threads take: the panic reaches
+/// the caller (as a panic or an error) without hanging, and the database, its caches and
+/// rayon's pool go on answering every read and write afterwards.
+#[test]
+fn a_comparator_panicking_in_get_many_runs_neither_hangs_nor_poisons() {
+    use std::sync::atomic::Ordering;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let comparator = Arc::new(PanickyComparator {
+        armed: false.into(),
+        calm: None.into(),
+    });
+    let env = Arc::new(MemEnv::new());
+    let db = Arc::new(
+        DB::open(
+            DIR,
+            Options {
+                comparator: comparator.clone(),
+                ..support::options(&env)
+            },
+        )
+        .unwrap(),
+    );
+    let keys: Vec<Vec<u8>> = (0..2000).map(key).collect();
+    for k in &keys {
+        db.put(k, k).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    let read = ReadOptions {
+        get_many_parallel: true,
+        ..ReadOptions::default()
+    };
+    for round in 0..3 {
+        let (done_tx, done_rx) = mpsc::channel();
+        let caller = {
+            let (db, keys, read, comparator) = (
+                Arc::clone(&db),
+                keys.clone(),
+                read.clone(),
+                comparator.clone(),
+            );
+            std::thread::spawn(move || {
+                *comparator.calm.lock().unwrap() = Some(std::thread::current().id());
+                comparator.armed.store(true, Ordering::Release);
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    db.get_many_opt(&read, &keys)
+                }));
+                comparator.armed.store(false, Ordering::Release);
+                done_tx.send(outcome.map(|r| r.is_ok())).unwrap();
+            })
+        };
+        let outcome = done_rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("round {round}: get_many hung after a panic"));
+        caller.join().unwrap();
+        assert!(
+            !matches!(outcome, Ok(true)),
+            "round {round}: get_many succeeded although its comparator panicked"
+        );
+        // Disarmed: every read answers, on every path, and writes go on.
+        let many = db.get_many_opt(&read, &keys).unwrap();
+        assert!(keys.iter().zip(&many).all(|(k, v)| v.as_ref() == Some(k)));
+        assert_eq!(db.get(&keys[1234]).unwrap(), Some(keys[1234].clone()));
+        db.put(&key(10_000 + round), b"again").unwrap();
+        assert_eq!(
+            db.get(&key(10_000 + round)).unwrap(),
+            Some(b"again".to_vec())
+        );
+    }
 }
