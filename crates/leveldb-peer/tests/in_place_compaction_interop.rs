@@ -17,7 +17,7 @@ use strata::{CompactionFilter, CompressionType, FilterDecision, Options, DB};
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 const HOT: &[u8] = b"m-hot";
-const VERSIONS: u32 = 1500;
+const VERSIONS: u32 = 3000;
 
 fn cold(i: u32) -> Vec<u8> {
     format!("{}-{i:04}", if i < 500 { "a" } else { "z" }).into_bytes()
@@ -37,7 +37,7 @@ fn value(i: u32, round: u32, len: usize) -> Vec<u8> {
 }
 
 /// Writes cold keys around `HOT`, then `VERSIONS` versions of `HOT` of 2 KB each while a
-/// snapshot keeps them all, and compacts with LevelDB's smallest tables (1 MiB), so the
+/// snapshot keeps them all (6 MB), and compacts with LevelDB's smallest tables (1 MiB), so the
 /// versions land in several tables of one level. Returns the model of the latest view.
 fn leveldb_with_a_split_key(path: &Path) -> Model {
     let opts = LevelDbOptions {
@@ -116,6 +116,9 @@ fn strata_options() -> Options {
         write_buffer_size: 64 << 10,
         max_file_size: 1 << 20,
         compression: CompressionType::None,
+        // The hot key's tables (6 MB) make a rewrite large enough to be cut in parallel
+        // ranges.
+        max_subcompactions: 4,
         ..Options::default()
     }
 }
