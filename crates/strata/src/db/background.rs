@@ -234,7 +234,8 @@ pub(crate) fn compact_memtable(
 }
 
 /// Writes `mem` to a new table and records it in `edit`, at level 0 or, when `base` is given
-/// and the table overlaps nothing, deeper.
+/// and the table overlaps nothing, deeper (but above the output level of a compaction being
+/// merged whose key range it meets).
 pub(crate) fn write_level0_table(
     db: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
@@ -269,12 +270,24 @@ pub(crate) fn write_level0_table(
     let mut level = 0;
     if meta.file_size > 0 {
         if let Some(base) = base {
+            let (smallest, largest) = (user_key(&meta.smallest), user_key(&meta.largest));
             level = pick_level_for_memtable_output(
                 base,
-                user_key(&meta.smallest),
-                user_key(&meta.largest),
+                smallest,
+                largest,
                 db.options.max_file_size as u64,
             );
+            // A flush during a compaction's merge stays above its output level where their
+            // ranges meet: the outputs will span the gaps between the inputs, so a table put
+            // in such a gap would overlap them (`base` does not know the outputs yet).
+            if let Some(running) = &state.compacting {
+                let icmp = base.icmp();
+                if icmp.compare_user(smallest, &running.largest) != std::cmp::Ordering::Greater
+                    && icmp.compare_user(largest, &running.smallest) != std::cmp::Ordering::Less
+                {
+                    level = level.min(running.output_level - 1);
+                }
+            }
         }
         let bytes = meta.file_size;
         edit.new_files.push((level, meta));

@@ -85,6 +85,16 @@ impl LevelStats {
     }
 }
 
+/// The compaction whose merge is running: a memtable flushed meanwhile must not land in its
+/// output level inside its key range, where its outputs (which span the gaps between its
+/// inputs) would overlap the flushed table.
+pub(crate) struct CompactionInFlight {
+    pub(crate) output_level: usize,
+    /// User keys `[smallest, largest]` of all its inputs.
+    pub(crate) smallest: Vec<u8>,
+    pub(crate) largest: Vec<u8>,
+}
+
 /// A `compact_range` request handed to the background worker.
 pub(crate) struct ManualCompaction {
     pub(crate) level: usize,
@@ -126,6 +136,8 @@ pub(crate) struct DbState {
     /// Compactions with a compaction filter running (merging or installing); see
     /// `compaction_job::run`.
     pub(crate) filtering_compactions: usize,
+    /// The compaction being merged, if any (see `background::write_level0_table`).
+    pub(crate) compacting: Option<CompactionInFlight>,
 }
 
 impl DbState {
