@@ -189,9 +189,9 @@ fn batched_read<K: AsRef<[u8]>>(
         answers.push(decided);
     }
     if !lookups.is_empty() {
-        view.version.get_many(
+        lookups = view.version.get_many(
             options.block_reads(),
-            &mut lookups,
+            lookups,
             &db.table_cache,
             options.get_many_parallel,
         )?;

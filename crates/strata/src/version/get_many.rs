@@ -9,14 +9,22 @@
 //! ([`Table::get_in`]); and each table's filter is asked before any block of it is read.
 //!
 //! Threads: with `parallel`, a batch of at least twice [`GET_MANY_KEYS_PER_THREAD`] keys is
-//! cut in two contiguous runs of the sorted keys, and each run again, down to runs of fewer;
-//! the halves go to `rayon::join`, which lets an idle thread of rayon's pool take one while the
-//! caller looks up the other, and has the caller look up any the pool leaves. Each run goes
-//! through the tree as above on its own; runs share nothing but the table and block caches,
-//! and every lookup's answer is the same as on one thread.
+//! cut into runs of contiguous sorted keys, and up to one task per other run is spawned on
+//! rayon's pool. The caller and the tasks claim runs in turn; each run goes through the tree as
+//! above on its own (runs share nothing but the table and block caches, so every answer is the
+//! same as on one thread). When the caller has no run left to claim, it takes each run back:
+//! a run a task is looking up it waits for; a run a task claimed but has not started (a busy
+//! pool: the task may not run for a long time) it looks up itself. So the caller never waits
+//! for the pool to find a free thread, and a pool kept busy by the application costs the batch
+//! only the handing over. A panic in a run (a user comparator's) is raised on the caller.
 
 use std::cmp::Ordering;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::Arc;
+use std::thread;
+
+use parking_lot::Mutex;
 
 use super::table_cache::TableCache;
 use super::version::{find_file, FileRef, PointRead, SeekCharge, TableLookup, Version};
@@ -64,6 +72,46 @@ impl BatchedLookup {
     }
 }
 
+/// One run of a batch's sorted keys (see the module documentation).
+struct Run {
+    lookups: Vec<BatchedLookup>,
+    /// `None` until looked up; then how it went (`Err`: a panic's payload).
+    outcome: Option<thread::Result<Result<()>>>,
+}
+
+/// A batch's runs, shared by the caller and the pool tasks that help it.
+struct SharedRuns {
+    version: Arc<Version>,
+    table_cache: Arc<TableCache>,
+    reads: BlockReads,
+    runs: Vec<Mutex<Run>>,
+    /// The next run to claim (claims past the end find nothing).
+    next: AtomicUsize,
+}
+
+impl SharedRuns {
+    /// Claims runs and looks them up until none is left to claim.
+    fn claim_runs(&self) {
+        while let Some(run) = self
+            .runs
+            .get(self.next.fetch_add(1, AtomicOrdering::Relaxed))
+        {
+            self.look_up(&mut run.lock());
+        }
+    }
+
+    /// Looks `run` up, unless it has been.
+    fn look_up(&self, run: &mut Run) {
+        if run.outcome.is_none() {
+            let lookups = &mut run.lookups;
+            run.outcome = Some(panic::catch_unwind(AssertUnwindSafe(|| {
+                self.version
+                    .get_many_on_this_thread(self.reads, lookups, &self.table_cache)
+            })));
+        }
+    }
+}
+
 /// The table last used by a run of lookups, with the block it read last.
 struct RecentTable {
     number: u64,
@@ -72,26 +120,58 @@ struct RecentTable {
 }
 
 impl Version {
-    /// Looks every key of `lookups` up in the tables, with `parallel` on more than this thread
+    /// Looks every key of `lookups` up in the tables, with `parallel` helped by rayon's pool
     /// (see the module documentation); `lookups` are sorted by user key and hold each user key
-    /// once. Afterwards each holds its answer (`result`, `None` meaning absent) and its seek
-    /// charge. Of several runs that fail, the error of the first in key order is returned.
+    /// once. Returns them in the same order, each holding its answer (`result`, `None` meaning
+    /// absent) and its seek charge. Of several runs that fail, the error of the first in key
+    /// order is returned.
     pub(crate) fn get_many(
-        &self,
+        self: &Arc<Self>,
         reads: BlockReads,
-        lookups: &mut [BatchedLookup],
-        table_cache: &TableCache,
+        mut lookups: Vec<BatchedLookup>,
+        table_cache: &Arc<TableCache>,
         parallel: bool,
-    ) -> Result<()> {
-        if !parallel || lookups.len() < 2 * GET_MANY_KEYS_PER_THREAD {
-            return self.get_many_on_this_thread(reads, lookups, table_cache);
+    ) -> Result<Vec<BatchedLookup>> {
+        let count = lookups.len() / GET_MANY_KEYS_PER_THREAD;
+        if !parallel || count < 2 {
+            self.get_many_on_this_thread(reads, &mut lookups, table_cache)?;
+            return Ok(lookups);
         }
-        let (low, high) = lookups.split_at_mut(lookups.len() / 2);
-        let (low, high) = rayon::join(
-            || self.get_many(reads, low, table_cache, true),
-            || self.get_many(reads, high, table_cache, true),
-        );
-        low.and(high)
+        let size = lookups.len().div_ceil(count);
+        let total = lookups.len();
+        let mut keys = lookups.into_iter();
+        let runs: Vec<Mutex<Run>> = (0..count)
+            .map(|_| {
+                Mutex::new(Run {
+                    lookups: keys.by_ref().take(size).collect(),
+                    outcome: None,
+                })
+            })
+            .collect();
+        let shared = Arc::new(SharedRuns {
+            version: Arc::clone(self),
+            table_cache: Arc::clone(table_cache),
+            reads,
+            runs,
+            next: AtomicUsize::new(0),
+        });
+        for _ in 1..count.min(rayon::current_num_threads() + 1) {
+            let shared = Arc::clone(&shared);
+            rayon::spawn(move || shared.claim_runs());
+        }
+        shared.claim_runs();
+        let mut answered = Vec::with_capacity(total);
+        let mut result = Ok(());
+        for run in &shared.runs {
+            let mut run = run.lock();
+            shared.look_up(&mut run);
+            if let Some(outcome) = run.outcome.take() {
+                let outcome = outcome.unwrap_or_else(|payload| panic::resume_unwind(payload));
+                result = result.and(outcome);
+            }
+            answered.append(&mut run.lookups);
+        }
+        result.map(|()| answered)
     }
 
     /// [`Version::get_many`] on the calling thread.

@@ -22,6 +22,7 @@ mod empty_write_batch;
 mod failed_refresh_hid_replayed_records;
 mod faults_during_open;
 mod flush_into_a_gap_of_an_in_place_rewrite;
+mod get_many_waits_for_a_busy_rayon_pool;
 mod get_user_key_spanning_files;
 mod manifest_damaged_tail;
 mod missing_current_deleted_tables;
