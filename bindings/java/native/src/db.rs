@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass, JLongArray, JObject, JObjectArray, JString};
-use jni::sys::{jboolean, jlong};
+use jni::sys::{jboolean, jint, jlong};
 use jni::{jni_mangle, Env, EnvUnowned};
 use strata::{Range, WriteOptions};
 
@@ -44,17 +44,19 @@ pub fn write<'local>(
     mut env: EnvUnowned<'local>,
     _this: JObject<'local>,
     handle: jlong,
-    batch: jlong,
+    records: JByteArray<'local>,
+    length: jint,
     sync: jboolean,
 ) {
-    run(&mut env, |_| {
+    run(&mut env, |env| {
         let db = database(handle)?;
-        // SAFETY: Java keeps the batch reachable during the call (`reachabilityFence`).
-        unsafe {
-            batch::with_batch(batch, |batch| {
-                db.call(|engine| engine.write_opt(&WriteOptions { sync }, batch))
-            })
-        }?
+        let records = bytes::required(env, &records, "a write batch's records")?;
+        let length = usize::try_from(length)
+            .ok()
+            .filter(|&length| length <= records.len())
+            .ok_or_else(|| Error::Misuse(format!("{length} bytes of batch records")))?;
+        let batch = batch::decode(&records[..length])?;
+        db.call(|engine| engine.write_opt(&WriteOptions { sync }, &batch))
     })
 }
 

@@ -24,4 +24,5 @@ mod iterator;
 mod java;
 mod logger;
 mod options;
+mod scratch;
 mod snapshot;
