@@ -32,11 +32,17 @@ import org.iq80.leveldb.impl.Iq80DBFactory;
  * The scenarios of the walkthrough Java LevelDB users follow (seed 002), timed for Strata,
  * leveldbjni 1.8 and iq80's LevelDB 0.12 in one JVM, each engine behind the same {@code
  * org.iq80.leveldb} code. Each scenario runs once per engine at a tenth of its size to warm the
- * JIT, then {@code --repeat} times per engine, engines interleaved; the table shows medians and
- * the ratios of the peers' times to Strata's (above 1: Strata is faster).
+ * JIT, then {@code --repeat} times per engine, engines interleaved, each round starting with the
+ * next engine (the first engine of a round pays for whatever the JIT is still compiling); the table
+ * shows medians and the ratios of the peers' times to Strata's (above 1: Strata is faster). Every
+ * engine gets the same {@code Options} (cache size, compression: iq80 has its Snappy codec on the
+ * class path, see the pom), except where a scenario says otherwise.
  *
- * <p>Usage: {@code Seed002Bench [--num N] [--repeat R] [--dir DIR]}; N (default 1,000,000) is the
- * walkthrough's key count.
+ * <p>Usage: {@code Seed002Bench [--num N] [--repeat R] [--dir DIR] [--only NAME;...]}; N (default
+ * 1,000,000) is the walkthrough's key count; {@code --only} runs only the scenarios named (for
+ * profiling one: the names are the {@code done:} lines). With {@code --rust-cached-get NS} (what
+ * {@code examples/cached_get.rs} measured; {@code run.sh} passes it) the table is followed by the
+ * per-call JNI overhead: Strata's cached get from Java minus the same get from Rust.
  */
 public final class Seed002Bench {
     /** One engine under test. */
@@ -49,6 +55,9 @@ public final class Seed002Bench {
             this.factory = factory;
         }
     }
+
+    /** The phase of the cached get, whose Strata figure gives the JNI overhead. */
+    private static final String CACHED_GET = "get of one cached key, per call";
 
     private static final List<Engine> ENGINES = List.of(
             new Engine("Strata", StrataDBFactory.factory),
@@ -66,25 +75,36 @@ public final class Seed002Bench {
     /** Phase name to engine name to measured times. */
     private final Map<String, Map<String, List<Long>>> results = new LinkedHashMap<>();
 
-    private Seed002Bench(Path root, int num, int repeat) {
+    /** The scenarios to run; empty: all. */
+    private final List<String> only;
+    /** The engine's cached get from Rust, in ns per call; negative: not measured. */
+    private final long rustCachedGet;
+
+    private Seed002Bench(Path root, int num, int repeat, List<String> only, long rustCachedGet) {
         this.root = root;
         this.num = num;
         this.repeat = repeat;
+        this.only = only;
+        this.rustCachedGet = rustCachedGet;
     }
 
     public static void main(String[] args) throws IOException {
         int num = 1_000_000;
         int repeat = 3;
         Path dir = Path.of(System.getProperty("java.io.tmpdir"), "strata-seed002-bench");
+        List<String> only = List.of();
+        long rustCachedGet = -1;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--num": num = Integer.parseInt(args[i + 1]); break;
                 case "--repeat": repeat = Integer.parseInt(args[i + 1]); break;
                 case "--dir": dir = Path.of(args[i + 1]); break;
+                case "--only": only = List.of(args[i + 1].split(";")); break;
+                case "--rust-cached-get": rustCachedGet = Long.parseLong(args[i + 1]); break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
-        new Seed002Bench(dir, num, repeat).runAll();
+        new Seed002Bench(dir, num, repeat, only, rustCachedGet).runAll();
     }
 
     private static byte[] bytes(String s) {
@@ -112,17 +132,21 @@ public final class Seed002Bench {
 
         System.out.printf("seed 002 scenarios, N = %,d, median of %d runs after a warm-up run at N/10%n", num, repeat);
         for (Map.Entry<String, Scenario> scenario : scenarios.entrySet()) {
+            if (!only.isEmpty() && !only.contains(scenario.getKey())) {
+                continue;
+            }
             for (Engine engine : ENGINES) {
                 runOnce(scenario.getValue(), engine, Math.max(1, num / 10), false);
             }
             for (int r = 0; r < repeat; r++) {
-                for (Engine engine : ENGINES) {
-                    runOnce(scenario.getValue(), engine, num, true);
+                for (int e = 0; e < ENGINES.size(); e++) {
+                    runOnce(scenario.getValue(), ENGINES.get((r + e) % ENGINES.size()), num, true);
                 }
             }
             System.err.println("done: " + scenario.getKey());
         }
         printTable();
+        printJniOverhead();
     }
 
     private void runOnce(Scenario scenario, Engine engine, int n, boolean record) throws IOException {
@@ -174,6 +198,17 @@ public final class Seed002Bench {
             System.out.printf("| %-46s | %12s | %12s | %12s | %10s | %10s |%n", phase.getKey(), cells[0], cells[1],
                     cells[2], ratio(values[1], values[0]), ratio(values[2], values[0]));
         }
+    }
+
+    /** The JNI overhead line: Strata's cached get from Java against the same get from Rust. */
+    private void printJniOverhead() {
+        List<Long> java = results.getOrDefault(CACHED_GET, Map.of()).get(ENGINES.get(0).name);
+        if (java == null || rustCachedGet < 0) {
+            return;
+        }
+        long fromJava = median(java);
+        System.out.printf("%nJNI overhead per call (a cached get): %d ns from Java - %d ns from Rust = %d ns%n",
+                fromJava, rustCachedGet, fromJava - rustCachedGet);
     }
 
     private static String ratio(double peer, double strata) {
@@ -390,7 +425,7 @@ public final class Seed002Bench {
                     }
                 }
             });
-            return Map.of("get of one cached key, per call", nanos / calls);
+            return Map.of(CACHED_GET, nanos / calls);
         }
     }
 }
