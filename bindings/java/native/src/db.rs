@@ -214,6 +214,43 @@ pub fn resume_compactions<'local>(
 }
 
 #[jni_mangle("io.github.stratakv.StrataDB")]
+pub fn is_read_only<'local>(
+    mut env: EnvUnowned<'local>,
+    _this: JObject<'local>,
+    handle: jlong,
+) -> jboolean {
+    run(&mut env, |_| {
+        database(handle)?.call(|engine| Ok(engine.is_read_only()))
+    })
+}
+
+#[jni_mangle("io.github.stratakv.StrataDB")]
+pub fn refresh<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>, handle: jlong) {
+    run(&mut env, |_| {
+        database(handle)?.call(|engine| engine.refresh())
+    })
+}
+
+#[jni_mangle("io.github.stratakv.StrataDB")]
+pub fn checkpoint<'local>(
+    mut env: EnvUnowned<'local>,
+    _this: JObject<'local>,
+    handle: jlong,
+    dir: JString<'local>,
+) {
+    run(&mut env, |env| {
+        let db = database(handle)?;
+        if dir.is_null() {
+            return Err(Error::Misuse(
+                "the checkpoint directory must not be null".to_owned(),
+            ));
+        }
+        let dir = dir.try_to_string(env)?;
+        db.call(|engine| engine.checkpoint(&dir))
+    })
+}
+
+#[jni_mangle("io.github.stratakv.StrataDB")]
 pub fn close<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>, handle: jlong) {
     run(&mut env, |_| {
         database(handle)?.close();

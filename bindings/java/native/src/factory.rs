@@ -1,4 +1,5 @@
-//! `StrataDBFactory`'s native methods: open, destroy and repair a database directory.
+//! `StrataDBFactory`'s native methods: open (to write, or read-only beside a writer), destroy and
+//! repair a database directory.
 //!
 //! Open and repair may build tables on the caller's thread, so a Java comparator that throws
 //! there panics (see `comparator`); the panic is caught here and reported as the comparator's
@@ -53,9 +54,14 @@ pub fn open<'local>(
             engine,
             verify_checksums,
             comparator_failure,
+            read_only,
         } = options::read(env, &options)?;
         let db = guarded(comparator_failure.as_ref(), || {
-            strata::DB::open(&path, engine)
+            if read_only {
+                strata::DB::open_read_only(&path, engine)
+            } else {
+                strata::DB::open(&path, engine)
+            }
         })?;
         let database = Database::new(db, comparator_failure, verify_checksums);
         Ok(handle::into_handle(Arc::new(database)))

@@ -1,8 +1,8 @@
 package io.github.stratakv;
 
+import java.io.File;
 import java.lang.ref.Reference;
 import java.util.Objects;
-import org.iq80.leveldb.DB;
 import org.iq80.leveldb.DBException;
 import org.iq80.leveldb.DBIterator;
 import org.iq80.leveldb.Range;
@@ -26,7 +26,7 @@ import org.iq80.leveldb.WriteOptions;
  * later call throw a {@code DBException} whose cause is the comparator's exception, until the
  * database is closed and reopened; nothing written in the order the failure broke reaches a table.
  */
-final class StrataDB extends NativeObject implements DB {
+final class StrataDB extends NativeObject implements StrataDatabase {
     /** {@code getVia}'s answer for an absent key (-2: the value does not fit the scratch). */
     private static final int ABSENT = -1;
 
@@ -220,6 +220,22 @@ final class StrataDB extends NativeObject implements DB {
         compactRange(handle, begin, end);
     }
 
+    @Override
+    public boolean isReadOnly() {
+        return isReadOnly(handle);
+    }
+
+    @Override
+    public void refresh() {
+        refresh(handle);
+    }
+
+    @Override
+    public void checkpoint(File dir) {
+        Objects.requireNonNull(dir, "dir");
+        checkpoint(handle, dir.getPath());
+    }
+
     /** Closes the database and its iterators, after the calls in flight. Idempotent. */
     @Override
     public void close() {
@@ -276,6 +292,12 @@ final class StrataDB extends NativeObject implements DB {
     private native void suspendCompactions(long handle);
 
     private native void resumeCompactions(long handle);
+
+    private native boolean isReadOnly(long handle);
+
+    private native void refresh(long handle);
+
+    private native void checkpoint(long handle, String dir);
 
     private native void close(long handle);
 
