@@ -40,9 +40,10 @@ import org.iq80.leveldb.impl.Iq80DBFactory;
  *
  * <p>Usage: {@code Seed002Bench [--num N] [--repeat R] [--dir DIR] [--only NAME;...]}; N (default
  * 1,000,000) is the walkthrough's key count; {@code --only} runs only the scenarios named (for
- * profiling one: the names are the {@code done:} lines). With {@code --rust-cached-get NS} (what
- * {@code examples/cached_get.rs} measured; {@code run.sh} passes it) the table is followed by the
- * per-call JNI overhead: Strata's cached get from Java minus the same get from Rust.
+ * profiling one: the names are the {@code done:} lines). With {@code --rust-cached-get PROGRAM}
+ * (the release build of {@code native/examples/cached_get.rs}; {@code run.sh} passes it) every
+ * Strata round of the cached get is followed by the same calls made from Rust in that program,
+ * and the table by the per-call JNI overhead: the medians' difference.
  */
 public final class Seed002Bench {
     /** One engine under test. */
@@ -58,6 +59,8 @@ public final class Seed002Bench {
 
     /** The phase of the cached get, whose Strata figure gives the JNI overhead. */
     private static final String CACHED_GET = "get of one cached key, per call";
+    /** The same get made to the engine from Rust (Strata only), right after the Java calls. */
+    private static final String CACHED_GET_RUST = "the same get from Rust, per call";
 
     private static final List<Engine> ENGINES = List.of(
             new Engine("Strata", StrataDBFactory.factory),
@@ -77,10 +80,10 @@ public final class Seed002Bench {
 
     /** The scenarios to run; empty: all. */
     private final List<String> only;
-    /** The engine's cached get from Rust, in ns per call; negative: not measured. */
-    private final long rustCachedGet;
+    /** The program making the cached get from Rust, or null. */
+    private final String rustCachedGet;
 
-    private Seed002Bench(Path root, int num, int repeat, List<String> only, long rustCachedGet) {
+    private Seed002Bench(Path root, int num, int repeat, List<String> only, String rustCachedGet) {
         this.root = root;
         this.num = num;
         this.repeat = repeat;
@@ -93,14 +96,14 @@ public final class Seed002Bench {
         int repeat = 3;
         Path dir = Path.of(System.getProperty("java.io.tmpdir"), "strata-seed002-bench");
         List<String> only = List.of();
-        long rustCachedGet = -1;
+        String rustCachedGet = null;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--num": num = Integer.parseInt(args[i + 1]); break;
                 case "--repeat": repeat = Integer.parseInt(args[i + 1]); break;
                 case "--dir": dir = Path.of(args[i + 1]); break;
                 case "--only": only = List.of(args[i + 1].split(";")); break;
-                case "--rust-cached-get": rustCachedGet = Long.parseLong(args[i + 1]); break;
+                case "--rust-cached-get": rustCachedGet = args[i + 1]; break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -203,12 +206,33 @@ public final class Seed002Bench {
     /** The JNI overhead line: Strata's cached get from Java against the same get from Rust. */
     private void printJniOverhead() {
         List<Long> java = results.getOrDefault(CACHED_GET, Map.of()).get(ENGINES.get(0).name);
-        if (java == null || rustCachedGet < 0) {
+        List<Long> rust = results.getOrDefault(CACHED_GET_RUST, Map.of()).get(ENGINES.get(0).name);
+        if (java == null || rust == null) {
             return;
         }
         long fromJava = median(java);
+        long fromRust = median(rust);
         System.out.printf("%nJNI overhead per call (a cached get): %d ns from Java - %d ns from Rust = %d ns%n",
-                fromJava, rustCachedGet, fromJava - rustCachedGet);
+                fromJava, fromRust, fromJava - fromRust);
+    }
+
+    /** Runs the Rust cached get for {@code calls} calls; its time per call in nanoseconds. */
+    private long rustCachedGet(int calls) throws IOException {
+        Process process = new ProcessBuilder(rustCachedGet, String.valueOf(calls))
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
+        String output = new String(process.getInputStream().readAllBytes(), UTF_8).trim();
+        try {
+            if (process.waitFor() != 0) {
+                throw new IOException(rustCachedGet + " failed: " + output);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+        // "engine get of one cached key from Rust, per call: N ns"
+        String[] words = output.split("\\s+");
+        return Long.parseLong(words[words.length - 2]);
     }
 
     private static String ratio(double peer, double strata) {
@@ -425,7 +449,13 @@ public final class Seed002Bench {
                     }
                 }
             });
-            return Map.of(CACHED_GET, nanos / calls);
+            if (engine.factory != StrataDBFactory.factory || rustCachedGet == null) {
+                return Map.of(CACHED_GET, nanos / calls);
+            }
+            Map<String, Long> phases = new LinkedHashMap<>();
+            phases.put(CACHED_GET, nanos / calls);
+            phases.put(CACHED_GET_RUST, rustCachedGet(calls));
+            return phases;
         }
     }
 }
