@@ -16,6 +16,7 @@ use crate::errors::{run, Error};
 use crate::handle;
 use crate::iterator::IteratorHandle;
 use crate::snapshot::{self, SnapshotHandle};
+use crate::strings;
 
 /// The database behind `handle`.
 pub(crate) fn database<'a>(handle: jlong) -> Result<&'a Database, Error> {
@@ -156,12 +157,7 @@ pub fn property<'local>(
 ) -> JString<'local> {
     run(&mut env, |env| {
         let db = database(handle)?;
-        if name.is_null() {
-            return Err(Error::Misuse(
-                "the property name must not be null".to_owned(),
-            ));
-        }
-        let name = name.try_to_string(env)?;
+        let name = strings::required(env, &name, "the property name")?;
         match db.call(|engine| Ok(engine.property(&name)))? {
             Some(value) => Ok(JString::from_str(env, value)?),
             None => Ok(JString::null()),
@@ -240,12 +236,7 @@ pub fn checkpoint<'local>(
 ) {
     run(&mut env, |env| {
         let db = database(handle)?;
-        if dir.is_null() {
-            return Err(Error::Misuse(
-                "the checkpoint directory must not be null".to_owned(),
-            ));
-        }
-        let dir = dir.try_to_string(env)?;
+        let dir = strings::required(env, &dir, "the checkpoint directory")?;
         db.call(|engine| engine.checkpoint(&dir))
     })
 }

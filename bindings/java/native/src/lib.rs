@@ -26,3 +26,4 @@ mod logger;
 mod options;
 mod scratch;
 mod snapshot;
+mod strings;
