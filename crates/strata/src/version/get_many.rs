@@ -10,7 +10,7 @@
 //!
 //! Threads: with `parallel`, a batch of at least twice [`GET_MANY_KEYS_PER_THREAD`] keys is
 //! cut into runs of contiguous sorted keys, and up to one task per other run is spawned on
-//! rayon's pool. The caller and the tasks claim runs in turn; each run goes through the tree as
+//! rayon's pool (at most one fewer than the pool's threads). The caller and the tasks claim runs in turn; each run goes through the tree as
 //! above on its own (runs share nothing but the table and block caches, so every answer is the
 //! same as on one thread). When the caller has no run left to claim, it takes each run back:
 //! a run a task is looking up it waits for; a run a task claimed but has not started (a busy
@@ -155,7 +155,10 @@ impl Version {
             runs,
             next: AtomicUsize::new(0),
         });
-        for _ in 1..count.min(rayon::current_num_threads() + 1) {
+        // One task fewer than the pool has threads: with the caller, one runner per core (a
+        // task more only wakes a thread to compete with the caller for a core; measured
+        // slower on 2 cores).
+        for _ in 1..count.min(rayon::current_num_threads()) {
             let shared = Arc::clone(&shared);
             rayon::spawn(move || shared.claim_runs());
         }
