@@ -7,14 +7,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::path::Path;
 use std::sync::Arc;
 
 use leveldb_peer::{LevelDb, LevelDbOptions};
-use strata::{CompactionFilter, CompressionType, FilterDecision, Options, DB};
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+use strata::{CompactionFilter, CompressionType, FilterDecision, Options, ReadOptions, DB};
+use support::{scan, Model};
 
 const HOT: &[u8] = b"m-hot";
 const VERSIONS: u32 = 3000;
@@ -99,18 +99,6 @@ fn assert_no_shared_user_keys(db: &DB) {
     }
 }
 
-fn scan(db: &DB) -> Model {
-    let mut it = db.iter();
-    it.seek_to_first();
-    let mut out = Model::new();
-    while it.valid() {
-        out.insert(it.key().to_vec(), it.value().to_vec());
-        it.next();
-    }
-    it.status().unwrap();
-    out
-}
-
 fn strata_options() -> Options {
     Options {
         write_buffer_size: 64 << 10,
@@ -148,7 +136,11 @@ fn a_filter_rewrites_a_key_leveldb_split_across_tables_as_one() {
         ..strata_options()
     };
     let db = DB::open(&path, options.clone()).unwrap();
-    assert_eq!(scan(&db), model, "Strata reads LevelDB's database");
+    assert_eq!(
+        scan(&db, &ReadOptions::default()),
+        model,
+        "Strata reads LevelDB's database"
+    );
     // A range that starts inside the hot key's tables, then everything.
     db.compact_range(Some(HOT), Some(HOT)).unwrap();
     assert_no_shared_user_keys(&db);
@@ -157,7 +149,7 @@ fn a_filter_rewrites_a_key_leveldb_split_across_tables_as_one() {
     assert_no_shared_user_keys(&db);
     model.retain(|k, _| !k.starts_with(b"z-"));
     model.insert(HOT.to_vec(), b"changed".to_vec());
-    assert_eq!(scan(&db), model);
+    assert_eq!(scan(&db, &ReadOptions::default()), model);
     let total: u64 = db.approximate_sizes(&[strata::Range {
         start: b"",
         limit: b"zzzz",
@@ -168,7 +160,7 @@ fn a_filter_rewrites_a_key_leveldb_split_across_tables_as_one() {
     );
     drop(db);
     let db = DB::open(&path, options).unwrap();
-    assert_eq!(scan(&db), model, "after reopening");
+    assert_eq!(scan(&db, &ReadOptions::default()), model, "after reopening");
 }
 
 #[test]
@@ -184,7 +176,7 @@ fn a_range_delete_over_a_key_leveldb_split_across_tables_leaves_no_version() {
     // Nothing to reclaim but shadowed entries: LevelDB's tables stay as they are, split key
     // and all. Then a range delete over the hot key.
     db.compact_range(None, None).unwrap();
-    assert_eq!(scan(&db), model);
+    assert_eq!(scan(&db, &ReadOptions::default()), model);
     let snapshot = db.snapshot();
     db.delete_range(b"a-0900", b"m-zzz").unwrap();
     let before = model.clone();
@@ -194,7 +186,7 @@ fn a_range_delete_over_a_key_leveldb_split_across_tables_leaves_no_version() {
     for _ in 0..2 {
         db.compact_range(Some(b"a-0950"), Some(HOT)).unwrap();
         assert_no_shared_user_keys(&db);
-        assert_eq!(scan(&db), model);
+        assert_eq!(scan(&db, &ReadOptions::default()), model);
         let read = strata::ReadOptions {
             snapshot: Some(snapshot.clone()),
             ..strata::ReadOptions::default()
@@ -204,9 +196,9 @@ fn a_range_delete_over_a_key_leveldb_split_across_tables_leaves_no_version() {
     drop(snapshot);
     db.compact_range(None, None).unwrap();
     assert_no_shared_user_keys(&db);
-    assert_eq!(scan(&db), model);
+    assert_eq!(scan(&db, &ReadOptions::default()), model);
     assert_eq!(db.get(HOT).unwrap(), None);
     drop(db);
     let db = DB::open(&path, options).unwrap();
-    assert_eq!(scan(&db), model, "after reopening");
+    assert_eq!(scan(&db, &ReadOptions::default()), model, "after reopening");
 }
