@@ -135,7 +135,8 @@ impl LogBatches {
         Ok(LogBatches {
             path: path.to_path_buf(),
             number,
-            reader: LogReader::new(file, Some(Box::new(reporter)), true, from),
+            reader: LogReader::new(file, Some(Box::new(reporter)), true, from)
+                .ending_at_first_gap(),
             scratch: Vec::new(),
             damage,
             paranoid_checks,

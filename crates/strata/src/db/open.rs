@@ -253,7 +253,7 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
     if !db.wal.lock().is_open() {
         // Start a fresh log for new writes.
         let number = state.versions.new_file_number();
-        let file = env.new_writable_file(&log_file_name(dir, number))?;
+        let file = env.new_log_file(&log_file_name(dir, number))?;
         db.wal.lock().start(number, LogWriter::new(file), 0);
         state.log_file_number = number;
         state.log_first_sequence = state.versions.last_sequence + 1;

@@ -407,7 +407,7 @@ fn make_room_for_write(
 fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
     let number = state.versions.new_file_number();
     let path = log_file_name(&db.dir, number);
-    let file = match db.env.new_writable_file(&path) {
+    let file = match db.env.new_log_file(&path) {
         Ok(file) => file,
         Err(e) => {
             state.versions.reuse_file_number(number);

@@ -29,7 +29,7 @@ pub(crate) mod conformance;
 pub(crate) mod fault;
 mod logger;
 mod mem;
-mod posix;
+pub(crate) mod posix;
 mod read_only;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod vec_files;
@@ -71,6 +71,15 @@ pub trait RandomAccessFile: Send + Sync {
 pub trait WritableFile: Send {
     /// Appends `data`. It may sit in a user-space buffer until `flush`.
     fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Appends `data`: the log writer's bytes for one or more whole records, so that the log
+    /// is at a record boundary once they are in. A file made by [`Env::new_log_file`] may then
+    /// show zeros after them (until the next append), which log readers take for the log's
+    /// end; a process crash at any instant during the call must leave the file ending, or
+    /// zero, at a place readers take for a clean end. The default is [`WritableFile::append`]
+    /// (a crash leaves a prefix of `data`, then the end of the file).
+    fn append_record(&mut self, data: &[u8]) -> Result<()> {
+        self.append(data)
+    }
     /// Hands every appended byte to the operating system.
     fn flush(&mut self) -> Result<()>;
     /// Makes every appended byte durable (flushes first).
@@ -102,6 +111,13 @@ pub trait Env: Send + Sync {
     }
     /// Creates `path`, truncating it if it exists.
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Creates the write-ahead log `path`, truncating it if it exists: a file of many small
+    /// appends, each flushed at once, written only through a `LogWriter`. By default
+    /// [`Env::new_writable_file`]; the POSIX Env writes it through a memory map (no system
+    /// call per append), so until `close` its tail may be zeros.
+    fn new_log_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.new_writable_file(path)
+    }
     /// Opens `path` for appending, creating it if missing.
     fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     /// True when `path` names an existing file or directory.

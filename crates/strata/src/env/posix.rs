@@ -9,7 +9,8 @@
 //!   database of thousands of tables, or several databases, open under a low descriptor limit.
 //! - Writers keep a 64 KiB user-space buffer so the many small appends of the log and table
 //!   writers become few `write` calls; an append larger than the buffer goes to the file directly.
-//!   `sync` is `fdatasync`.
+//!   `sync` is `fdatasync`. Write-ahead logs are written through a memory map instead
+//!   (`posix/mapped_log.rs`, on x86-64 and AArch64): no system call per append.
 //! - `lock_file` takes a write record lock over the whole file with `fcntl`, the kind of lock
 //!   LevelDB takes, so a LevelDB process and a Strata process keep each other out. On Linux it
 //!   is an open-file-description lock (`F_OFD_SETLK`): such locks conflict with LevelDB's
@@ -34,6 +35,9 @@ use parking_lot::Mutex;
 
 use super::{Env, FileLock, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) mod mapped_log;
 
 /// Size of a writer's user-space buffer.
 const WRITE_BUFFER_SIZE: usize = 64 * 1024;
@@ -113,6 +117,23 @@ impl Env for PosixEnv {
             .open(path)
             .map_err(|e| Error::io(context("create", path), e))?;
         Ok(Box::new(PosixWritableFile::new(file, path)))
+    }
+
+    /// Through a memory map (`posix/mapped_log.rs`); on a file system that cannot map the
+    /// file, with `write` as [`Env::new_writable_file`] does.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn new_log_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io(context("create", path), e))?;
+        Ok(match mapped_log::MappedLogFile::new(file, path) {
+            Ok(log) => Box::new(log),
+            Err(file) => Box::new(PosixWritableFile::new(file, path)),
+        })
     }
 
     fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {

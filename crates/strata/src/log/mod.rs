@@ -28,7 +28,7 @@
 
 pub(crate) mod reader;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 pub(crate) mod writer;
 
 pub(crate) use reader::{LogReader, Reporter};

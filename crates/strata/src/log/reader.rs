@@ -12,6 +12,12 @@
 //!   when nothing but zeros follows them to the end of the file. Zeros followed by anything
 //!   else are damage, not preallocation: they are reported (with the bytes they cost) as soon
 //!   as the reader meets what follows.
+//! - A reader made with [`LogReader::ending_at_first_gap`] (the write-ahead log's, which may be
+//!   written through a memory map: `env/posix/mapped_log.rs`) takes a zero header as the place
+//!   where the writer stopped: the rest of its block is a record whose header was never
+//!   published (a writer killed while copying it), skipped silently like zeros. If a record
+//!   header follows in a later block the region is reported as above, and the log ends there:
+//!   after a gap nothing is returned, so a replay keeps a prefix of the writes.
 //! - A read error is reported (as a whole block dropped) and ends the log.
 
 use super::{RecordType, BLOCK_SIZE, HEADER_SIZE};
@@ -73,6 +79,8 @@ pub(crate) struct LogReader {
     /// File offset where the zero-filled region being skipped starts, while one is: reported
     /// if anything but zeros follows it.
     zeros_from: Option<u64>,
+    /// See [`LogReader::ending_at_first_gap`].
+    end_at_gap: bool,
 }
 
 impl LogReader {
@@ -100,7 +108,16 @@ impl LogReader {
             positioned: false,
             resyncing: initial_offset > 0,
             zeros_from: None,
+            end_at_gap: false,
         }
+    }
+
+    /// This reader for a write-ahead log (see the module documentation): what follows a zero
+    /// header in its block is an unpublished record, not damage, and the log ends at a zero
+    /// region followed by data (which is still reported).
+    pub(crate) fn ending_at_first_gap(mut self) -> LogReader {
+        self.end_at_gap = true;
+        self
     }
 
     /// The next logical record, or `None` at the end of the log.
@@ -286,13 +303,19 @@ impl LogReader {
                 let rest_is_zero = self.block[self.pos..self.end].iter().all(|&b| b == 0);
                 self.pos = self.end;
                 self.zeros_from.get_or_insert(offset);
-                if !rest_is_zero {
+                if !rest_is_zero && !self.end_at_gap {
                     // Bytes after a zero-filled header in the same block: damage.
                     self.report_zeros(self.end_of_buffer_offset);
                 }
                 return Physical::Bad;
             }
             // A header that is not zeros: zeros skipped before it were no preallocated tail.
+            if self.end_at_gap && self.zeros_from.is_some() {
+                self.report_zeros(offset);
+                self.pos = self.end;
+                self.eof = true;
+                return Physical::Eof;
+            }
             self.report_zeros(offset);
             if HEADER_SIZE + len > available {
                 self.pos = self.end;

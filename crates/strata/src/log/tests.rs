@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::util::crc;
 
 #[derive(Clone, Default)]
-struct Reports(Arc<Mutex<Vec<(u64, Error)>>>);
+pub(crate) struct Reports(Arc<Mutex<Vec<(u64, Error)>>>);
 
 impl Reporter for Reports {
     fn corruption(&mut self, bytes: u64, reason: &Error) {
@@ -24,10 +24,10 @@ impl Reports {
     fn dropped(&self) -> u64 {
         self.0.lock().iter().map(|(b, _)| b).sum()
     }
-    fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.0.lock().len()
     }
-    fn reasons(&self) -> Vec<String> {
+    pub(crate) fn reasons(&self) -> Vec<String> {
         self.0.lock().iter().map(|(_, e)| e.to_string()).collect()
     }
     fn offsets(&self) -> Vec<Option<u64>> {
@@ -58,20 +58,37 @@ fn write_log(records: &[Vec<u8>]) -> (Vec<u8>, Vec<u64>) {
     (sink.contents(), offsets)
 }
 
-struct ReadOutcome {
-    records: Vec<Vec<u8>>,
+pub(crate) struct ReadOutcome {
+    pub(crate) records: Vec<Vec<u8>>,
     offsets: Vec<u64>,
-    reports: Reports,
+    pub(crate) reports: Reports,
 }
 
 fn read_log_from(file: Box<dyn SequentialFile>, verify: bool, initial_offset: u64) -> ReadOutcome {
     let reports = Reports::default();
-    let mut reader = LogReader::new(
+    let reader = LogReader::new(
         file,
         Some(Box::new(reports.clone())),
         verify,
         initial_offset,
     );
+    read_all(reader, reports)
+}
+
+/// Reads `bytes` as the write-ahead log is read ([`LogReader::ending_at_first_gap`]).
+pub(crate) fn read_write_ahead_log(bytes: &[u8]) -> ReadOutcome {
+    let reports = Reports::default();
+    let reader = LogReader::new(
+        Box::new(VecSource::new(bytes.to_vec())),
+        Some(Box::new(reports.clone())),
+        true,
+        0,
+    )
+    .ending_at_first_gap();
+    read_all(reader, reports)
+}
+
+fn read_all(mut reader: LogReader, reports: Reports) -> ReadOutcome {
     let mut scratch = Vec::new();
     let mut records = Vec::new();
     let mut offsets = Vec::new();
@@ -401,6 +418,37 @@ fn zeros_followed_by_data_are_reported() {
     let out = read_log(&bytes);
     assert_eq!(out.records, vec![record(1, full)]);
     assert_eq!(out.reports.count(), 0);
+}
+
+/// The write-ahead log's reader: a record whose header was never published (a writer killed
+/// while copying it into a mapped log) is the log's end, silent; zeros followed by data in a
+/// later block are reported and end the log, so no record after a gap is returned.
+#[test]
+fn write_ahead_log_reader_ends_at_an_unpublished_record_and_at_a_gap() {
+    let records = [record(1, 100), record(2, 100), record(3, 100)];
+    let (bytes, offsets) = write_log(&records);
+    let third = offsets[2] as usize;
+    let mut unpublished = bytes.clone();
+    unpublished[third..third + HEADER_SIZE].fill(0);
+    unpublished.resize(BLOCK_SIZE, 0);
+    let out = read_write_ahead_log(&unpublished);
+    assert_eq!(out.records, records[..2].to_vec());
+    assert_eq!(out.reports.count(), 0, "{:?}", out.reports.reasons());
+    // The other reader reports the bytes after the zero header as damage.
+    assert_eq!(read_log(&unpublished).reports.count(), 1);
+
+    // The same region followed by a record in the next block: a gap.
+    let rest = BLOCK_SIZE - 2 * HEADER_SIZE - 100;
+    let (mut bytes, offsets) = write_log(&[record(1, 100), record(2, rest), record(3, 100)]);
+    assert_eq!(offsets[2], BLOCK_SIZE as u64);
+    let second = offsets[1] as usize;
+    bytes[second..second + HEADER_SIZE].fill(0);
+    let out = read_write_ahead_log(&bytes);
+    assert_eq!(out.records, vec![record(1, 100)]);
+    assert_eq!(out.reports.offsets(), vec![Some(offsets[1])]);
+    assert!(out.reports.reasons()[0].contains("zero-filled region followed by data"));
+    // The other reader reports it too, but goes on with the later record.
+    assert_eq!(read_log(&bytes).records.len(), 2);
 }
 
 #[test]

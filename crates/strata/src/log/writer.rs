@@ -49,10 +49,15 @@ impl LogWriter {
     }
 
     /// Appends one logical record (possibly empty) and flushes it to the operating system.
+    ///
+    /// A record staged whole reaches the file in one [`WritableFile::append_record`]; a larger
+    /// one in plain `append`s, so that a file showing zeros after a record boundary never shows
+    /// them after a part of a record.
     pub(crate) fn add_record(&mut self, record: &[u8]) -> Result<()> {
         self.stage.clear();
         let mut rest = record;
         let mut first = true;
+        let mut split = false;
         loop {
             let leftover = BLOCK_SIZE - self.block_offset;
             if leftover < HEADER_SIZE {
@@ -77,10 +82,11 @@ impl LogWriter {
                 break;
             }
             if self.stage.len() >= STAGE_LIMIT {
-                self.write_stage()?;
+                self.write_stage(false)?;
+                split = true;
             }
         }
-        self.write_stage()?;
+        self.write_stage(!split)?;
         self.file.flush()
     }
 
@@ -111,11 +117,16 @@ impl LogWriter {
         self.block_offset += HEADER_SIZE + payload.len();
     }
 
-    fn write_stage(&mut self) -> Result<()> {
+    /// Hands the staged bytes to the file; `whole`: they end a record that began with them.
+    fn write_stage(&mut self, whole: bool) -> Result<()> {
         if self.stage.is_empty() {
             return Ok(());
         }
-        self.file.append(&self.stage)?;
+        if whole {
+            self.file.append_record(&self.stage)?;
+        } else {
+            self.file.append(&self.stage)?;
+        }
         self.file_len += self.stage.len() as u64;
         self.stage.clear();
         Ok(())

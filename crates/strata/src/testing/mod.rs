@@ -40,6 +40,10 @@ pub use self::write_batches::{
 pub use crate::env::fault::{
     CrashPoint, FaultEnv, InjectedError, InjectedFault, OpKind, PowerLossMode,
 };
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub use crate::env::posix::mapped_log::crash_points::{
+    mapped_log_writes_stopped, stop_mapped_log_writes_after,
+};
 
 use crate::error::Result;
 use crate::iter::InternalIterator;

@@ -1,0 +1,353 @@
+//! The write-ahead log written through a shared memory map ([`PosixEnv::new_log_file`]): an
+//! append is a copy into the page cache, without a system call.
+//!
+//! # Layout of the file while it is written
+//!
+//! The file is grown one log block (32 KiB, `log/mod.rs`) at a time, reserved with
+//! `posix_fallocate` before any store into it (so a full disk is an error at the append that
+//! needs the block, never a `SIGBUS` at a store), and mapped in windows of [`WINDOW`] bytes
+//! (block-aligned, so a block never straddles two windows). Its size is either the written
+//! length (after a write past the end, below) or the end of the block holding it: the zeros
+//! after the written bytes never reach past the current block. `close` (or drop) cuts the file
+//! to the written length, so a database closed cleanly leaves LevelDB's bytes exactly.
+//!
+//! # What a process crash can leave: the publication protocol
+//!
+//! A killed process leaves every store it made in the page cache, and the next reader (Strata
+//! or LevelDB 1.23, with or without paranoid checks) must find either a whole record or the
+//! log's clean end where each record goes. [`WritableFile::append_record`] receives the
+//! bytes of whole records (`LogWriter` fragments included); of them, the part that fits in the
+//! current block (the reserved zeros) is written through the map, the rest past the end of the
+//! file with `pwrite`:
+//! 1. When nothing is reserved ahead, the block holding the write position is reserved: the
+//!    file then ends in zeros, which both readers take for the end of the log.
+//! 2. The in-block part is copied, *except its first 7 bytes* (a record header), into the
+//!    zeros: its header stays zero, and a zero header is where both readers stop (LevelDB skips
+//!    the rest of the block and finds the end of the file, since nothing is reserved beyond it;
+//!    Strata's write-ahead log reader takes it for the end, `log/reader.rs`), whatever part of
+//!    the copy was done. Order inside the copy does not matter.
+//! 3. The header is published by one 8-byte store (one instruction, [`store_word`]): the
+//!    header and the byte after it, or, when fewer than 8 bytes are left in the block, the 8
+//!    bytes ending at the block's end. The other bytes of the word are rewritten with the value
+//!    they already hold. A kill lands between two instructions, so it sees the header all zero
+//!    or all written — never torn — and a written header comes after its whole payload.
+//! 4. What did not fit in the block (a record's later fragments, or a record after a short
+//!    block trailer) is written with `pwrite` *past the end of the file*, which grows as the
+//!    copy goes on: a kill during it leaves the file cut inside those bytes, a torn tail that
+//!    both readers take for the end of the log. Nothing is reserved after them until the next
+//!    `append_record`, so a record's first fragment is never followed by zeros.
+//!
+//! [`WritableFile::append`] (the pieces of a record too large to stage whole) does the same
+//! without step 1, so zeros never follow a part of a record.
+//!
+//! A power loss is different: pages reach the disk in any order, so zeros may precede records
+//! that were written later. Only synced bytes are promised (`sync` is `fdatasync`), and the
+//! write-ahead log reader ends the log at the first zero region followed by data, so recovery
+//! keeps a prefix of the writes.
+//!
+//! # Sync
+//!
+//! `fdatasync` of the file. `msync(MS_SYNC)` over the dirty range would reach the same kernel
+//! operation (on Linux it is `vfs_fsync_range` with `datasync` set), over the same dirty pages:
+//! it adds nothing. Either makes durable the metadata needed to read the synced bytes back —
+//! the file size that `posix_fallocate` or `pwrite` set and the blocks allocated — so no
+//! separate `fsync` is needed when the file grew.
+//!
+//! [`PosixEnv::new_log_file`]: super::PosixEnv
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use memmap2::{MmapMut, MmapOptions};
+
+use super::context;
+use crate::env::WritableFile;
+use crate::error::{Error, Result};
+use crate::log::{BLOCK_SIZE, HEADER_SIZE};
+
+#[cfg(any(test, feature = "testing"))]
+pub(crate) mod crash_points;
+
+/// Without the `testing` feature every step of a write runs.
+#[cfg(not(any(test, feature = "testing")))]
+mod crash_points {
+    pub(super) fn step() -> bool {
+        true
+    }
+
+    pub(super) fn alive() -> bool {
+        true
+    }
+
+    pub(super) fn pwrite_prefix(_offset: u64, data: &[u8]) -> &[u8] {
+        data
+    }
+
+    pub(super) fn copy_torn(_target: &mut [u8], _source: &[u8]) {}
+}
+
+/// Bytes mapped at a time: a multiple of the block size and of every page size.
+const WINDOW: u64 = 1 << 20;
+
+/// Bytes of the store that publishes a header.
+const WORD: usize = 8;
+
+/// [`BLOCK_SIZE`] as a file offset.
+const BLOCK: u64 = BLOCK_SIZE as u64;
+
+/// See the module documentation.
+///
+/// Thread safety: owned by one `LogWriter`; `&mut self` serialises every call.
+/// Invariant: `len <= size`, and `size` is `len` or the end of the block holding `len`.
+pub(super) struct MappedLogFile {
+    /// `None` once closed.
+    file: Option<File>,
+    path: PathBuf,
+    /// The window being written and its file offset.
+    map: Option<(MmapMut, u64)>,
+    /// Bytes written.
+    len: u64,
+    /// The file's size.
+    size: u64,
+}
+
+impl MappedLogFile {
+    /// A writer for `file`, which must be empty and open for reading and writing. Gives the file
+    /// back when the file system cannot map it (the caller then appends with `write`).
+    pub(super) fn new(file: File, path: &Path) -> std::result::Result<MappedLogFile, File> {
+        match map_window(&file, 0) {
+            Ok(map) => Ok(MappedLogFile {
+                file: Some(file),
+                path: path.to_path_buf(),
+                map: Some((map, 0)),
+                len: 0,
+                size: 0,
+            }),
+            Err(_) => Err(file),
+        }
+    }
+
+    fn open_file(&self, op: &str) -> Result<&File> {
+        self.file
+            .as_ref()
+            .ok_or_else(|| Error::io(context(op, &self.path), io::Error::other("file is closed")))
+    }
+
+    /// The mapped window holding file offset `offset` (mapping it if needed), and the window's
+    /// file offset.
+    fn window(&mut self, offset: u64) -> Result<(&mut MmapMut, u64)> {
+        let start = offset - offset % WINDOW;
+        if self.map.as_ref().map(|(_, at)| *at) != Some(start) {
+            self.map = None;
+            let map = map_window(self.open_file("map")?, start)
+                .map_err(|e| Error::io(context("map", &self.path), e))?;
+            self.map = Some((map, start));
+        }
+        match self.map.as_mut() {
+            Some((map, at)) => Ok((map, *at)),
+            None => Err(Error::io(
+                context("map", &self.path),
+                io::Error::other("no window mapped"),
+            )),
+        }
+    }
+
+    /// Step 1: reserves the rest of the block holding the write position, growing the file to
+    /// the block's end.
+    fn reserve_block(&mut self) -> Result<()> {
+        let end = (self.len / BLOCK + 1) * BLOCK;
+        if !crash_points::step() {
+            return Ok(());
+        }
+        let file = self.open_file("reserve space in")?;
+        let (Ok(start), Ok(len)) = (i64::try_from(self.len), i64::try_from(end - self.len)) else {
+            return Err(Error::io(
+                context("reserve space in", &self.path),
+                io::Error::other("file too large"),
+            ));
+        };
+        // SAFETY: the descriptor is open while `file` is borrowed; the call takes integers.
+        let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), start, len) };
+        if rc != 0 {
+            return Err(Error::io(
+                context("reserve space in", &self.path),
+                io::Error::from_raw_os_error(rc),
+            ));
+        }
+        self.size = end;
+        Ok(())
+    }
+
+    /// Steps 2 and 3: writes `data`, which fits in the reserved bytes, through the map, its
+    /// first 7 bytes last.
+    fn write_mapped(&mut self, data: &[u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let offset = self.len;
+        let block_end = (offset / BLOCK + 1) * BLOCK;
+        let (map, map_start) = self.window(offset)?;
+        // Inside the window: windows are block-aligned and `data` ends inside the block.
+        let at = (offset - map_start) as usize;
+        let in_block_end = (block_end - map_start) as usize;
+        let head = data.len().min(HEADER_SIZE);
+        if let (Some(target), Some(payload)) =
+            (map.get_mut(at + head..at + data.len()), data.get(head..))
+        {
+            if !crash_points::step() {
+                crash_points::copy_torn(target, payload);
+                return Ok(());
+            }
+            target.copy_from_slice(payload);
+        }
+        if !crash_points::step() {
+            return Ok(());
+        }
+        let word_at = at.min(in_block_end - WORD);
+        let Some(word) = map.get_mut(word_at..word_at + WORD) else {
+            return Err(Error::io(
+                context("append to", &self.path),
+                io::Error::other("record outside the mapped window"),
+            ));
+        };
+        let mut value = [0u8; WORD];
+        value.copy_from_slice(word);
+        value[at - word_at..at - word_at + head].copy_from_slice(&data[..head]);
+        store_word(word, value);
+        self.len += data.len() as u64;
+        Ok(())
+    }
+
+    /// Step 4: writes `data` past the end of the file.
+    fn write_past_end(&mut self, data: &[u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        debug_assert!(self.len == self.size || !crash_points::alive());
+        let data = crash_points::pwrite_prefix(self.len, data);
+        let file = self.open_file("append to")?;
+        file.write_all_at(data, self.len)
+            .map_err(|e| Error::io(context("append to", &self.path), e))?;
+        self.len += data.len() as u64;
+        self.size = self.len;
+        Ok(())
+    }
+
+    fn write(&mut self, data: &[u8], reserve: bool) -> Result<()> {
+        self.open_file("append to")?;
+        if reserve && self.size == self.len {
+            self.reserve_block()?;
+        }
+        // `size - len` is below a block.
+        let room = (self.size - self.len) as usize;
+        let (mapped, past_end) = data.split_at(data.len().min(room));
+        self.write_mapped(mapped)?;
+        self.write_past_end(past_end)
+    }
+
+    /// Unmaps the window and cuts the file to its written length.
+    fn finish(&mut self) -> Result<()> {
+        self.map = None;
+        if !crash_points::alive() {
+            return Ok(());
+        }
+        let file = self.open_file("close")?;
+        file.set_len(self.len)
+            .map_err(|e| Error::io(context("truncate", &self.path), e))
+    }
+}
+
+/// Maps the [`WINDOW`] bytes of `file` from offset `start` (a multiple of `WINDOW`), shared and
+/// writable; past the end of the file too (only a store there would fault).
+fn map_window(file: &File, start: u64) -> io::Result<MmapMut> {
+    // SAFETY: the mapping is shared with the file, and only the `MappedLogFile` owning it
+    // changes the file while it is mapped: it stores only to bytes inside the file (reserved by
+    // `reserve_block` first), and the file never shrinks below a mapped byte in use (`finish`,
+    // the only truncation, drops the mapping first). Readers of the log read it through the
+    // file, never through this mapping.
+    unsafe {
+        MmapOptions::new()
+            .offset(start)
+            .len(WINDOW as usize)
+            .map_mut(file)
+    }
+}
+
+impl WritableFile for MappedLogFile {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.write(data, false)
+    }
+
+    fn append_record(&mut self, data: &[u8]) -> Result<()> {
+        self.write(data, true)
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        // Stores into a shared map and `pwrite`s are in the page cache already.
+        self.open_file("flush").map(|_| ())
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        let file = self.open_file("sync")?;
+        if !crash_points::alive() {
+            return Ok(());
+        }
+        file.sync_data()
+            .map_err(|e| Error::io(context("sync", &self.path), e))
+    }
+
+    fn close(&mut self) -> Result<()> {
+        let result = self.finish();
+        self.file = None;
+        result
+    }
+}
+
+impl Drop for MappedLogFile {
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            let _ = self.finish();
+        }
+    }
+}
+
+/// Stores the 8 bytes `value` into `word` with a single store instruction, after every earlier
+/// store of this thread: a process killed at any instant (signals are taken between
+/// instructions) leaves the old 8 bytes or the new ones, never a mix, and never the new ones
+/// without what was stored before. The `asm!` block is a compiler barrier (it may touch
+/// memory), and the fence orders the earlier stores before it for other processors too (a
+/// reader of the file on another core sees no header before its payload).
+fn store_word(word: &mut [u8], value: [u8; WORD]) {
+    debug_assert_eq!(word.len(), WORD);
+    let value = u64::from_ne_bytes(value);
+    let ptr = word.as_mut_ptr();
+    std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+    // SAFETY: `ptr` points to `WORD` writable bytes borrowed mutably (`word`); both
+    // instructions accept any alignment for normal memory. One instruction, so the 8 bytes
+    // are written all or not at all as far as a signal (and so a kill) can observe.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::asm!(
+            "mov qword ptr [{ptr}], {value}",
+            ptr = in(reg) ptr,
+            value = in(reg) value,
+            options(nostack, preserves_flags),
+        );
+    }
+    // SAFETY: as above.
+    #[cfg(target_arch = "aarch64")]
+    unsafe {
+        std::arch::asm!(
+            "str {value}, [{ptr}]",
+            ptr = in(reg) ptr,
+            value = in(reg) value,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests;
