@@ -133,7 +133,7 @@ fn capture(db: &DbInner) -> Result<Capture> {
         // Listed before the mutexes are taken; a log started since sends us round again.
         let names = db.env.children(&db.dir)?;
         let state = db.state.lock();
-        let _appends = db.wal.lock();
+        let appends = db.wal.lock();
         let versions = &state.versions;
         let logs = live_logs(&names, versions.log_number, versions.prev_log_number);
         if !logs.contains(&state.log_file_number) {
@@ -143,7 +143,13 @@ fn capture(db: &DbInner) -> Result<Capture> {
         for number in logs {
             let path = log_file_name(&db.dir, number);
             let file = db.env.new_held_random_access_file(&path)?;
-            opened.push((number, db.env.file_size(&path)?, file));
+            // An open log's written length: a mapped one ends in zeros (which the writer fills
+            // after this point, and cuts off when it closes the log) until it is closed.
+            let len = match appends.written_len(number) {
+                Some(len) => len,
+                None => db.env.file_size(&path)?,
+            };
+            opened.push((number, len, file));
         }
         return Ok(Capture {
             edit: counters(versions),

@@ -136,7 +136,7 @@ impl LogBatches {
             path: path.to_path_buf(),
             number,
             reader: LogReader::new(file, Some(Box::new(reporter)), true, from)
-                .ending_at_first_gap(),
+                .ending_at_first_damage(),
             scratch: Vec::new(),
             damage,
             paranoid_checks,

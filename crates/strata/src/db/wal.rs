@@ -85,6 +85,16 @@ impl Wal {
         self.older.retain(|(number, _)| *number >= min_live_log);
     }
 
+    /// Bytes written to log `number`, if it is open here. A log written through a memory map
+    /// is longer on disk (zeros up to its block's end) until it is closed.
+    pub(crate) fn written_len(&self, number: u64) -> Option<u64> {
+        self.current
+            .iter()
+            .chain(&self.older)
+            .find(|(n, _)| *n == number)
+            .map(|(_, log)| log.file_len())
+    }
+
     /// Closes every log (without syncing, as a clean close of LevelDB does).
     pub(crate) fn close(&mut self) {
         for (_, mut log) in self.older.drain(..) {

@@ -42,6 +42,9 @@
 //!   `close` sync nothing). Of a file with bytes past its synced length, the synced bytes
 //!   survive and the rest is, by [`PowerLossMode`], dropped, cut at a random point, or replaced
 //!   by random garbage of random length (at least one byte, at most as many as were unsynced).
+//!   A write-ahead log made by `new_log_file` is what the real file system's memory-mapped log
+//!   would show instead (`namespace::cut_mapped`): each unsynced 4 KiB page kept or zeroed on
+//!   its own (all zeroed under `DropUnsynced`), and maybe zeros up to its block's end.
 //!   `new_writable_file` on an existing file truncates it durably at once: its old contents
 //!   never come back (a pessimistic choice; LevelDB's layout gives every log, table and
 //!   manifest a fresh number, so a file still needed is never truncated).
@@ -347,8 +350,14 @@ impl Shared {
         ))
     }
 
-    /// Opens a writer on `path`, recording the file as created (or truncated).
-    fn open_writer(self: &Arc<Self>, path: &Path, truncate: bool) -> Result<Box<dyn WritableFile>> {
+    /// Opens a writer on `path`, recording the file as created (or truncated; `mapped`: as a
+    /// write-ahead log written through a memory map, see [`namespace::cut_mapped`]).
+    fn open_writer(
+        self: &Arc<Self>,
+        path: &Path,
+        truncate: bool,
+        mapped: bool,
+    ) -> Result<Box<dyn WritableFile>> {
         let op = if truncate {
             "create"
         } else {
@@ -370,12 +379,17 @@ impl Shared {
                 if let Some(node) = state.files.node_mut(id).filter(|_| truncate) {
                     node.len = 0;
                     node.synced = 0;
+                    node.mapped = mapped;
                 }
                 id
             }
             None => {
                 let len = self.inner.file_size(path).unwrap_or(0);
-                state.files.create(&entry, len)
+                let id = state.files.create(&entry, len);
+                if let Some(node) = state.files.node_mut(id) {
+                    node.mapped = mapped;
+                }
+                id
             }
         });
         Ok(Box::new(FaultWritableFile {
@@ -430,11 +444,17 @@ impl Env for FaultEnv {
     }
 
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        self.shared.open_writer(path, true)
+        self.shared.open_writer(path, true, false)
+    }
+
+    /// A writable file of the inner env that power loss treats as the real file system's
+    /// mapped write-ahead log (see the module documentation).
+    fn new_log_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.shared.open_writer(path, true, true)
     }
 
     fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        self.shared.open_writer(path, false)
+        self.shared.open_writer(path, false, false)
     }
 
     fn file_exists(&self, path: &Path) -> bool {

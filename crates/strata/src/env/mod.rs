@@ -71,13 +71,15 @@ pub trait RandomAccessFile: Send + Sync {
 pub trait WritableFile: Send {
     /// Appends `data`. It may sit in a user-space buffer until `flush`.
     fn append(&mut self, data: &[u8]) -> Result<()>;
-    /// Appends `data`: the log writer's bytes for one or more whole records, so that the log
-    /// is at a record boundary once they are in. A file made by [`Env::new_log_file`] may then
-    /// show zeros after them (until the next append), which log readers take for the log's
-    /// end; a process crash at any instant during the call must leave the file ending, or
-    /// zero, at a place readers take for a clean end. The default is [`WritableFile::append`]
-    /// (a crash leaves a prefix of `data`, then the end of the file).
-    fn append_record(&mut self, data: &[u8]) -> Result<()> {
+    /// Appends `data`: the log writer's bytes for one whole record (its fragments, after any
+    /// trailer of the block before), starting `block_left` bytes (1 to 32 KiB) before the end of
+    /// the log block they start in. A file made by [`Env::new_log_file`] may then show zeros
+    /// after them up to that block's end at most (until the next append), which log readers take
+    /// for the log's end, and a process crash at any instant of the call must leave the file
+    /// ending, or showing a zero header, where readers take the log to end cleanly. The default
+    /// is [`WritableFile::append`] (a crash leaves a prefix of `data`, then the file's end).
+    fn append_record(&mut self, data: &[u8], block_left: usize) -> Result<()> {
+        let _ = block_left;
         self.append(data)
     }
     /// Hands every appended byte to the operating system.

@@ -12,12 +12,14 @@
 //!   when nothing but zeros follows them to the end of the file. Zeros followed by anything
 //!   else are damage, not preallocation: they are reported (with the bytes they cost) as soon
 //!   as the reader meets what follows.
-//! - A reader made with [`LogReader::ending_at_first_gap`] (the write-ahead log's, which may be
-//!   written through a memory map: `env/posix/mapped_log.rs`) takes a zero header as the place
-//!   where the writer stopped: the rest of its block is a record whose header was never
-//!   published (a writer killed while copying it), skipped silently like zeros. If a record
-//!   header follows in a later block the region is reported as above, and the log ends there:
-//!   after a gap nothing is returned, so a replay keeps a prefix of the writes.
+//! - A reader made with [`LogReader::ending_at_first_damage`] (the write-ahead log's, which
+//!   may be written through a memory map: `env/posix/mapped_log.rs`) takes a zero header as
+//!   the place where the writer stopped: the rest of its block is a record whose header was
+//!   never published (a writer killed while copying it), skipped silently like zeros. And the
+//!   first damage it reports ends the log — a zero region followed by a record in a later
+//!   block, a bad checksum, a fragment out of place: a power loss writes a mapped file's pages
+//!   back in any order, so zeros or a torn record may precede records written later, and
+//!   returning those would replay writes without the ones before them. Recovery keeps a prefix.
 //! - A read error is reported (as a whole block dropped) and ends the log.
 
 use super::{RecordType, BLOCK_SIZE, HEADER_SIZE};
@@ -79,8 +81,10 @@ pub(crate) struct LogReader {
     /// File offset where the zero-filled region being skipped starts, while one is: reported
     /// if anything but zeros follows it.
     zeros_from: Option<u64>,
-    /// See [`LogReader::ending_at_first_gap`].
-    end_at_gap: bool,
+    /// See [`LogReader::ending_at_first_damage`].
+    end_at_damage: bool,
+    /// Damage was reported while `end_at_damage`: the log has ended.
+    ended_by_damage: bool,
 }
 
 impl LogReader {
@@ -108,15 +112,16 @@ impl LogReader {
             positioned: false,
             resyncing: initial_offset > 0,
             zeros_from: None,
-            end_at_gap: false,
+            end_at_damage: false,
+            ended_by_damage: false,
         }
     }
 
     /// This reader for a write-ahead log (see the module documentation): what follows a zero
-    /// header in its block is an unpublished record, not damage, and the log ends at a zero
-    /// region followed by data (which is still reported).
-    pub(crate) fn ending_at_first_gap(mut self) -> LogReader {
-        self.end_at_gap = true;
+    /// header in its block is an unpublished record, not damage, and the first damage reported
+    /// ends the log.
+    pub(crate) fn ending_at_first_damage(mut self) -> LogReader {
+        self.end_at_damage = true;
         self
     }
 
@@ -171,6 +176,9 @@ impl LogReader {
             match record_type {
                 Some(RecordType::Full) => {
                     self.drop_unfinished(&mut open_record, scratch);
+                    if self.ended_by_damage {
+                        return None;
+                    }
                     self.last_record_offset = offset;
                     self.last_record_end = self.position();
                     return Some(&self.block[fragment]);
@@ -276,6 +284,11 @@ impl LogReader {
 
     fn read_physical_record(&mut self) -> Physical {
         loop {
+            if self.ended_by_damage {
+                self.pos = self.end;
+                self.eof = true;
+                return Physical::Eof;
+            }
             let available = self.end - self.pos;
             if available < HEADER_SIZE {
                 if self.eof {
@@ -303,20 +316,17 @@ impl LogReader {
                 let rest_is_zero = self.block[self.pos..self.end].iter().all(|&b| b == 0);
                 self.pos = self.end;
                 self.zeros_from.get_or_insert(offset);
-                if !rest_is_zero && !self.end_at_gap {
+                if !rest_is_zero && !self.end_at_damage {
                     // Bytes after a zero-filled header in the same block: damage.
                     self.report_zeros(self.end_of_buffer_offset);
                 }
                 return Physical::Bad;
             }
             // A header that is not zeros: zeros skipped before it were no preallocated tail.
-            if self.end_at_gap && self.zeros_from.is_some() {
-                self.report_zeros(offset);
-                self.pos = self.end;
-                self.eof = true;
-                return Physical::Eof;
-            }
             self.report_zeros(offset);
+            if self.ended_by_damage {
+                continue;
+            }
             if HEADER_SIZE + len > available {
                 self.pos = self.end;
                 if self.eof {
@@ -368,6 +378,7 @@ impl LogReader {
         if let Some(reporter) = self.reporter.as_mut() {
             reporter.corruption(bytes as u64, &Error::corruption_at(offset, reason));
         }
+        self.ended_by_damage |= self.end_at_damage;
     }
 
     fn report_error(&mut self, bytes: u64, error: &Error) {

@@ -75,7 +75,7 @@ fn read_log_from(file: Box<dyn SequentialFile>, verify: bool, initial_offset: u6
     read_all(reader, reports)
 }
 
-/// Reads `bytes` as the write-ahead log is read ([`LogReader::ending_at_first_gap`]).
+/// Reads `bytes` as the write-ahead log is read ([`LogReader::ending_at_first_damage`]).
 pub(crate) fn read_write_ahead_log(bytes: &[u8]) -> ReadOutcome {
     let reports = Reports::default();
     let reader = LogReader::new(
@@ -84,7 +84,7 @@ pub(crate) fn read_write_ahead_log(bytes: &[u8]) -> ReadOutcome {
         true,
         0,
     )
-    .ending_at_first_gap();
+    .ending_at_first_damage();
     read_all(reader, reports)
 }
 
@@ -422,9 +422,10 @@ fn zeros_followed_by_data_are_reported() {
 
 /// The write-ahead log's reader: a record whose header was never published (a writer killed
 /// while copying it into a mapped log) is the log's end, silent; zeros followed by data in a
-/// later block are reported and end the log, so no record after a gap is returned.
+/// later block, or any other damage, are reported and end the log, so no record after a gap is
+/// returned.
 #[test]
-fn write_ahead_log_reader_ends_at_an_unpublished_record_and_at_a_gap() {
+fn write_ahead_log_reader_ends_at_an_unpublished_record_and_at_damage() {
     let records = [record(1, 100), record(2, 100), record(3, 100)];
     let (bytes, offsets) = write_log(&records);
     let third = offsets[2] as usize;
@@ -448,6 +449,15 @@ fn write_ahead_log_reader_ends_at_an_unpublished_record_and_at_a_gap() {
     assert_eq!(out.reports.offsets(), vec![Some(offsets[1])]);
     assert!(out.reports.reasons()[0].contains("zero-filled region followed by data"));
     // The other reader reports it too, but goes on with the later record.
+    assert_eq!(read_log(&bytes).records.len(), 2);
+
+    // Any damage ends the write-ahead log: a bad checksum too.
+    let (mut bytes, offsets) = write_log(&[record(1, 100), record(2, rest), record(3, 100)]);
+    bytes[offsets[1] as usize + HEADER_SIZE + 10] ^= 1;
+    let out = read_write_ahead_log(&bytes);
+    assert_eq!(out.records, vec![record(1, 100)]);
+    assert_eq!(out.reports.offsets(), vec![Some(offsets[1])]);
+    assert!(out.reports.reasons()[0].contains("checksum mismatch"));
     assert_eq!(read_log(&bytes).records.len(), 2);
 }
 

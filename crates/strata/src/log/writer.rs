@@ -55,6 +55,8 @@ impl LogWriter {
     /// them after a part of a record.
     pub(crate) fn add_record(&mut self, record: &[u8]) -> Result<()> {
         self.stage.clear();
+        // A record that ended at a block's end leaves `block_offset` at `BLOCK_SIZE`.
+        let block_left = BLOCK_SIZE - self.block_offset % BLOCK_SIZE;
         let mut rest = record;
         let mut first = true;
         let mut split = false;
@@ -82,11 +84,11 @@ impl LogWriter {
                 break;
             }
             if self.stage.len() >= STAGE_LIMIT {
-                self.write_stage(false)?;
+                self.write_stage(None)?;
                 split = true;
             }
         }
-        self.write_stage(!split)?;
+        self.write_stage((!split).then_some(block_left))?;
         self.file.flush()
     }
 
@@ -117,13 +119,14 @@ impl LogWriter {
         self.block_offset += HEADER_SIZE + payload.len();
     }
 
-    /// Hands the staged bytes to the file; `whole`: they end a record that began with them.
-    fn write_stage(&mut self, whole: bool) -> Result<()> {
+    /// Hands the staged bytes to the file; `whole`: they are a whole record, starting this many
+    /// bytes before the end of their block.
+    fn write_stage(&mut self, whole: Option<usize>) -> Result<()> {
         if self.stage.is_empty() {
             return Ok(());
         }
-        if whole {
-            self.file.append_record(&self.stage)?;
+        if let Some(block_left) = whole {
+            self.file.append_record(&self.stage, block_left)?;
         } else {
             self.file.append(&self.stage)?;
         }

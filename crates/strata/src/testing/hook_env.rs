@@ -159,6 +159,13 @@ impl Env for HookEnv {
         Ok(Box::new(self.hooked(path, file)))
     }
 
+    /// Hooked as [`EnvOp::NewWritableFile`]: a log is a new writable file to a hook.
+    fn new_log_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.before(EnvOp::NewWritableFile, path)?;
+        let file = self.inner.new_log_file(path)?;
+        Ok(Box::new(self.hooked(path, file)))
+    }
+
     fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         self.before(EnvOp::NewAppendableFile, path)?;
         let file = self.inner.new_appendable_file(path)?;
@@ -263,6 +270,11 @@ impl WritableFile for Hooked<Box<dyn WritableFile>> {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         self.before(EnvOp::Append)?;
         self.file.append(data)
+    }
+
+    fn append_record(&mut self, data: &[u8], block_left: usize) -> Result<()> {
+        self.before(EnvOp::Append)?;
+        self.file.append_record(data, block_left)
     }
 
     fn flush(&mut self) -> Result<()> {

@@ -34,6 +34,9 @@ pub(super) struct Node {
     /// An open reader that keeps an unlinked file's contents alive while a durable listing still
     /// names it (so power loss can bring it back).
     handle: Option<Arc<dyn RandomAccessFile>>,
+    /// Made by `new_log_file`: written through a memory map on the real file system, so power
+    /// loss leaves it as [`cut_mapped`] says.
+    pub(super) mapped: bool,
 }
 
 /// The files of one directory.
@@ -112,6 +115,7 @@ impl Namespace {
             durable_links,
             linked,
             handle: None,
+            mapped: false,
         };
         self.nodes.insert(id, node);
         id
@@ -354,7 +358,12 @@ fn decide(
         (None, Some(handle)) => read_all(handle.as_ref())?,
         (None, None) => return Ok(Fate::Lost),
     };
-    Ok(Fate::Cut(Arc::new(cut(contents, node.synced, mode, rng))))
+    let survivor = if node.mapped {
+        cut_mapped(contents, node.synced, mode, rng)
+    } else {
+        cut(contents, node.synced, mode, rng)
+    };
+    Ok(Fate::Cut(Arc::new(survivor)))
 }
 
 fn read_all(file: &dyn RandomAccessFile) -> Result<Vec<u8>> {
@@ -392,6 +401,38 @@ pub(super) fn cut(
             contents.truncate(synced);
             contents.extend((0..garbage).map(|_| rng.next() as u8));
         }
+    }
+    contents
+}
+
+/// What power loss leaves of a file written through a memory map (the write-ahead log of
+/// `env/posix/mapped_log.rs`), `synced` bytes of it durable: the kernel writes the unsynced
+/// pages back in any order, each 4 KiB page whole or not at all, and a page not written back
+/// reads as zeros (its space was reserved zero-filled). `DropUnsynced` loses every unsynced page;
+/// the other modes keep each one or not, at random. The file may also keep the zeros reserved up
+/// to the end of its last 32 KiB log block.
+pub(super) fn cut_mapped(
+    mut contents: Vec<u8>,
+    synced: u64,
+    mode: PowerLossMode,
+    rng: &mut SplitMix64,
+) -> Vec<u8> {
+    const PAGE: usize = 4096;
+    const BLOCK: usize = 32 * 1024;
+    let synced = usize::try_from(synced).map_or(contents.len(), |s| s.min(contents.len()));
+    let mut page_start = synced - synced % PAGE;
+    while page_start < contents.len() {
+        let page_end = contents.len().min(page_start + PAGE);
+        let lost = mode == PowerLossMode::DropUnsynced || rng.below(2) == 0;
+        if lost {
+            if let Some(unsynced) = contents.get_mut(synced.max(page_start)..page_end) {
+                unsynced.fill(0);
+            }
+        }
+        page_start += PAGE;
+    }
+    if rng.below(2) == 0 {
+        contents.resize(contents.len().div_ceil(BLOCK) * BLOCK, 0);
     }
     contents
 }

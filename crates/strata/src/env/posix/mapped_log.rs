@@ -3,10 +3,10 @@
 //!
 //! # Layout of the file while it is written
 //!
-//! The file is grown one log block (32 KiB, `log/mod.rs`) at a time, reserved with
-//! `posix_fallocate` before any store into it (so a full disk is an error at the append that
-//! needs the block, never a `SIGBUS` at a store), and mapped in windows of [`WINDOW`] bytes
-//! (block-aligned, so a block never straddles two windows). Its size is either the written
+//! The file is grown one log block (32 KiB, `log/mod.rs`; the log writer says how much of it is
+//! left) at a time, reserved with `posix_fallocate` before any store into it (so a full disk is
+//! an error at the append that needs the block, never a `SIGBUS` at a store), and mapped in
+//! windows of [`WINDOW`] bytes, each holding the whole block being written. Its size is either the written
 //! length (after a write past the end, below) or the end of the block holding it: the zeros
 //! after the written bytes never reach past the current block. `close` (or drop) cuts the file
 //! to the written length, so a database closed cleanly leaves LevelDB's bytes exactly.
@@ -21,14 +21,14 @@
 //! file with `pwrite`:
 //! 1. When nothing is reserved ahead, the block holding the write position is reserved: the
 //!    file then ends in zeros, which both readers take for the end of the log.
-//! 2. The in-block part is copied, *except its first 7 bytes* (a record header), into the
-//!    zeros: its header stays zero, and a zero header is where both readers stop (LevelDB skips
+//! 2. The in-block part is copied, *except its first 8 bytes* (a record header and the byte
+//!    after it), into the zeros: its header stays zero, and a zero header is where both readers stop (LevelDB skips
 //!    the rest of the block and finds the end of the file, since nothing is reserved beyond it;
 //!    Strata's write-ahead log reader takes it for the end, `log/reader.rs`), whatever part of
 //!    the copy was done. Order inside the copy does not matter.
 //! 3. The header is published by one 8-byte store (one instruction, [`store_word`]): the
-//!    header and the byte after it, or, when fewer than 8 bytes are left in the block, the 8
-//!    bytes ending at the block's end. The other bytes of the word are rewritten with the value
+//!    header and the byte after it (already written with that value), or, when fewer than 8
+//!    bytes are left in the block, the 8 bytes ending at the block's end. The other bytes of the word are rewritten with the value
 //!    they already hold. A kill lands between two instructions, so it sees the header all zero
 //!    or all written — never torn — and a written header comes after its whole payload.
 //! 4. What did not fit in the block (a record's later fragments, or a record after a short
@@ -66,7 +66,6 @@ use memmap2::{MmapMut, MmapOptions};
 use super::context;
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
-use crate::log::{BLOCK_SIZE, HEADER_SIZE};
 
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod crash_points;
@@ -89,19 +88,19 @@ mod crash_points {
     pub(super) fn copy_torn(_target: &mut [u8], _source: &[u8]) {}
 }
 
-/// Bytes mapped at a time: a multiple of the block size and of every page size.
-const WINDOW: u64 = 1 << 20;
+/// Bytes mapped at a time: far more than a log block.
+pub(crate) const WINDOW: u64 = 1 << 20;
 
-/// Bytes of the store that publishes a header.
+/// Alignment of a window's file offset: a multiple of every page size.
+const WINDOW_ALIGN: u64 = 64 << 10;
+
+/// Bytes of the store that publishes a header (a header is 7).
 const WORD: usize = 8;
-
-/// [`BLOCK_SIZE`] as a file offset.
-const BLOCK: u64 = BLOCK_SIZE as u64;
 
 /// See the module documentation.
 ///
 /// Thread safety: owned by one `LogWriter`; `&mut self` serialises every call.
-/// Invariant: `len <= size`, and `size` is `len` or the end of the block holding `len`.
+/// Invariant: `len <= size`, and `size` is `len` or the end of the log block holding `len`.
 pub(super) struct MappedLogFile {
     /// `None` once closed.
     file: Option<File>,
@@ -136,15 +135,19 @@ impl MappedLogFile {
             .ok_or_else(|| Error::io(context(op, &self.path), io::Error::other("file is closed")))
     }
 
-    /// The mapped window holding file offset `offset` (mapping it if needed), and the window's
-    /// file offset.
-    fn window(&mut self, offset: u64) -> Result<(&mut MmapMut, u64)> {
-        let start = offset - offset % WINDOW;
-        if self.map.as_ref().map(|(_, at)| *at) != Some(start) {
+    /// A mapped window holding the file's bytes `start..end` (mapping one if needed; `end -
+    /// start` is far below a window), and the window's file offset.
+    fn window(&mut self, start: u64, end: u64) -> Result<(&mut MmapMut, u64)> {
+        let covered = self
+            .map
+            .as_ref()
+            .is_some_and(|(_, at)| *at <= start && end <= *at + WINDOW);
+        if !covered {
             self.map = None;
-            let map = map_window(self.open_file("map")?, start)
+            let at = start - start % WINDOW_ALIGN;
+            let map = map_window(self.open_file("map")?, at)
                 .map_err(|e| Error::io(context("map", &self.path), e))?;
-            self.map = Some((map, start));
+            self.map = Some((map, at));
         }
         match self.map.as_mut() {
             Some((map, at)) => Ok((map, *at)),
@@ -155,10 +158,10 @@ impl MappedLogFile {
         }
     }
 
-    /// Step 1: reserves the rest of the block holding the write position, growing the file to
-    /// the block's end.
-    fn reserve_block(&mut self) -> Result<()> {
-        let end = (self.len / BLOCK + 1) * BLOCK;
+    /// Step 1: reserves the `block_left` bytes from the write position to its block's end,
+    /// growing the file to there.
+    fn reserve_block(&mut self, block_left: usize) -> Result<()> {
+        let end = self.len + block_left as u64;
         if !crash_points::step() {
             return Ok(());
         }
@@ -182,18 +185,19 @@ impl MappedLogFile {
     }
 
     /// Steps 2 and 3: writes `data`, which fits in the reserved bytes, through the map, its
-    /// first 7 bytes last.
+    /// first 8 bytes (a record header and the byte after it) last.
     fn write_mapped(&mut self, data: &[u8]) -> Result<()> {
         if data.is_empty() {
             return Ok(());
         }
-        let offset = self.len;
-        let block_end = (offset / BLOCK + 1) * BLOCK;
-        let (map, map_start) = self.window(offset)?;
-        // Inside the window: windows are block-aligned and `data` ends inside the block.
+        let (offset, block_end) = (self.len, self.size);
+        // The publishing word: from `offset`, or ending at the block's end if that is nearer.
+        let word_start = offset.min(block_end.saturating_sub(WORD as u64));
+        let (map, map_start) = self.window(word_start, block_end)?;
+        // Inside the window: `window` covers `word_start..block_end`.
         let at = (offset - map_start) as usize;
-        let in_block_end = (block_end - map_start) as usize;
-        let head = data.len().min(HEADER_SIZE);
+        let word_at = (word_start - map_start) as usize;
+        let head = data.len().min(WORD);
         if let (Some(target), Some(payload)) =
             (map.get_mut(at + head..at + data.len()), data.get(head..))
         {
@@ -206,7 +210,6 @@ impl MappedLogFile {
         if !crash_points::step() {
             return Ok(());
         }
-        let word_at = at.min(in_block_end - WORD);
         let Some(word) = map.get_mut(word_at..word_at + WORD) else {
             return Err(Error::io(
                 context("append to", &self.path),
@@ -236,10 +239,12 @@ impl MappedLogFile {
         Ok(())
     }
 
-    fn write(&mut self, data: &[u8], reserve: bool) -> Result<()> {
+    /// Writes `data`, reserving the `block_left` bytes to the end of the block first when
+    /// given and nothing is reserved.
+    fn write(&mut self, data: &[u8], block_left: Option<usize>) -> Result<()> {
         self.open_file("append to")?;
-        if reserve && self.size == self.len {
-            self.reserve_block()?;
+        if let Some(block_left) = block_left.filter(|_| self.size == self.len) {
+            self.reserve_block(block_left)?;
         }
         // `size - len` is below a block.
         let room = (self.size - self.len) as usize;
@@ -278,11 +283,11 @@ fn map_window(file: &File, start: u64) -> io::Result<MmapMut> {
 
 impl WritableFile for MappedLogFile {
     fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.write(data, false)
+        self.write(data, None)
     }
 
-    fn append_record(&mut self, data: &[u8]) -> Result<()> {
-        self.write(data, true)
+    fn append_record(&mut self, data: &[u8], block_left: usize) -> Result<()> {
+        self.write(data, Some(block_left))
     }
 
     fn flush(&mut self) -> Result<()> {
