@@ -3,47 +3,48 @@
 //!
 //! # Layout of the file while it is written
 //!
-//! The file is grown one log block (32 KiB, `log/mod.rs`; the log writer says how much of it is
-//! left) at a time, reserved with `posix_fallocate` before any store into it (so a full disk is
-//! an error at the append that needs the block, never a `SIGBUS` at a store), and mapped in
-//! windows of [`WINDOW`] bytes, each holding the whole block being written. Its size is either the written
-//! length (after a write past the end, below) or the end of the block holding it: the zeros
-//! after the written bytes never reach past the current block. `close` (or drop) cuts the file
-//! to the written length, so a database closed cleanly leaves LevelDB's bytes exactly.
+//! The file grows one log block (32 KiB, `log/mod.rs`; the log writer says how much of the
+//! block is left) at a time, reserved with `posix_fallocate` before any store into it (so a
+//! full disk is an error at the append that needs the block, never a `SIGBUS` at a store), and
+//! is mapped in windows of [`WINDOW`] bytes, each holding the whole block being written. Its
+//! size is the written length (after a write past the end, below) or the end of the block
+//! holding it: the zeros after the written bytes never reach past the current block. `close`
+//! (or drop) cuts the file to the written length, so a database closed cleanly leaves exactly
+//! the bytes a plain writer (and LevelDB) would.
 //!
 //! # What a process crash can leave: the publication protocol
 //!
 //! A killed process leaves every store it made in the page cache, and the next reader (Strata
 //! or LevelDB 1.23, with or without paranoid checks) must find either a whole record or the
-//! log's clean end where each record goes. [`WritableFile::append_record`] receives the
-//! bytes of whole records (`LogWriter` fragments included); of them, the part that fits in the
-//! current block (the reserved zeros) is written through the map, the rest past the end of the
-//! file with `pwrite`:
-//! 1. When nothing is reserved ahead, the block holding the write position is reserved: the
-//!    file then ends in zeros, which both readers take for the end of the log.
-//! 2. The in-block part is copied, *except its first 8 bytes* (a record header and the byte
-//!    after it), into the zeros: its header stays zero, and a zero header is where both readers stop (LevelDB skips
-//!    the rest of the block and finds the end of the file, since nothing is reserved beyond it;
-//!    Strata's write-ahead log reader takes it for the end, `log/reader.rs`), whatever part of
-//!    the copy was done. Order inside the copy does not matter.
+//! log's clean end where each record goes. [`WritableFile::append_record`] receives the bytes
+//! of one whole record (its fragments, after any trailer of the block before); of them, the
+//! part that fits in the current block (the reserved zeros) is written through the map, the
+//! rest past the end of the file with `pwrite`:
+//! 1. When nothing is reserved ahead, the rest of the block holding the write position is
+//!    reserved: the file then ends in zeros, which both readers take for the end of the log.
+//! 2. The in-block part is copied into the zeros *except its first 8 bytes* (a record header
+//!    and the byte after it): the header stays zero, and a zero header is where both readers
+//!    stop, whatever part of the copy was done and in whatever order — LevelDB skips the rest
+//!    of the block and meets the end of the file, since nothing is reserved beyond the block;
+//!    Strata's write-ahead log reader takes it for the end (`log/reader.rs`).
 //! 3. The header is published by one 8-byte store (one instruction, [`store_word`]): the
-//!    header and the byte after it (already written with that value), or, when fewer than 8
-//!    bytes are left in the block, the 8 bytes ending at the block's end. The other bytes of the word are rewritten with the value
-//!    they already hold. A kill lands between two instructions, so it sees the header all zero
-//!    or all written — never torn — and a written header comes after its whole payload.
+//!    header and the payload byte after it, or, when fewer than 8 bytes are left in the block,
+//!    the 8 bytes ending at the block's end. The word's other bytes are rewritten with the
+//!    value they hold already. A kill lands between two instructions, so it leaves the header
+//!    all zero or all written, never torn, and a written header after its whole payload.
 //! 4. What did not fit in the block (a record's later fragments, or a record after a short
 //!    block trailer) is written with `pwrite` *past the end of the file*, which grows as the
-//!    copy goes on: a kill during it leaves the file cut inside those bytes, a torn tail that
-//!    both readers take for the end of the log. Nothing is reserved after them until the next
-//!    `append_record`, so a record's first fragment is never followed by zeros.
+//!    kernel copies: a kill during it leaves the file cut inside those bytes, a torn tail both
+//!    readers take for the end of the log. Nothing is reserved after them until the next
+//!    `append_record`, so a published first fragment is never followed by zeros.
 //!
 //! [`WritableFile::append`] (the pieces of a record too large to stage whole) does the same
-//! without step 1, so zeros never follow a part of a record.
+//! without step 1, so zeros never follow a part of a record either.
 //!
-//! A power loss is different: pages reach the disk in any order, so zeros may precede records
-//! that were written later. Only synced bytes are promised (`sync` is `fdatasync`), and the
-//! write-ahead log reader ends the log at the first zero region followed by data, so recovery
-//! keeps a prefix of the writes.
+//! A power loss is different: the kernel writes unsynced pages back in any order, so zeros or
+//! a torn record may precede records written later. Only synced bytes are promised (`sync` is
+//! `fdatasync`), and the write-ahead log reader ends the log at the first damage, so recovery
+//! replays a prefix of the writes (under `paranoid_checks` the damage fails the open instead).
 //!
 //! # Sync
 //!
