@@ -1,0 +1,181 @@
+//! The memory-mapped write-ahead log (`src/env/posix/mapped_log.rs`) under attack, from a
+//! review of it: what thousands of log switches leave open, and a log that cannot grow.
+//! (The kills at every step, opened by Strata and LevelDB, are
+//! `crates/leveldb-peer/tests/crashed_mapped_log.rs`.)
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::fs;
+use std::path::Path;
+
+use strata::{Options, DB};
+
+fn key(i: u64) -> Vec<u8> {
+    format!("key{i:07}").into_bytes()
+}
+
+/// Values of many sizes: small ones, ones that span a 32 KiB log block, ones that end near a
+/// block's end.
+fn value(i: u64) -> Vec<u8> {
+    let len = match i % 5 {
+        1 => 33_000,
+        3 => 32_700,
+        _ => 50 + (i * 37 % 400) as usize,
+    };
+    (0..len).map(|j| (i as usize * 13 + j) as u8).collect()
+}
+
+fn create() -> Options {
+    Options {
+        create_if_missing: true,
+        ..Options::default()
+    }
+}
+
+/// Entries of `/proc/self/fd` and lines of `/proc/self/maps` that name a write-ahead log (a
+/// `.log` file) under `dir`, deleted or not.
+fn logs_open_under(dir: &Path) -> (usize, usize) {
+    let dir = dir.to_string_lossy().into_owned();
+    let is_log = |name: &str| name.starts_with(&dir) && name.contains(".log");
+    let fds = fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| is_log(&target.to_string_lossy()))
+        .count();
+    let maps = fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.split_once('/').map(|(_, path)| format!("/{path}")))
+        .filter(|path| is_log(path))
+        .count();
+    (fds, maps)
+}
+
+fn highest_log_number(dir: &Path) -> u64 {
+    fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".log")?.parse::<u64>().ok()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Every memtable switch starts a new mapped log: a thousand of them leave at most two logs
+/// open (one descriptor and one mapped window each), and none once the database is closed.
+#[test]
+fn a_thousand_log_switches_leave_no_descriptor_or_mapping_behind() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("db");
+    let db = DB::open(
+        &dir,
+        Options {
+            write_buffer_size: 16 << 10,
+            ..create()
+        },
+    )
+    .unwrap();
+    let mut i = 0;
+    while highest_log_number(&dir) < 1_000 {
+        db.put(&key(i % 500), &[i as u8; 2_000]).unwrap();
+        i += 1;
+        assert!(
+            i < 200_000,
+            "the log did not switch: {}",
+            highest_log_number(&dir)
+        );
+    }
+    // The live log, and the one before it while its memtable is being flushed.
+    let (fds, maps) = logs_open_under(&dir);
+    assert!(
+        fds <= 2 && maps <= 2,
+        "after {i} writes and 1000 log switches: {fds} descriptors and {maps} mappings of logs"
+    );
+    drop(db);
+    assert_eq!(logs_open_under(&dir), (0, 0), "closed, yet logs still open");
+}
+
+/// Set in the child process of the test below to the directory it writes to.
+const FULL_CHILD_DIR: &str = "STRATA_MAPPED_LOG_FULL_CHILD_DIR";
+
+/// A log that cannot grow (here a file size limit, `RLIMIT_FSIZE`, as a full disk would) fails
+/// the write with a typed error — never a `SIGBUS` from a store into a mapped page past the
+/// file's end — and later writes fail too (a background error), with nothing acknowledged lost.
+#[test]
+fn a_log_that_cannot_grow_fails_the_write_without_a_sigbus() {
+    if let Some(dir) = std::env::var_os(FULL_CHILD_DIR) {
+        // The child: writes until a write fails, under a 256 KiB file size limit.
+        let db = DB::open(
+            Path::new(&dir),
+            Options {
+                write_buffer_size: 64 << 20,
+                ..create()
+            },
+        )
+        .unwrap();
+        let limit = libc::rlimit {
+            rlim_cur: 256 << 10,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        // SAFETY: plain system calls on integers and a valid struct; SIGXFSZ ignored so that
+        // growing past the limit is an error (EFBIG), not a kill.
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &limit), 0);
+        }
+        for i in 0..10_000 {
+            if let Err(e) = db.put(&key(i), &value(i)) {
+                println!("acknowledged {i}");
+                println!("error {e}");
+                println!(
+                    "then {:?}",
+                    db.put(b"after", b"x").err().map(|e| e.to_string())
+                );
+                return;
+            }
+        }
+        panic!("no write failed under the file size limit");
+    }
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("db");
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "a_log_that_cannot_grow_fails_the_write_without_a_sigbus",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(FULL_CHILD_DIR, &dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the child died ({:?}): {stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = |prefix: &str| {
+        stdout
+            .lines()
+            .find_map(|l| Some(l.split_once(prefix)?.1))
+            .unwrap_or_else(|| panic!("no {prefix:?} in {stdout}"))
+            .to_string()
+    };
+    let acknowledged: u64 = line("acknowledged ").parse().unwrap();
+    let error = line("error ");
+    assert!(acknowledged > 0, "{stdout}");
+    assert!(
+        error.contains(".log"),
+        "the error does not name the log: {error}"
+    );
+    assert!(
+        line("then ").starts_with("Some("),
+        "a write after the failure was acknowledged"
+    );
+    let db = DB::open(&dir, Options::default()).unwrap();
+    for i in 0..acknowledged {
+        assert!(db.get(&key(i)).unwrap() == Some(value(i)), "write {i} lost");
+    }
+}
