@@ -13,9 +13,11 @@
 //!   else are damage, not preallocation: they are reported (with the bytes they cost) as soon
 //!   as the reader meets what follows.
 //! - A reader made with [`LogReader::ending_at_first_damage`] (the write-ahead log's, which
-//!   may be written through a memory map: `env/posix/mapped_log.rs`) takes a zero header as
-//!   the place where the writer stopped: the rest of its block is a record whose header was
-//!   never published (a writer killed while copying it), skipped silently like zeros. And the
+//!   may be written through a memory map: `env/posix/mapped_log.rs`) takes a zero header in
+//!   a whole block (the writer reserves one before copying a record in) as the place where the
+//!   writer stopped: the rest of the block is a record whose header was never published (a
+//!   writer killed while copying it), skipped silently like zeros; in a short block (a file
+//!   cut at its written length, as a closed log is) it is damage, as above. And the
 //!   first damage it reports ends the log — a zero region followed by a record in a later
 //!   block, a bad checksum, a fragment out of place: a power loss writes a mapped file's pages
 //!   back in any order, so zeros or a torn record may precede records written later, and
@@ -316,8 +318,13 @@ impl LogReader {
                 let rest_is_zero = self.block[self.pos..self.end].iter().all(|&b| b == 0);
                 self.pos = self.end;
                 self.zeros_from.get_or_insert(offset);
-                if !rest_is_zero && !self.end_at_damage {
-                    // Bytes after a zero-filled header in the same block: damage.
+                // Bytes after a zero-filled header in the same block: damage — unless, in a
+                // write-ahead log, the block is whole: a mapped log's writer reserves its block
+                // to the end before copying a record in, so a record it never published lies
+                // in a whole block (were more of the file to follow, the zeros are reported
+                // when it is met). A short block is a file cut at its written length: there,
+                // the bytes are records a damaged header hides.
+                if !rest_is_zero && (!self.end_at_damage || self.eof) {
                     self.report_zeros(self.end_of_buffer_offset);
                 }
                 return Physical::Bad;

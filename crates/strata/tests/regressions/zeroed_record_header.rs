@@ -61,3 +61,48 @@ fn zeroed_log_record_hid_the_rest_of_its_block_silently() {
         "{report}"
     );
 }
+
+/// The same when the zeroed header is in the log's last block: a write-ahead log reader that
+/// takes a zero header for a record a killed writer never published (the memory-mapped log's
+/// rule) drops the synced records after it in the block without a report, so even a paranoid
+/// open loses acknowledged, synced writes silently.
+#[test]
+fn zeroed_header_in_the_last_log_block_hides_synced_writes_silently() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("db");
+    let db = DB::open(
+        &dir,
+        strata::Options {
+            create_if_missing: true,
+            ..options(false)
+        },
+    )
+    .unwrap();
+    let sync = strata::WriteOptions { sync: true };
+    for i in 0..6u8 {
+        db.put_opt(&sync, &[b'k', i], &[i; 40]).unwrap();
+    }
+    drop(db);
+    let log = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "log"))
+        .unwrap();
+    // The header of the third record (the log's records are consecutive in its only block).
+    let bytes = fs::read(&log).unwrap();
+    let mut at = 0;
+    for _ in 0..2 {
+        at += 7 + usize::from(u16::from_le_bytes([bytes[at + 4], bytes[at + 5]]));
+    }
+    Damage::Zero(at as u64..at as u64 + 7).apply(&log);
+    let err = DB::open(&dir, options(true)).err();
+    assert!(
+        err.as_ref().is_some_and(|e| e.is_corruption()),
+        "paranoid open of a log with a zeroed header: {err:?}"
+    );
+    let db = DB::open(&dir, options(false)).unwrap();
+    assert_eq!(db.get(&[b'k', 1]).unwrap(), Some(vec![1; 40]));
+    drop(db);
+    let info = fs::read_to_string(dir.join("LOG")).unwrap();
+    assert!(info.contains("dropping"), "the loss is not noted: {info}");
+}
