@@ -1,13 +1,19 @@
 //! The memory-mapped write-ahead log (`src/env/posix/mapped_log.rs`) under attack, from a
-//! review of it: what thousands of log switches leave open, and a log that cannot grow.
+//! review of it: what thousands of log switches leave open, a log that cannot grow, what a
+//! process killed part-way through a record leaves for `strata check`, what a read-only
+//! handle reads beside a live writer.
 //! (The kills at every step, opened by Strata and LevelDB, are
 //! `crates/leveldb-peer/tests/crashed_mapped_log.rs`.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
+use strata::testing::{mapped_log_writes_stopped, stop_mapped_log_writes_after, EnvOp, HookEnv};
+use strata::tools::check_db;
 use strata::{Options, DB};
 
 fn key(i: u64) -> Vec<u8> {
@@ -178,4 +184,103 @@ fn a_log_that_cannot_grow_fails_the_write_without_a_sigbus() {
     for i in 0..acknowledged {
         assert!(db.get(&key(i)).unwrap() == Some(value(i)), "write {i} lost");
     }
+}
+
+fn copy_without_lock(dir: &Path, to: &Path) {
+    fs::create_dir(to).unwrap();
+    for entry in fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != "LOCK" {
+            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// A process killed at any step of a log write leaves a directory that recovery opens
+/// cleanly (paranoid) — and `strata check`, which reads the same logs, must not call it
+/// damaged either: a torn tail left by a kill is no corruption.
+#[test]
+fn check_finds_no_damage_in_a_directory_killed_at_any_step_of_a_log_write() {
+    const WRITES: u64 = 12;
+    let root = tempfile::tempdir().unwrap();
+    let mut kills = 0;
+    for steps in 0u64.. {
+        let dir = root.path().join(format!("db{steps}"));
+        let db = DB::open(&dir, create()).unwrap();
+        stop_mapped_log_writes_after(Some(steps));
+        for i in 0..WRITES {
+            db.put(&key(i), &value(i)).unwrap();
+            if mapped_log_writes_stopped() {
+                break;
+            }
+        }
+        let killed = mapped_log_writes_stopped();
+        let crashed = root.path().join(format!("crashed{steps}"));
+        copy_without_lock(&dir, &crashed);
+        drop(db);
+        stop_mapped_log_writes_after(None);
+        if !killed {
+            assert!(kills > 20, "only {kills} kill points: none counted");
+            return;
+        }
+        kills += 1;
+        let report = check_db(&crashed, &Options::default()).unwrap();
+        assert!(
+            report.problems.is_empty(),
+            "killed after {steps} steps of the log: check reports {:?}",
+            report.problems
+        );
+        drop(
+            DB::open(
+                &crashed,
+                Options {
+                    paranoid_checks: true,
+                    ..Options::default()
+                },
+            )
+            .unwrap(),
+        );
+        fs::remove_dir_all(&crashed).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// A read-only handle reads the live log a block at a time. A mapped log ends in zeros up to
+/// its block's end, so the reader can read that block (records, then zeros) before the writer
+/// appends a record that spills into the next block, and then read that block: zeros followed
+/// by a record, which the write-ahead log reader takes for damage, so a paranoid read-only open
+/// beside a live writer fails (and a lenient one ends the log there). A log written with
+/// `write` ends at its last record: the reader's short read ends the log there, cleanly.
+#[test]
+fn paranoid_read_only_open_succeeds_while_the_writer_crosses_a_block() {
+    let root = tempfile::tempdir().unwrap();
+    let dir: PathBuf = root.path().join("db");
+    let db = Arc::new(DB::open(&dir, create()).unwrap());
+    db.put(&key(0), &value(0)).unwrap();
+    let log_reads = Arc::new(AtomicU64::new(0));
+    let env = {
+        let (db, log_reads) = (db.clone(), log_reads.clone());
+        HookEnv::new(Options::default().env, move |call| {
+            let is_log = call.path.extension().is_some_and(|e| e == "log");
+            if call.op == EnvOp::Read && is_log && log_reads.fetch_add(1, Ordering::SeqCst) == 1 {
+                // The reader has read the log's first block: the writer goes on meanwhile.
+                db.put(&key(1), &[7u8; 40_000]).unwrap();
+            }
+            Ok(())
+        })
+    };
+    let reader = DB::open_read_only(
+        &dir,
+        Options {
+            paranoid_checks: true,
+            env: Arc::new(env),
+            ..Options::default()
+        },
+    );
+    assert!(
+        log_reads.load(Ordering::SeqCst) >= 2,
+        "the reader read the log in fewer than two reads"
+    );
+    let reader = reader.unwrap_or_else(|e| panic!("read-only open beside the writer: {e}"));
+    assert!(reader.get(&key(0)).unwrap() == Some(value(0)));
 }
