@@ -184,9 +184,9 @@ pub struct ReadOptions {
     /// the engine's helper threads (one per core but the caller's, shared by every database of
     /// the process) claim in turn; the caller waits only for runs a helper has started and
     /// looks up itself those no helper has, so busy helpers cost the batch only the handing
-    /// over. A helper stays awake (yielding) 200 µs after its last batch. Random keys of a large
-    /// database mostly land in different blocks, so a batch's cost is block loads, which the
-    /// runs overlap. Default on.
+    /// over. A helper stays awake (yielding) up to 200 µs after its last batch. Random keys
+    /// of a large database mostly land in different blocks, so a batch's cost is block
+    /// loads, which the runs overlap. Default on.
     pub get_many_parallel: bool,
 }
 

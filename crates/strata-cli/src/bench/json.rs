@@ -21,7 +21,7 @@ use serde::Serialize;
 use super::config::Config;
 use super::engine::BenchResult;
 use super::report::ratio_to_strata;
-use super::stats::RunResult;
+use super::stats::{RunResult, TraceSummary};
 use super::suite::SuiteResults;
 
 #[derive(Serialize)]
@@ -52,15 +52,7 @@ struct Repeat {
     found: Option<u64>,
     p50_us: Option<f64>,
     p99_us: Option<f64>,
-    trace: Option<Trace>,
-}
-
-#[derive(Serialize)]
-struct Trace {
-    median_us: f64,
-    max_us: f64,
-    stalls: usize,
-    batches: usize,
+    trace: Option<TraceSummary>,
 }
 
 impl Repeat {
@@ -78,12 +70,7 @@ impl Repeat {
             found: r.found,
             p50_us: q(0.5),
             p99_us: q(0.99),
-            trace: r.trace_summary().map(|t| Trace {
-                median_us: t.median_us,
-                max_us: t.max_us,
-                stalls: t.stalls,
-                batches: t.batches,
-            }),
+            trace: r.trace_summary(),
         }
     }
 }

@@ -150,7 +150,7 @@ pub struct RunResult {
 
 /// How even a latency trace is: seed 000's stall test asks that no batch take more than
 /// [`STALL_FACTOR`] times the median batch.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct TraceSummary {
     /// Median and slowest batch, in µs per op.
     pub median_us: f64,

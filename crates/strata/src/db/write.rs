@@ -44,6 +44,8 @@ use crate::write_batch::{BatchOp, WriteBatch, HEADER_SIZE};
 const MAX_GROUP_BYTES: usize = 1 << 20;
 /// A small leading batch only takes followers up to this much more, so it is not delayed much.
 const SMALL_BATCH_BYTES: usize = 128 << 10;
+/// Longest a queued writer watches for its outcome before it blocks (`util/spin.rs`).
+const QUEUED_WRITER_SPIN: Duration = Duration::from_micros(100);
 
 /// A writer queued behind the leader.
 pub(crate) struct Writer {
@@ -107,7 +109,9 @@ pub(crate) fn write(
         });
         state.writers.push_back(Arc::clone(&writer));
         MutexGuard::unlocked(&mut state, || {
-            spin_until(|| writer.signalled.load(Ordering::Acquire))
+            spin_until(QUEUED_WRITER_SPIN, || {
+                writer.signalled.load(Ordering::Acquire)
+            })
         });
         loop {
             if let Some(outcome) = writer.outcome.lock().take() {

@@ -11,23 +11,22 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// Longest a waiter watches before it blocks.
-pub(crate) const SPIN_LIMIT: Duration = Duration::from_micros(100);
 /// A yield taking this long means another thread ran meanwhile.
 const SLOW_YIELD: Duration = Duration::from_micros(3);
 /// Slow yields after which the waiter stops spinning.
 const SLOW_YIELDS: u32 = 3;
 
-/// Watches `done` until it is true or spinning stops paying (see the module documentation);
-/// returns its last answer. The caller blocks on its usual condition when this returns false.
-pub(crate) fn spin_until(done: impl Fn() -> bool) -> bool {
+/// Watches `done` for at most `limit`, until it is true or spinning stops paying (see the
+/// module documentation); returns its last answer. The caller blocks on its usual condition
+/// when this returns false.
+pub(crate) fn spin_until(limit: Duration, done: impl Fn() -> bool) -> bool {
     let start = Instant::now();
     let mut slow = 0;
     loop {
         if done() {
             return true;
         }
-        if start.elapsed() >= SPIN_LIMIT || slow >= SLOW_YIELDS {
+        if start.elapsed() >= limit || slow >= SLOW_YIELDS {
             return done();
         }
         let before = Instant::now();
@@ -44,14 +43,15 @@ mod tests {
 
     #[test]
     fn returns_true_at_once_when_done() {
-        assert!(spin_until(|| true));
+        assert!(spin_until(Duration::from_secs(60), || true));
     }
 
     #[test]
     fn gives_up_within_a_bound_when_never_done() {
+        let limit = Duration::from_micros(100);
         let start = Instant::now();
-        assert!(!spin_until(|| false));
+        assert!(!spin_until(limit, || false));
         // The limit, plus scheduling slack on a loaded test machine.
-        assert!(start.elapsed() < SPIN_LIMIT + Duration::from_millis(500));
+        assert!(start.elapsed() < limit + Duration::from_millis(500));
     }
 }

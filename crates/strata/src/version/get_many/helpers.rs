@@ -8,8 +8,9 @@
 //! Why helpers linger: waking a sleeping thread costs tens of microseconds on a virtual
 //! machine (measured on this project's 2-core VM: median 25–35 µs, p99 beyond 100 µs, once
 //! the thread has slept), a large share of a 100-key batch's ~200 µs. So a helper that
-//! finds no batch posted keeps looking for [`LINGER`] before it goes back to the pool,
-//! yielding its core to any other runnable thread meanwhile; batches that follow one another
+//! finds no batch posted keeps looking for up to [`LINGER`] before it goes back to the pool,
+//! yielding its core to any other runnable thread meanwhile and leaving early once other
+//! threads need the cores (`util/spin.rs`); batches that follow one another
 //! then start on a helper that is already awake. A caller posts its batch and starts only as
 //! many new helpers as are not awake already.
 //!
@@ -20,9 +21,11 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
+
+use crate::util::spin::spin_until;
 
 /// How long a helper with nothing to do keeps looking for a batch before it sleeps.
 const LINGER: Duration = Duration::from_micros(200);
@@ -108,29 +111,24 @@ impl Helpers {
     }
 
     /// A helper's stay: claims runs of posted batches until none has been posted for
-    /// [`LINGER`].
+    /// [`LINGER`] (or spinning stops paying: `util/spin.rs`).
     fn help(&self) {
         self.awake.fetch_add(1, Ordering::SeqCst);
-        let mut idle_since = Instant::now();
-        let mut seen = u64::MAX;
         loop {
-            let posts = self.posts.load(Ordering::SeqCst);
-            if posts != seen {
-                seen = posts;
-                while let Some(batch) = self.next_batch() {
-                    batch.claim_runs();
-                }
-                idle_since = Instant::now();
-            } else if idle_since.elapsed() >= LINGER {
-                self.awake.fetch_sub(1, Ordering::SeqCst);
-                // A batch posted while this helper was leaving may have counted on it: stay.
-                if self.posts.load(Ordering::SeqCst) == seen {
-                    return;
-                }
-                self.awake.fetch_add(1, Ordering::SeqCst);
-            } else {
-                thread::yield_now();
+            // Read before draining: a batch posted meanwhile changes it.
+            let seen = self.posts.load(Ordering::SeqCst);
+            while let Some(batch) = self.next_batch() {
+                batch.claim_runs();
             }
+            if spin_until(LINGER, || self.posts.load(Ordering::SeqCst) != seen) {
+                continue;
+            }
+            self.awake.fetch_sub(1, Ordering::SeqCst);
+            // A batch posted while this helper was leaving may have counted on it: stay.
+            if self.posts.load(Ordering::SeqCst) == seen {
+                return;
+            }
+            self.awake.fetch_add(1, Ordering::SeqCst);
         }
     }
 }
