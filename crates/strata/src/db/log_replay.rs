@@ -6,7 +6,11 @@
 //!   replay under `paranoid_checks`; a record that does not decode as a batch (or runs past the
 //!   largest sequence number) is skipped the same way; a read error always fails, since the
 //!   unread rest of the log may hold acknowledged writes. A log cut short — a crash in the
-//!   middle of a write, or a writer still appending — ends at its last whole record.
+//!   middle of a write, or a writer still appending — ends at its last whole record. After a
+//!   gap (zeros followed by data: `log/reader.rs`) or damage, the log goes on only while the
+//!   batches continue the sequence numbers exactly (`db/log_continuity.rs`); the first that
+//!   does not ends it, noted in the info log and, for a gap, reported as damage (so fatal
+//!   under `paranoid_checks`). A gap that the batches after it continue is no damage.
 //! - [`Sequences`] checks that each log continues the sequence numbers where the tables and the
 //!   logs before it end (see `db/wal.rs`): a log whose first write starts past that point lost
 //!   its predecessor's tail to a power loss, or, beside a live writer, was read before the end
@@ -18,6 +22,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::log_continuity::{Continuity, Jump};
 use super::write::{check_logged_batch, insert_into_memtable};
 use super::InfoLog;
 use crate::env::Env;
@@ -112,12 +117,19 @@ pub(crate) struct LogBatches {
     /// No record has been returned yet, and the read started at the log's start.
     at_start: bool,
     from: u64,
+    continuity: Continuity,
+    /// Damage reports seen so far (new ones mean something was skipped).
+    reports_seen: usize,
+    /// Set when a batch broke the continuity after a gap or damage: the file offset where
+    /// the log ended for this read (past the last batch returned).
+    ended_at: Option<u64>,
 }
 
 impl LogBatches {
     /// Opens log `number` at `path`, to read the records that start at or after file offset
     /// `from` (0: the whole log; otherwise where an earlier read's whole records ended).
     /// `recorded`: the format extensions the manifest records (see `check_logged_batch`).
+    /// `expected`: the sequence number the first batch read is due to start at, if known.
     pub(crate) fn open(
         env: &dyn Env,
         path: &Path,
@@ -125,6 +137,7 @@ impl LogBatches {
         from: u64,
         paranoid_checks: bool,
         recorded: Extensions,
+        expected: Option<u64>,
     ) -> Result<LogBatches> {
         let file = env.new_sequential_file(path)?;
         let damage = Arc::new(Mutex::new(Damage::default()));
@@ -135,28 +148,38 @@ impl LogBatches {
         Ok(LogBatches {
             path: path.to_path_buf(),
             number,
-            reader: LogReader::new(file, Some(Box::new(reporter)), true, from)
-                .ending_at_first_damage(),
+            reader: LogReader::new(file, Some(Box::new(reporter)), true, from).write_ahead_log(),
             scratch: Vec::new(),
             damage,
             paranoid_checks,
             recorded,
             at_start: from == 0,
             from,
+            continuity: Continuity::new(expected),
+            reports_seen: 0,
+            ended_at: None,
         })
     }
 
     /// The next batch, or `None` at the end of the log.
     pub(crate) fn next(&mut self, info_log: &InfoLog) -> Result<Option<LoggedBatch>> {
         loop {
+            if self.ended_at.is_some() {
+                return Ok(None);
+            }
+            let before = self.reader.end_of_last_record().max(self.from);
             let Some(record) = self.reader.read_record(&mut self.scratch) else {
                 return Ok(None);
             };
             let contents = record.to_vec();
             let offset = self.reader.last_record_offset();
             let end = self.reader.end_of_last_record();
-            let starts_log = std::mem::replace(&mut self.at_start, false)
-                && self.damage.lock().dropped.is_empty();
+            let gap = self.reader.take_gap();
+            let reports = self.damage.lock().dropped.len();
+            if gap.is_some() || std::mem::replace(&mut self.reports_seen, reports) != reports {
+                self.continuity.skipped();
+            }
+            let starts_log = std::mem::replace(&mut self.at_start, false) && reports == 0;
             if self.paranoid_checks {
                 if let Some(e) = self.damage.lock().first.take() {
                     return Err(e);
@@ -164,18 +187,38 @@ impl LogBatches {
             }
             let decoded = WriteBatch::from_contents(contents)
                 .and_then(|batch| check_logged_batch(&batch, self.recorded).map(|_| batch));
-            match decoded {
-                Ok(batch) => {
-                    return Ok(Some(LoggedBatch {
-                        batch,
-                        offset,
-                        end,
-                        starts_log,
-                    }))
+            let batch = match decoded {
+                Ok(batch) => batch,
+                // A whole record (its checksum held): no gap in the log, just a batch that
+                // cannot be used; the batches after it are taken as they come.
+                Err(e) => {
+                    self.skip_record(info_log, e, offset)?;
+                    continue;
                 }
-                Err(e) => self.skip_record(info_log, e, offset)?,
+            };
+            if let Err(jump) = self.continuity.follow(&batch) {
+                self.end_at_jump(gap, offset, &jump);
+                self.ended_at = Some(before);
+                return Ok(None);
             }
+            return Ok(Some(LoggedBatch {
+                batch,
+                offset,
+                end,
+                starts_log,
+            }));
         }
+    }
+
+    /// Ends the log before the record at `offset`, whose batch does not continue the ones
+    /// before a gap or damage: noted as damage (at the gap, if there is one).
+    fn end_at_jump(&self, gap: Option<(u64, u64)>, offset: u64, jump: &Jump) {
+        let (at, reason) = jump.ending(gap, offset);
+        let e = Error::corruption_at(at, format!("{reason}: the log ends here"))
+            .in_file(self.path.display());
+        let mut damage = self.damage.lock();
+        damage.dropped.push(format!("ending the log: {e}"));
+        damage.first.get_or_insert(e);
     }
 
     /// Applies a batch read from this log to `mem`; one that cannot be applied is skipped as
@@ -205,7 +248,9 @@ impl LogBatches {
     /// Ends the read: fails on a read error, and on damage under `paranoid_checks`; notes what
     /// was dropped.
     pub(crate) fn finish(self, info_log: &InfoLog) -> Result<LogEnd> {
-        let clean_end = self.reader.end_of_last_record().max(self.from);
+        let clean_end = self
+            .ended_at
+            .unwrap_or_else(|| self.reader.end_of_last_record().max(self.from));
         drop(self.reader);
         let mut damage = self.damage.lock();
         if let Some(e) = damage.read_error.take() {
@@ -257,6 +302,11 @@ impl Sequences {
     pub(crate) fn start_log(&mut self) -> u64 {
         self.checking = std::mem::replace(&mut self.check_start, true);
         self.next_sequence
+    }
+
+    /// The sequence number the log being started must start at, when it is checked.
+    pub(crate) fn expected_start(&self) -> Option<u64> {
+        self.checking.then_some(self.next_sequence)
     }
 
     /// Whether `logged` (from log `number`) continues the writes before it. When it does not,

@@ -406,6 +406,7 @@ fn replay_log(
 ) -> Result<bool> {
     let path = log_file_name(&db.dir, number);
     db.info_log.log(format_args!("recovering log #{number}"));
+    let mut first_sequence = replay.sequences.start_log();
     let mut batches = LogBatches::open(
         &*db.env,
         &path,
@@ -413,10 +414,10 @@ fn replay_log(
         0,
         db.options.paranoid_checks,
         state.versions.recorded_extensions(),
+        replay.sequences.expected_start(),
     )?;
     let mut mem: Option<Arc<MemTable>> = None;
     let mut flushed = false;
-    let mut first_sequence = replay.sequences.start_log();
     while let Some(logged) = batches.next(&db.info_log)? {
         if !replay.sequences.admit(&logged, number, &db.info_log) {
             break;

@@ -298,6 +298,7 @@ impl Follower {
             from,
             db.options.paranoid_checks,
             self.manifest.extensions(),
+            sequences.expected_start(),
         );
         let mut batches = match opened {
             Ok(batches) => batches,

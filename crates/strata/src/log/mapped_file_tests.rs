@@ -144,6 +144,7 @@ fn a_kill_at_every_step_leaves_whole_records_then_the_end() {
             "step {steps}: {:?}",
             out.reports.reasons()
         );
+        assert!(out.gaps.is_empty(), "step {steps}: gaps {:?}", out.gaps);
 
         // Where a record was left unpublished, its payload copy was cut short (`copy_torn`).
         let end = plainly_written(&records[..read]).len();

@@ -26,7 +26,8 @@
 //! [`LogWriter`] appends logical records; [`LogReader`] returns them, reporting and skipping
 //! damaged regions (see its documentation for exactly what is reported).
 
-#[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(test)]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod mapped_file_tests;
 pub(crate) mod reader;
 #[cfg(test)]

@@ -12,16 +12,20 @@
 //!   when nothing but zeros follows them to the end of the file. Zeros followed by anything
 //!   else are damage, not preallocation: they are reported (with the bytes they cost) as soon
 //!   as the reader meets what follows.
-//! - A reader made with [`LogReader::ending_at_first_damage`] (the write-ahead log's, which
-//!   may be written through a memory map: `env/posix/mapped_log.rs`) takes a zero header in
-//!   a whole block (the writer reserves one before copying a record in) as the place where the
-//!   writer stopped: the rest of the block is a record whose header was never published (a
+//! - A write-ahead log's reader ([`LogReader::write_ahead_log`]; such a log may be written
+//!   through a memory map: `env/posix/mapped_log.rs`) differs in two ways. A zero header in a
+//!   whole block (the mapped writer reserves its block before copying a record in) is where
+//!   the writer stopped: the rest of the block is a record whose header was never published (a
 //!   writer killed while copying it), skipped silently like zeros; in a short block (a file
-//!   cut at its written length, as a closed log is) it is damage, as above. And the
-//!   first damage it reports ends the log — a zero region followed by a record in a later
-//!   block, a bad checksum, a fragment out of place: a power loss writes a mapped file's pages
-//!   back in any order, so zeros or a torn record may precede records written later, and
-//!   returning those would replay writes without the ones before them. Recovery keeps a prefix.
+//!   cut at its written length, as a closed log is) it is damage, as above. And a zero region
+//!   followed by data is a *gap*, not reported: everything from the zeros to the next whole
+//!   record (torn or orphaned fragments included) is skipped, and the caller is told of it
+//!   with [`LogReader::take_gap`] after that record. Whether the record may be used is the
+//!   caller's to decide (`db/log_continuity.rs`: only if its write batch continues the sequence
+//!   numbers exactly): a power loss writes a mapped file's pages back in any order, so a gap
+//!   may hide records that later ones must not be replayed without, while a writer killed
+//!   mid-record, or LevelDB appending to such a log at its next block (`reuse_logs`), leaves a
+//!   gap that hides nothing. A gap that no whole record follows ends the log silently.
 //! - A read error is reported (as a whole block dropped) and ends the log.
 
 use super::{RecordType, BLOCK_SIZE, HEADER_SIZE};
@@ -83,10 +87,13 @@ pub(crate) struct LogReader {
     /// File offset where the zero-filled region being skipped starts, while one is: reported
     /// if anything but zeros follows it.
     zeros_from: Option<u64>,
-    /// See [`LogReader::ending_at_first_damage`].
-    end_at_damage: bool,
-    /// Damage was reported while `end_at_damage`: the log has ended.
-    ended_by_damage: bool,
+    /// See [`LogReader::write_ahead_log`].
+    write_ahead: bool,
+    /// File offset where a gap (see the module documentation) being skipped starts, while
+    /// one is: reports are withheld until the next whole record.
+    gap_from: Option<u64>,
+    /// The gap skipped before the last record returned: its file offset and length.
+    gap: Option<(u64, u64)>,
 }
 
 impl LogReader {
@@ -114,17 +121,25 @@ impl LogReader {
             positioned: false,
             resyncing: initial_offset > 0,
             zeros_from: None,
-            end_at_damage: false,
-            ended_by_damage: false,
+            write_ahead: false,
+            gap_from: None,
+            gap: None,
         }
     }
 
     /// This reader for a write-ahead log (see the module documentation): what follows a zero
-    /// header in its block is an unpublished record, not damage, and the first damage reported
-    /// ends the log.
-    pub(crate) fn ending_at_first_damage(mut self) -> LogReader {
-        self.end_at_damage = true;
+    /// header in its whole block is an unpublished record, not damage, and a zero region
+    /// followed by data is a gap, left to the caller to judge by [`LogReader::take_gap`].
+    pub(crate) fn write_ahead_log(mut self) -> LogReader {
+        self.write_ahead = true;
         self
+    }
+
+    /// The gap skipped just before the last record returned (write-ahead log readers only):
+    /// its file offset and length in bytes. Asked for after each record; the next
+    /// `read_record` forgets it.
+    pub(crate) fn take_gap(&mut self) -> Option<(u64, u64)> {
+        self.gap.take()
     }
 
     /// The next logical record, or `None` at the end of the log.
@@ -138,6 +153,7 @@ impl LogReader {
             self.skip_to_initial_block();
         }
         scratch.clear();
+        self.gap = None;
         // Offset of the FIRST fragment of the record being assembled, while one is.
         let mut open_record: Option<u64> = None;
         loop {
@@ -157,8 +173,10 @@ impl LogReader {
                     continue;
                 }
                 Physical::Eof => {
-                    // A fragmented record cut short by the end of the file is a torn write.
+                    // A fragmented record cut short by the end of the file is a torn write;
+                    // a gap that no record follows, a writer's unpublished tail.
                     scratch.clear();
+                    self.gap_from = None;
                     return None;
                 }
             };
@@ -178,9 +196,7 @@ impl LogReader {
             match record_type {
                 Some(RecordType::Full) => {
                     self.drop_unfinished(&mut open_record, scratch);
-                    if self.ended_by_damage {
-                        return None;
-                    }
+                    self.end_gap(offset);
                     self.last_record_offset = offset;
                     self.last_record_end = self.position();
                     return Some(&self.block[fragment]);
@@ -197,6 +213,7 @@ impl LogReader {
                 Some(RecordType::Last) => match open_record {
                     Some(record_offset) => {
                         scratch.extend_from_slice(&self.block[fragment]);
+                        self.end_gap(record_offset);
                         self.last_record_offset = record_offset;
                         self.last_record_end = self.position();
                         return Some(scratch.as_slice());
@@ -286,11 +303,6 @@ impl LogReader {
 
     fn read_physical_record(&mut self) -> Physical {
         loop {
-            if self.ended_by_damage {
-                self.pos = self.end;
-                self.eof = true;
-                return Physical::Eof;
-            }
             let available = self.end - self.pos;
             if available < HEADER_SIZE {
                 if self.eof {
@@ -324,16 +336,13 @@ impl LogReader {
                 // in a whole block (were more of the file to follow, the zeros are reported
                 // when it is met). A short block is a file cut at its written length: there,
                 // the bytes are records a damaged header hides.
-                if !rest_is_zero && (!self.end_at_damage || self.eof) {
-                    self.report_zeros(self.end_of_buffer_offset);
+                if !rest_is_zero && (!self.write_ahead || self.eof) {
+                    self.report_zeros(self.end_of_buffer_offset, false);
                 }
                 return Physical::Bad;
             }
             // A header that is not zeros: zeros skipped before it were no preallocated tail.
-            self.report_zeros(offset);
-            if self.ended_by_damage {
-                continue;
-            }
+            self.report_zeros(offset, self.write_ahead);
             if HEADER_SIZE + len > available {
                 self.pos = self.end;
                 if self.eof {
@@ -368,9 +377,13 @@ impl LogReader {
     }
 
     /// Reports the zero-filled region being skipped, if any, as damage ending at file offset
-    /// `end` (where data was found after it).
-    fn report_zeros(&mut self, end: u64) {
+    /// `end` (where data was found after it) — or, `as_gap`, starts a gap there.
+    fn report_zeros(&mut self, end: u64, as_gap: bool) {
         if let Some(start) = self.zeros_from.take() {
+            if as_gap {
+                self.gap_from.get_or_insert(start);
+                return;
+            }
             let bytes = usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX);
             self.report(bytes, start, "zero-filled region followed by data");
         }
@@ -378,14 +391,23 @@ impl LogReader {
 
     /// Reports `bytes` dropped at file offset `offset`, unless they lie before the initial
     /// offset (the caller asked not to see that part of the log).
+    /// Withheld while a gap is being skipped: it is part of the gap.
     fn report(&mut self, bytes: usize, offset: u64, reason: impl Into<String>) {
-        if offset < self.initial_offset {
+        if offset < self.initial_offset || self.gap_from.is_some() {
             return;
         }
         if let Some(reporter) = self.reporter.as_mut() {
             reporter.corruption(bytes as u64, &Error::corruption_at(offset, reason));
         }
-        self.ended_by_damage |= self.end_at_damage;
+    }
+
+    /// A whole record starting at file offset `record` is about to be returned: a gap being
+    /// skipped ends before it.
+    fn end_gap(&mut self, record: u64) {
+        self.gap = self
+            .gap_from
+            .take()
+            .map(|start| (start, record.saturating_sub(start)));
     }
 
     fn report_error(&mut self, bytes: u64, error: &Error) {

@@ -62,6 +62,8 @@ pub(crate) struct ReadOutcome {
     pub(crate) records: Vec<Vec<u8>>,
     offsets: Vec<u64>,
     pub(crate) reports: Reports,
+    /// The gaps a write-ahead log's reader skipped, with the index of the record after each.
+    pub(crate) gaps: Vec<(usize, (u64, u64))>,
 }
 
 fn read_log_from(file: Box<dyn SequentialFile>, verify: bool, initial_offset: u64) -> ReadOutcome {
@@ -75,7 +77,7 @@ fn read_log_from(file: Box<dyn SequentialFile>, verify: bool, initial_offset: u6
     read_all(reader, reports)
 }
 
-/// Reads `bytes` as the write-ahead log is read ([`LogReader::ending_at_first_damage`]).
+/// Reads `bytes` as the write-ahead log is read ([`LogReader::write_ahead_log`]).
 pub(crate) fn read_write_ahead_log(bytes: &[u8]) -> ReadOutcome {
     let reports = Reports::default();
     let reader = LogReader::new(
@@ -84,7 +86,7 @@ pub(crate) fn read_write_ahead_log(bytes: &[u8]) -> ReadOutcome {
         true,
         0,
     )
-    .ending_at_first_damage();
+    .write_ahead_log();
     read_all(reader, reports)
 }
 
@@ -92,9 +94,13 @@ fn read_all(mut reader: LogReader, reports: Reports) -> ReadOutcome {
     let mut scratch = Vec::new();
     let mut records = Vec::new();
     let mut offsets = Vec::new();
+    let mut gaps = Vec::new();
     while let Some(record) = reader.read_record(&mut scratch) {
         records.push(record.to_vec());
         offsets.push(reader.last_record_offset());
+        if let Some(gap) = reader.take_gap() {
+            gaps.push((records.len() - 1, gap));
+        }
     }
     // The end is sticky.
     assert!(reader.read_record(&mut scratch).is_none());
@@ -102,6 +108,7 @@ fn read_all(mut reader: LogReader, reports: Reports) -> ReadOutcome {
         records,
         offsets,
         reports,
+        gaps,
     }
 }
 
@@ -421,11 +428,11 @@ fn zeros_followed_by_data_are_reported() {
 }
 
 /// The write-ahead log's reader: a record whose header was never published (a writer killed
-/// while copying it into a mapped log) is the log's end, silent; zeros followed by data in a
-/// later block, or any other damage, are reported and end the log, so no record after a gap is
-/// returned.
+/// while copying it into a mapped log) is the log's end, silent; zeros followed by data are a
+/// gap, not reported but handed to the caller with the record after it (torn fragments within
+/// it included); other damage is reported as by any reader, which reads on.
 #[test]
-fn write_ahead_log_reader_ends_at_an_unpublished_record_and_at_damage() {
+fn write_ahead_log_reader_skips_unpublished_records_and_hands_gaps_over() {
     let records = [record(1, 100), record(2, 100), record(3, 100)];
     let (bytes, offsets) = write_log(&records);
     let third = offsets[2] as usize;
@@ -435,30 +442,45 @@ fn write_ahead_log_reader_ends_at_an_unpublished_record_and_at_damage() {
     let out = read_write_ahead_log(&unpublished);
     assert_eq!(out.records, records[..2].to_vec());
     assert_eq!(out.reports.count(), 0, "{:?}", out.reports.reasons());
+    assert!(out.gaps.is_empty());
     // The other reader reports the bytes after the zero header as damage.
     assert_eq!(read_log(&unpublished).reports.count(), 1);
 
-    // The same region followed by a record in the next block: a gap.
+    // The same region followed by a record in the next block: a gap before that record.
     let rest = BLOCK_SIZE - 2 * HEADER_SIZE - 100;
     let (mut bytes, offsets) = write_log(&[record(1, 100), record(2, rest), record(3, 100)]);
     assert_eq!(offsets[2], BLOCK_SIZE as u64);
     let second = offsets[1] as usize;
     bytes[second..second + HEADER_SIZE].fill(0);
     let out = read_write_ahead_log(&bytes);
-    assert_eq!(out.records, vec![record(1, 100)]);
-    assert_eq!(out.reports.offsets(), vec![Some(offsets[1])]);
+    assert_eq!(out.records, vec![record(1, 100), record(3, 100)]);
+    assert_eq!(out.reports.count(), 0, "{:?}", out.reports.reasons());
+    assert_eq!(out.gaps, vec![(1, (offsets[1], offsets[2] - offsets[1]))]);
+    // The other reader reports it.
+    let out = read_log(&bytes);
+    assert_eq!(out.records.len(), 2);
     assert!(out.reports.reasons()[0].contains("zero-filled region followed by data"));
-    // The other reader reports it too, but goes on with the later record.
-    assert_eq!(read_log(&bytes).records.len(), 2);
 
-    // Any damage ends the write-ahead log: a bad checksum too.
+    // A record spanning blocks whose FIRST header is unpublished and whose later fragments'
+    // are (the mapped writer publishes the FIRST header last), then the end: the gap takes
+    // the orphaned fragments with it, silently.
+    let big = record(2, 2 * BLOCK_SIZE);
+    let (mut bytes, offsets) = write_log(&[record(1, 100), big]);
+    bytes[offsets[1] as usize..offsets[1] as usize + HEADER_SIZE].fill(0);
+    let out = read_write_ahead_log(&bytes);
+    assert_eq!(out.records, vec![record(1, 100)]);
+    assert_eq!(out.reports.count(), 0, "{:?}", out.reports.reasons());
+    assert!(out.gaps.is_empty());
+    assert!(read_log(&bytes).reports.count() > 0);
+
+    // A bad checksum is damage, reported; the reader goes on.
     let (mut bytes, offsets) = write_log(&[record(1, 100), record(2, rest), record(3, 100)]);
     bytes[offsets[1] as usize + HEADER_SIZE + 10] ^= 1;
     let out = read_write_ahead_log(&bytes);
-    assert_eq!(out.records, vec![record(1, 100)]);
+    assert_eq!(out.records, vec![record(1, 100), record(3, 100)]);
     assert_eq!(out.reports.offsets(), vec![Some(offsets[1])]);
     assert!(out.reports.reasons()[0].contains("checksum mismatch"));
-    assert_eq!(read_log(&bytes).records.len(), 2);
+    assert!(out.gaps.is_empty());
 }
 
 #[test]

@@ -14,6 +14,10 @@ use crate::log::{LogReader, Reporter, BLOCK_SIZE, HEADER_SIZE};
 pub(crate) enum LogItem<'a> {
     /// A logical record whose first fragment starts at `offset`.
     Record { offset: u64, data: &'a [u8] },
+    /// A write-ahead log's gap (`log/reader.rs`): `bytes` bytes from `offset`, zeros and what
+    /// follows them up to the next record, skipped without a report. Whether it hides writes
+    /// shows in the next record's sequence numbers (`db/log_continuity.rs`).
+    Gap { offset: u64, bytes: u64 },
     /// `bytes` bytes skipped because of `reason`, starting at `offset` when known.
     Damage {
         offset: Option<u64>,
@@ -37,10 +41,13 @@ impl Reporter for Queue {
 
 /// Hands every record and every damaged region of the log at `path` to `f`, in file order,
 /// then the incomplete tail if there is one. Stops at the first error `f` returns.
+/// `write_ahead_log`: the file is read as recovery reads a write-ahead log (a record never
+/// published is no damage, a gap is handed over as [`LogItem::Gap`]).
 pub(crate) fn for_each_record(
     env: &dyn Env,
     path: &Path,
     verify_checksums: bool,
+    write_ahead_log: bool,
     f: &mut dyn FnMut(LogItem<'_>) -> Result<()>,
 ) -> Result<()> {
     let reports = Arc::new(Mutex::new(Vec::new()));
@@ -51,6 +58,9 @@ pub(crate) fn for_each_record(
         verify_checksums,
         0,
     );
+    if write_ahead_log {
+        reader = reader.write_ahead_log();
+    }
     let mut scratch = Vec::new();
     // File offset past the last record or reported damage; `None` once a read error left the
     // rest of the file unread.
@@ -85,6 +95,9 @@ pub(crate) fn for_each_record(
                 None => Ok(()),
             };
         };
+        if let Some((offset, bytes)) = reader.take_gap() {
+            f(LogItem::Gap { offset, bytes })?;
+        }
         let offset = reader.last_record_offset();
         end = end.map(|e| e.max(physical_end(offset, data.len() as u64)));
         f(LogItem::Record {
@@ -164,11 +177,12 @@ mod tests {
     fn read(env: &MemEnv, path: &Path) -> Found {
         let mut records = Vec::new();
         let mut tail = None;
-        for_each_record(env, path, true, &mut |item| {
+        for_each_record(env, path, true, false, &mut |item| {
             match item {
                 LogItem::Record { offset, data } => records.push((offset, data.len())),
                 LogItem::Tail { offset, bytes } => tail = Some((offset, bytes)),
                 LogItem::Damage { reason, .. } => panic!("unexpected damage: {reason}"),
+                LogItem::Gap { offset, .. } => panic!("unexpected gap at {offset}"),
             }
             Ok(())
         })

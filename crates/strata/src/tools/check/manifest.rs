@@ -99,8 +99,10 @@ pub(super) fn check(
         levels: vec![BTreeMap::new(); NUM_LEVELS],
     };
     let mut records = 0;
-    let result = for_each_record(&*options.env, &dir.join(&name), true, &mut |item| {
+    let result = for_each_record(&*options.env, &dir.join(&name), true, false, &mut |item| {
         match item {
+            // Only a write-ahead log's reader hands gaps over.
+            LogItem::Gap { .. } => {}
             LogItem::Damage {
                 offset,
                 bytes,

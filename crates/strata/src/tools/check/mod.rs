@@ -30,6 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 
+use crate::db::log_continuity::Continuity;
 use crate::error::{Error, Result};
 use crate::filename::{parse_file_name, FileType};
 use crate::options::Options;
@@ -254,29 +255,67 @@ impl DirFiles {
     }
 }
 
+/// Whether `batch`, at file offset `offset` of a log, takes the sequence numbers right after
+/// the batch before it; where it does not after a gap (`gap`: its offset and length) or
+/// damage, recovery ends the log there.
+fn check_sequence(
+    continuity: &mut Continuity,
+    batch: &WriteBatch,
+    gap: Option<(u64, u64)>,
+    offset: u64,
+    problems: &mut FileProblems,
+) {
+    let sequence = batch.sequence();
+    let expected = continuity.expected();
+    match continuity.follow(batch) {
+        Err(jump) => {
+            let (at, reason) = jump.ending(gap, offset);
+            problems.add(Some(at), format!("{reason}: recovery ends the log there"));
+            // Checking goes on from this batch.
+            *continuity = Continuity::new(sequence.checked_add(u64::from(batch.count())));
+        }
+        Ok(()) => match expected {
+            Some(next) if sequence < next => problems.add(
+                Some(offset),
+                format!("batch sequence {sequence} goes back in time"),
+            ),
+            Some(next) if sequence > next => problems.add(
+                Some(offset),
+                format!(
+                    "batches with sequence numbers {next}..{sequence} are missing before this one"
+                ),
+            ),
+            _ => {}
+        },
+    }
+}
+
 /// Verifies every record of a log file and that each is a write batch.
 fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport) {
     let mut problems = FileProblems::new(name);
     let mut records = 0;
-    let mut next_sequence: Option<u64> = None;
-    // Damage was reported since the last record.
-    let mut damaged = false;
+    // Whether each batch continues the ones before, as recovery judges it.
+    let mut continuity = Continuity::new(None);
+    // The gap just before the record being read, if any.
+    let mut gap = None;
     let mut tail = None;
-    let result = for_each_record(&*options.env, &dir.join(name), true, &mut |item| {
+    let result = for_each_record(&*options.env, &dir.join(name), true, true, &mut |item| {
         match item {
+            LogItem::Gap { offset, bytes } => {
+                continuity.skipped();
+                gap = Some((offset, bytes));
+            }
             LogItem::Damage {
                 offset,
                 bytes,
                 reason,
             } => {
                 problems.add(offset, format!("{reason} ({bytes} bytes dropped)"));
-                // The batches lost there leave a gap: already reported.
-                damaged = true;
+                continuity.skipped();
             }
             LogItem::Tail { offset, bytes } => tail = Some((offset, bytes)),
             LogItem::Record { offset, data } => {
                 records += 1;
-                let after_damage = std::mem::take(&mut damaged);
                 match WriteBatch::from_contents(data.to_vec()) {
                     Ok(batch) => {
                         if let Some(Err(e)) = batch.iter().find(|op| op.is_err()) {
@@ -285,30 +324,15 @@ fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport
                                 format!("bad write batch: {}", describe_in_record(&e)),
                             );
                         }
-                        let sequence = batch.sequence();
-                        match next_sequence {
-                            Some(next) if sequence < next => problems.add(
-                                Some(offset),
-                                format!("batch sequence {sequence} goes back in time"),
-                            ),
-                            // Each batch takes the sequence numbers right after the one before.
-                            Some(next) if sequence > next && !after_damage => problems.add(
-                                Some(offset),
-                                format!(
-                                    "batches with sequence numbers {next}..{sequence} are \
-                                     missing before this one"
-                                ),
-                            ),
-                            _ => {}
-                        }
-                        next_sequence = sequence.checked_add(u64::from(batch.count()));
+                        let gap = gap.take();
+                        check_sequence(&mut continuity, &batch, gap, offset, &mut problems);
                     }
                     Err(e) => {
                         problems.add(
                             Some(offset),
                             format!("record is not a write batch: {}", describe_in_record(&e)),
                         );
-                        damaged = true;
+                        gap = None;
                     }
                 }
             }

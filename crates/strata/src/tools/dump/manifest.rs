@@ -60,6 +60,7 @@ pub(super) fn dump(env: &dyn Env, path: &Path, verify: bool, p: &mut Printer<'_>
         env,
         path,
         verify,
+        false,
         p,
         &mut |p, offset, data| match VersionEdit::decode(data) {
             Ok(edit) if p.json => p.json(&edit_json(&edit, offset, p.show)),

@@ -151,15 +151,18 @@ fn dump_current(env: &dyn Env, path: &Path, p: &mut Printer<'_>) -> Result<()> {
 pub(super) type RecordPrinter<'r> = dyn FnMut(&mut Printer<'_>, u64, &[u8]) -> Result<()> + 'r;
 
 /// Walks a log-format file (write-ahead log or manifest): damage and an incomplete last record
-/// become problems, and each whole record is counted and handed to `record` with its offset.
+/// become problems, a write-ahead log's gaps are shown, and each whole record is counted and
+/// handed to `record` with its offset.
 pub(super) fn dump_records(
     env: &dyn Env,
     path: &Path,
     verify: bool,
+    write_ahead_log: bool,
     p: &mut Printer<'_>,
     record: &mut RecordPrinter<'_>,
 ) -> Result<()> {
-    for_each_record(env, path, verify, &mut |item| match item {
+    for_each_record(env, path, verify, write_ahead_log, &mut |item| match item {
+        LogItem::Gap { offset, bytes } => p.gap(offset, bytes),
         LogItem::Damage {
             offset,
             bytes,
@@ -216,6 +219,18 @@ impl Printer<'_> {
                 Some(offset) => self.line(format_args!("corruption at offset {offset}: {reason}")),
                 None => self.line(format_args!("corruption: {reason}")),
             }
+        }
+    }
+
+    /// Shows a write-ahead log's gap (`tools/records.rs`): no damage in itself — `strata
+    /// check` says whether the records after it continue the writes.
+    pub(super) fn gap(&mut self, offset: u64, bytes: u64) -> Result<()> {
+        if self.json {
+            self.json(&serde_json::json!({ "type": "gap", "offset": offset, "bytes": bytes }))
+        } else {
+            self.line(format_args!(
+                "gap at offset {offset}: {bytes} bytes of zeros and an unfinished write skipped"
+            ))
         }
     }
 

@@ -57,6 +57,7 @@ pub(super) fn dump(env: &dyn Env, path: &Path, verify: bool, p: &mut Printer<'_>
         env,
         path,
         verify,
+        true,
         p,
         &mut |p, offset, data| match WriteBatch::from_contents(data.to_vec()) {
             Ok(batch) => batch_out(p, offset, &batch),
