@@ -17,6 +17,7 @@ mod compaction_job;
 mod destroy;
 mod info_log;
 mod iterator;
+mod log_closer;
 pub(crate) mod log_continuity;
 mod log_replay;
 mod open;

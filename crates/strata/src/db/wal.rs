@@ -15,10 +15,12 @@
 //!   loss that kept a later log but lost the tail of an earlier one, the later writes are
 //!   dropped instead of replayed behind a hole.
 //!
-//! A replaced log whose memtable has reached a table is closed without a sync.
+//! A replaced log whose memtable has reached a table is closed without a sync, on another
+//! thread (`db/log_closer.rs`: closing a deleted, memory-mapped log can wait for writeback).
 
 use std::path::Path;
 
+use super::log_closer::LogCloser;
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::log::LogWriter;
@@ -34,6 +36,8 @@ pub(crate) struct Wal {
     dir_synced: bool,
     /// The record being appended (kept to reuse its allocation).
     record: Vec<u8>,
+    /// Closes the logs whose writes have reached tables.
+    closer: LogCloser,
 }
 
 impl Wal {
@@ -80,9 +84,16 @@ impl Wal {
         self.current_log()?.sync()
     }
 
-    /// Closes the older logs numbered below `min_live_log`, without syncing them.
+    /// Closes the older logs numbered below `min_live_log`, without syncing them, off this
+    /// thread.
     pub(crate) fn forget_flushed(&mut self, min_live_log: u64) {
-        self.older.retain(|(number, _)| *number >= min_live_log);
+        let (flushed, live): (Vec<_>, Vec<_>) = std::mem::take(&mut self.older)
+            .into_iter()
+            .partition(|(number, _)| *number < min_live_log);
+        self.older = live;
+        for (_, log) in flushed {
+            self.closer.close(log);
+        }
     }
 
     /// Bytes written to log `number`, if it is open here. A log written through a memory map
@@ -103,6 +114,7 @@ impl Wal {
         if let Some((_, mut log)) = self.current.take() {
             let _ = log.close();
         }
+        self.closer.finish();
     }
 
     fn current_log(&mut self) -> Result<&mut LogWriter> {

@@ -1,0 +1,60 @@
+//! Closing retired write-ahead logs off the write path.
+//!
+//! A log whose writes have reached a table is closed when the next memtable switch or sync
+//! write notices, on that writer's thread. By then the log may be deleted (obsolete files go
+//! as soon as a flush commits), and the last close of a deleted file frees its pages, which
+//! waits for any writeback of them in flight: for a log written through a memory map
+//! (`env/posix/mapped_log.rs`), hundreds of milliseconds after a few megabytes of writes. So
+//! such logs are handed to one closer thread, started on first use; closing the database
+//! waits for it, so that no descriptor or mapping outlives the handle.
+
+use std::sync::mpsc::{channel, Sender};
+use std::thread::JoinHandle;
+
+use crate::log::LogWriter;
+
+/// Closes retired logs on its own thread; see the module documentation.
+#[derive(Default)]
+pub(crate) struct LogCloser {
+    /// Where logs are sent, and the thread closing them; `None` until first used.
+    worker: Option<(Sender<LogWriter>, JoinHandle<()>)>,
+}
+
+impl LogCloser {
+    /// Closes `log` (without syncing: its writes are in tables) on the closer thread, or here
+    /// if that thread cannot be started. Errors are ignored: nothing needs the log any more.
+    pub(crate) fn close(&mut self, log: LogWriter) {
+        let log = match self.sender() {
+            Some(sender) => match sender.send(log) {
+                Ok(()) => return,
+                Err(unsent) => unsent.0,
+            },
+            None => log,
+        };
+        close_quietly(log);
+    }
+
+    /// Waits until every log handed over is closed.
+    pub(crate) fn finish(&mut self) {
+        if let Some((sender, thread)) = self.worker.take() {
+            drop(sender);
+            let _ = thread.join();
+        }
+    }
+
+    fn sender(&mut self) -> Option<&Sender<LogWriter>> {
+        if self.worker.is_none() {
+            let (sender, receiver) = channel::<LogWriter>();
+            let thread = std::thread::Builder::new()
+                .name("strata-log-closer".into())
+                .spawn(move || receiver.into_iter().for_each(close_quietly))
+                .ok()?;
+            self.worker = Some((sender, thread));
+        }
+        self.worker.as_ref().map(|(sender, _)| sender)
+    }
+}
+
+fn close_quietly(mut log: LogWriter) {
+    let _ = log.close();
+}
