@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use strata::testing::{mapped_log_writes_stopped, stop_mapped_log_writes_after, EnvOp, HookEnv};
+use strata::testing::{
+    mapped_log_writes_stopped, refuse_mapped_log_reservation, stop_mapped_log_writes_after, EnvOp,
+    HookEnv,
+};
 use strata::tools::check_db;
 use strata::{Options, DB};
 
@@ -293,3 +296,53 @@ fn paranoid_read_only_open_succeeds_while_the_writer_crosses_a_block() {
     assert!(reader.get(&key(0)).unwrap() == Some(value(0)));
 }
 
+/// Where the file system cannot reserve space for stores into a map (no `fallocate`, or
+/// copy-on-write: `mapped_log.rs`, "Where a store could fail"), the log is appended with
+/// `write`: it never ends in reserved zeros while open, and a process killed with it open
+/// leaves every write for a paranoid open. The same check on a mapped log sees its zero tail,
+/// so the check can tell the two apart.
+#[test]
+fn a_file_system_without_fallocate_gets_a_log_written_with_write() {
+    const EOPNOTSUPP: i32 = 95;
+    let root = tempfile::tempdir().unwrap();
+    let ends_in_zeros = |dir: &Path| {
+        let log = dir.join(format!("{:06}.log", highest_log_number(dir)));
+        let bytes = fs::read(log).unwrap();
+        bytes.last() == Some(&0)
+    };
+    for refused in [false, true] {
+        let dir = root.path().join(format!("db-{refused}"));
+        refuse_mapped_log_reservation(refused.then_some(EOPNOTSUPP));
+        let db = DB::open(&dir, create()).unwrap();
+        refuse_mapped_log_reservation(None);
+        let mut zero_tails = 0;
+        for i in 0..40u64 {
+            let len = if i % 7 == 3 { 40_000 } else { 100 };
+            db.put(&key(i), &vec![0xAB; len]).unwrap();
+            zero_tails += usize::from(ends_in_zeros(&dir));
+        }
+        if !refused {
+            // Not after a record that ran past its block: that part is appended with `pwrite`.
+            assert!(
+                zero_tails > 20,
+                "the mapped log showed a zero tail {zero_tails} times"
+            );
+            continue;
+        }
+        assert_eq!(zero_tails, 0, "a log written with write ended in zeros");
+        let crashed = root.path().join("crashed");
+        copy_without_lock(&dir, &crashed);
+        drop(db);
+        let db = DB::open(
+            &crashed,
+            Options {
+                paranoid_checks: true,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        for i in 0..40u64 {
+            assert!(db.get(&key(i)).unwrap().is_some(), "write {i} lost");
+        }
+    }
+}

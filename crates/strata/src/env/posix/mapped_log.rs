@@ -4,8 +4,8 @@
 //! # Layout of the file while it is written
 //!
 //! The file grows one log block (32 KiB, `log/mod.rs`; the log writer says how much of the
-//! block is left) at a time, reserved with `posix_fallocate` before any store into it (so a
-//! full disk is an error at the append that needs the block, never a `SIGBUS` at a store), and
+//! block is left) at a time, reserved with `fallocate` before any store into it (so a full
+//! disk is an error at the append that needs the block, never a `SIGBUS` at a store), and
 //! is mapped in windows of [`WINDOW`] bytes, each holding the whole block being written. Its
 //! size is the written length (after a write past the end, below) or the end of the block
 //! holding it: the zeros after the written bytes never reach past the current block. `close`
@@ -43,8 +43,18 @@
 //!
 //! A power loss is different: the kernel writes unsynced pages back in any order, so zeros or
 //! a torn record may precede records written later. Only synced bytes are promised (`sync` is
-//! `fdatasync`), and the write-ahead log reader ends the log at the first damage, so recovery
-//! replays a prefix of the writes (under `paranoid_checks` the damage fails the open instead).
+//! `fdatasync`), and after a gap or damage recovery replays only batches that continue the
+//! sequence numbers exactly (`db/log_continuity.rs`), so it replays a prefix of the writes.
+//!
+//! # Where a store could fail
+//!
+//! A store into a map cannot return an error: where `write` would fail, it raises `SIGBUS`.
+//! Space is reserved before any store (above), so a full disk is an append's error. A file
+//! system where that reservation means nothing — one without `fallocate`, or a copy-on-write
+//! one (btrfs, ZFS, bcachefs), where overwriting needs new space — gets no mapped log: the
+//! log is appended with `write` there ([`MappedLogFile::new`] gives the file back). Left: a
+//! file system that shuts itself down after an I/O error (ext4 `errors=remount-ro`) may refuse
+//! a store into a page written back since its last store — as it would the `write`.
 //!
 //! # Sync
 //!
@@ -87,6 +97,10 @@ mod crash_points {
     }
 
     pub(super) fn copy_torn(_target: &mut [u8], _source: &[u8]) {}
+
+    pub(super) fn refuse_reservation() -> Option<std::io::Error> {
+        None
+    }
 }
 
 /// Bytes mapped at a time: far more than a log block.
@@ -116,8 +130,13 @@ pub(super) struct MappedLogFile {
 
 impl MappedLogFile {
     /// A writer for `file`, which must be empty and open for reading and writing. Gives the file
-    /// back when the file system cannot map it (the caller then appends with `write`).
+    /// back when its file system cannot promise that stores into the map find space (see
+    /// [`reservable`]) or cannot map it: the caller then appends with `write`, which reports
+    /// what a store into a map could only meet with a `SIGBUS`.
     pub(super) fn new(file: File, path: &Path) -> std::result::Result<MappedLogFile, File> {
+        if !reservable(&file) {
+            return Err(file);
+        }
         match map_window(&file, 0) {
             Ok(map) => Ok(MappedLogFile {
                 file: Some(file),
@@ -173,14 +192,8 @@ impl MappedLogFile {
                 io::Error::other("file too large"),
             ));
         };
-        // SAFETY: the descriptor is open while `file` is borrowed; the call takes integers.
-        let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), start, len) };
-        if rc != 0 {
-            return Err(Error::io(
-                context("reserve space in", &self.path),
-                io::Error::from_raw_os_error(rc),
-            ));
-        }
+        fallocate(file, 0, start, len)
+            .map_err(|e| Error::io(context("reserve space in", &self.path), e))?;
         self.size = end;
         Ok(())
     }
@@ -263,6 +276,45 @@ impl MappedLogFile {
         let file = self.open_file("close")?;
         file.set_len(self.len)
             .map_err(|e| Error::io(context("truncate", &self.path), e))
+    }
+}
+
+/// `f_type` of the copy-on-write file systems (`statfs(2)`): btrfs, ZFS, bcachefs. There an
+/// overwrite of allocated blocks needs new ones (btrfs: once the extent is shared with a
+/// snapshot), so reserved space does not keep a store from failing — with a `SIGBUS`.
+const COPY_ON_WRITE_FILE_SYSTEMS: [i64; 3] = [0x9123_683e, 0x2fc1_2fc1, 0xca45_1a4e];
+
+/// Whether stores into a map of `file` can be given space first: its file system is not
+/// copy-on-write and has `fallocate(2)` (the system call, not glibc's `posix_fallocate`, which
+/// writes zeros where it is missing: that reserves nothing a later store can count on).
+/// Probed once per log, reserving its first block without growing it.
+fn reservable(file: &File) -> bool {
+    // SAFETY: `statfs` is plain data, for which all zeros is a valid value.
+    let mut stats: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: the descriptor is open while `file` is borrowed; `stats` is writable.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut stats) } != 0 {
+        return false;
+    }
+    #[allow(clippy::unnecessary_cast)] // `f_type`'s integer type differs between targets
+    let fs_type = stats.f_type as i64;
+    let probe = crash_points::refuse_reservation()
+        .map_or_else(|| fallocate(file, libc::FALLOC_FL_KEEP_SIZE, 0, 1), Err);
+    mappable(fs_type, probe)
+}
+
+/// The decision [`reservable`] takes, given the file system's type and the probe's outcome.
+fn mappable(fs_type: i64, probe: io::Result<()>) -> bool {
+    probe.is_ok() && !COPY_ON_WRITE_FILE_SYSTEMS.contains(&fs_type)
+}
+
+/// `fallocate(2)` of `len` bytes of `file` from `start`, with `mode`.
+fn fallocate(file: &File, mode: libc::c_int, start: i64, len: i64) -> io::Result<()> {
+    // SAFETY: the descriptor is open while `file` is borrowed; the call takes integers.
+    let rc = unsafe { libc::fallocate(file.as_raw_fd(), mode, start, len) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 

@@ -23,6 +23,22 @@ const PAGE: u64 = 4096;
 thread_local! {
     /// Steps this thread's mapped logs may still take; `None`: no limit.
     static BUDGET: Cell<Option<u64>> = const { Cell::new(None) };
+    /// The error (`errno`) the probe for `fallocate` meets on this thread, if set.
+    static REFUSED: Cell<Option<i32>> = const { Cell::new(None) };
+}
+
+/// Makes the logs this thread creates meet `errno` when they probe their file system for
+/// `fallocate` (as on a file system without it, `EOPNOTSUPP`), or lifts that (`None`): such a
+/// log is then written with `write`, not through a map.
+pub fn refuse_mapped_log_reservation(errno: Option<i32>) {
+    REFUSED.with(|refused| refused.set(errno));
+}
+
+/// The error the `fallocate` probe is to meet on this thread, if one is set.
+pub(super) fn refuse_reservation() -> Option<std::io::Error> {
+    REFUSED
+        .with(Cell::get)
+        .map(std::io::Error::from_raw_os_error)
 }
 
 /// Makes the mapped write-ahead logs this thread writes stop after `steps` more steps (see the
