@@ -1,5 +1,5 @@
 # Strata's two entry points. See README.md.
-.PHONY: test test-python test-node test-readonly bench deps lint test-mapped-log
+.PHONY: test test-python test-node test-readonly bench deps lint
 
 CARGO ?= cargo
 # The default suite at 1M entries, three repeats (medians and spread), with the SVG charts.
@@ -31,7 +31,7 @@ test: deps
 	# The C API under valgrind and installed as libleveldb, the Go, Python, Node and Java
 	# bindings, CometBFT validators on Strata, the releasable packages, read-only handles.
 	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-java test-cometbft \
-		test-release test-readonly test-mapped-log
+		test-release test-readonly
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
 # built from the system Python with its site packages (Debian's python3-plyvel, i.e. real
@@ -256,14 +256,3 @@ test-readonly: deps
 		-Wl,-rpath,$(READONLY_PREFIX)/lib -o $(READONLY_PREFIX)/strata_ext_test
 	tmp=$$(mktemp -d) && TEST_TMPDIR=$$tmp $(READONLY_PREFIX)/strata_ext_test; \
 		status=$$?; rm -rf $$tmp; exit $$status
-
-# ---- The write-ahead log through a memory map ----
-
-# A kill at every step of a mapped log write, and real SIGKILLs of a writing process: each crashed
-# directory opened with paranoid checks by Strata and by real LevelDB 1.23 (libleveldb-dev,
-# installed by deps); then the power-loss suites, whose FaultEnv models the mapped log's pages.
-test-mapped-log: deps
-	$(CARGO) test -p strata-kv --features testing --lib -- mapped_log log::
-	$(CARGO) test -p strata-kv-leveldb-peer --test crashed_mapped_log
-	$(CARGO) test -p strata-kv --features testing --test survives_power_loss \
-		--test sync_writes_survive_random_power_loss --test log_gap_detection
