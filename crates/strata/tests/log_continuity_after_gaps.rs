@@ -1,0 +1,156 @@
+//! Recovery after a gap or damage in a write-ahead log (`db/log_continuity.rs`): the batches
+//! after it are replayed while their sequence numbers continue exactly where the last replayed
+//! batch ended, and the log ends at the first that does not. A gap (zeros followed by data) the
+//! batches continue across is no damage, even for `paranoid_checks`; a jump after a gap, and
+//! any damage, is (fatal under `paranoid_checks`, noted in `LOG` otherwise).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod support;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use strata::testing::{write_batch_contents, write_batch_set_sequence, write_log_records};
+use strata::{Env, Error, MemEnv, Options, WriteBatch, DB};
+
+const BLOCK: usize = 32 * 1024;
+
+fn options(env: &Arc<MemEnv>, paranoid_checks: bool) -> Options {
+    Options {
+        paranoid_checks,
+        ..support::options(env)
+    }
+}
+
+/// The log record of a batch putting `key` at `sequence`.
+fn batch(key: &str, sequence: u64) -> Vec<u8> {
+    let mut batch = WriteBatch::new();
+    batch.put(key.as_bytes(), b"v");
+    write_batch_set_sequence(&mut batch, sequence);
+    write_batch_contents(&batch).to_vec()
+}
+
+/// Log blocks: each list of records written from a block's start, zero-filled to its end
+/// (the last block is not padded).
+fn blocks(blocks: &[Vec<Vec<u8>>]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for (i, records) in blocks.iter().enumerate() {
+        let records: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        bytes.extend(write_log_records(&records));
+        if i + 1 < blocks.len() {
+            bytes.resize(bytes.len().next_multiple_of(BLOCK), 0);
+        }
+    }
+    bytes
+}
+
+/// A database holding `a` (sequence 1), closed, plus log 100 holding `log`.
+fn database_with_log(log: &[u8]) -> Arc<MemEnv> {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open("/db", options(&env, false)).unwrap();
+    db.put(b"a", b"v").unwrap();
+    drop(db);
+    let mut file = env.new_writable_file(Path::new("/db/000100.log")).unwrap();
+    file.append(log).unwrap();
+    file.close().unwrap();
+    env
+}
+
+fn present(db: &DB, keys: &[&str]) -> Vec<String> {
+    keys.iter()
+        .filter(|k| db.get(k.as_bytes()).unwrap().is_some())
+        .map(|k| k.to_string())
+        .collect()
+}
+
+fn info_log(env: &MemEnv) -> String {
+    let mut text = String::new();
+    let mut file = env.new_sequential_file(Path::new("/db/LOG")).unwrap();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf).unwrap();
+        if n == 0 {
+            return text;
+        }
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+}
+
+const KEYS: [&str; 5] = ["a", "b", "c", "d", "e"];
+
+#[test]
+fn records_that_continue_the_sequence_after_zeros_are_replayed_even_when_paranoid() {
+    // b, c, then zeros to the block's end (a writer killed before publishing its next
+    // record), then d and e continuing at sequence 4 (LevelDB appending with reuse_logs).
+    let log = blocks(&[
+        vec![batch("b", 2), batch("c", 3)],
+        vec![batch("d", 4), batch("e", 5)],
+    ]);
+    let env = database_with_log(&log);
+    for paranoid in [true, false] {
+        let db = DB::open("/db", options(&env, paranoid)).unwrap();
+        assert_eq!(present(&db, &KEYS), KEYS, "paranoid {paranoid}");
+    }
+}
+
+#[test]
+fn records_that_jump_after_zeros_end_the_log() {
+    // Sequence 4 is missing after the zeros: a power loss may have lost its page.
+    let log = blocks(&[vec![batch("b", 2), batch("c", 3)], vec![batch("d", 5)]]);
+    let env = database_with_log(&log);
+    let err = DB::open("/db", options(&env, true)).unwrap_err();
+    assert!(matches!(err, Error::Corruption(_)), "{err}");
+    assert!(
+        err.to_string()
+            .contains("zero-filled region followed by data"),
+        "{err}"
+    );
+    let db = DB::open("/db", options(&env, false)).unwrap();
+    assert_eq!(present(&db, &KEYS), ["a", "b", "c"]);
+    let log = info_log(&env);
+    assert!(
+        log.contains("starts at sequence 5 where the writes before end at 3"),
+        "{log}"
+    );
+    // New writes after the recovery are not hidden behind the dropped ones.
+    db.put(b"f", b"v").unwrap();
+    drop(db);
+    let db = DB::open("/db", options(&env, false)).unwrap();
+    assert_eq!(
+        present(&db, &["a", "b", "c", "d", "f"]),
+        ["a", "b", "c", "f"]
+    );
+}
+
+#[test]
+fn damage_costs_the_records_after_it_only_where_the_sequence_jumps() {
+    // A bad checksum at the end of block 0: what it dropped held no batch (d continues c).
+    let mut log = blocks(&[vec![batch("b", 2), batch("c", 3)], vec![batch("d", 4)]]);
+    let garbage = write_log_records(&[b"not a batch".as_slice()]);
+    let at = write_log_records(&[&batch("b", 2), &batch("c", 3)]).len();
+    log[at..at + garbage.len()].copy_from_slice(&garbage);
+    log[at] ^= 1; // its checksum
+    let env = database_with_log(&log);
+    assert!(matches!(
+        DB::open("/db", options(&env, true)).unwrap_err(),
+        Error::Corruption(_)
+    ));
+    let db = DB::open("/db", options(&env, false)).unwrap();
+    assert_eq!(present(&db, &KEYS), ["a", "b", "c", "d"]);
+    drop(db);
+
+    // A bad checksum on c: d, after it, lost its predecessor, and the log ends there.
+    let mut log = blocks(&[vec![batch("b", 2), batch("c", 3)], vec![batch("d", 4)]]);
+    let c = write_log_records(&[&batch("b", 2)]).len();
+    log[c] ^= 1;
+    let env = database_with_log(&log);
+    let db = DB::open("/db", options(&env, false)).unwrap();
+    assert_eq!(present(&db, &KEYS), ["a", "b"]);
+    let log = info_log(&env);
+    assert!(log.contains("checksum mismatch"), "{log}");
+    assert!(
+        log.contains("starts at sequence 4 where the writes before end at 2"),
+        "{log}"
+    );
+}
