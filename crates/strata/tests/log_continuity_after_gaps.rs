@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use strata::testing::{write_batch_contents, write_batch_set_sequence, write_log_records};
+use strata::tools::check_db;
 use strata::{Env, Error, MemEnv, Options, WriteBatch, DB};
 
 const BLOCK: usize = 32 * 1024;
@@ -153,4 +154,40 @@ fn damage_costs_the_records_after_it_only_where_the_sequence_jumps() {
         log.contains("starts at sequence 4 where the writes before end at 2"),
         "{log}"
     );
+}
+
+/// `strata check` reads logs by recovery's rule: what a paranoid open takes cleanly it calls
+/// clean, and it reports what a paranoid open refuses.
+#[test]
+fn check_reports_a_gap_where_a_paranoid_open_fails_and_only_there() {
+    let continues = blocks(&[vec![batch("b", 2), batch("c", 3)], vec![batch("d", 4)]]);
+    let jumps = blocks(&[vec![batch("b", 2), batch("c", 3)], vec![batch("d", 5)]]);
+    for (log, clean) in [(continues, true), (jumps, false)] {
+        let env = database_with_log(&log);
+        let report = check_db(Path::new("/db"), &options(&env, false)).unwrap();
+        let opened = DB::open("/db", options(&env, true)).map(drop);
+        assert_eq!(opened.is_ok(), clean, "{opened:?}");
+        assert_eq!(report.problems.is_empty(), clean, "{:?}", report.problems);
+        if !clean {
+            assert!(
+                report.problems.iter().any(|p| p.file == "000100.log"),
+                "{:?}",
+                report.problems
+            );
+        }
+    }
+}
+
+/// A gap that the batches continue across in one log, then a later log that continues it:
+/// every write is replayed, paranoid too.
+#[test]
+fn a_gap_the_batches_continue_across_keeps_the_later_logs() {
+    let log = blocks(&[vec![batch("b", 2)], vec![batch("c", 3)]]);
+    let env = database_with_log(&log);
+    let mut file = env.new_writable_file(Path::new("/db/000101.log")).unwrap();
+    file.append(&blocks(&[vec![batch("d", 4), batch("e", 5)]]))
+        .unwrap();
+    file.close().unwrap();
+    let db = DB::open("/db", options(&env, true)).unwrap();
+    assert_eq!(present(&db, &KEYS), KEYS);
 }
