@@ -191,3 +191,19 @@ fn a_gap_the_batches_continue_across_keeps_the_later_logs() {
     let db = DB::open("/db", options(&env, true)).unwrap();
     assert_eq!(present(&db, &KEYS), KEYS);
 }
+
+/// Zeros before a log's first batch (a writer killed while copying the log's first record, then
+/// LevelDB appending with `reuse_logs` at the next block), then a batch that continues the
+/// manifest's last sequence: recovery replays it, paranoid too, and `strata check` must call
+/// the directory clean as well.
+#[test]
+fn check_calls_a_gap_before_a_logs_first_batch_clean_where_recovery_does() {
+    let log = blocks(&[vec![], vec![batch("b", 2)]]);
+    let env = database_with_log(&log);
+    let db = DB::open("/db", options(&env, true)).unwrap();
+    assert_eq!(present(&db, &KEYS), ["a", "b"]);
+    drop(db);
+    let env = database_with_log(&log);
+    let report = check_db(Path::new("/db"), &options(&env, false)).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
