@@ -337,3 +337,19 @@ fn a_reader_overtaken_by_the_writer_in_the_middle_of_a_block_is_not_damage() {
     let reader = reader.unwrap_or_else(|e| panic!("read-only open beside the writer: {e}"));
     assert_eq!(present(&reader, &["a", "b", "c"]), ["a", "b", "c"]);
 }
+
+/// Zeros before a log's first batch (a writer killed while copying the log's first record, then
+/// LevelDB appending with `reuse_logs` at the next block), then a batch that continues the
+/// manifest's last sequence: recovery replays it, paranoid too, and `strata check` must call
+/// the directory clean as well.
+#[test]
+fn check_calls_a_gap_before_a_logs_first_batch_clean_where_recovery_does() {
+    let log = blocks(&[vec![], vec![batch("b", 2)]]);
+    let env = database_with_log(&log);
+    let db = DB::open("/db", options(&env, true)).unwrap();
+    assert_eq!(present(&db, &KEYS), ["a", "b"]);
+    drop(db);
+    let env = database_with_log(&log);
+    let report = check_db(Path::new("/db"), &options(&env, false)).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
