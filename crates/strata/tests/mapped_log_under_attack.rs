@@ -122,8 +122,28 @@ const FULL_CHILD_DIR: &str = "STRATA_MAPPED_LOG_FULL_CHILD_DIR";
 /// file's end — and later writes fail too (a background error), with nothing acknowledged lost.
 #[test]
 fn a_log_that_cannot_grow_fails_the_write_without_a_sigbus() {
+    log_that_cannot_grow(
+        "a_log_that_cannot_grow_fails_the_write_without_a_sigbus",
+        None,
+    );
+}
+
+/// The same for a log appended with `write` (a file system without `fallocate`: the fallback
+/// of `mapped_log.rs`).
+#[test]
+fn a_log_written_with_write_that_cannot_grow_fails_the_write() {
+    log_that_cannot_grow(
+        "a_log_written_with_write_that_cannot_grow_fails_the_write",
+        Some(libc::EOPNOTSUPP),
+    );
+}
+
+/// Runs test `test` in a child process that writes under a file size limit (its logs probing
+/// `fallocate` meet `refused`, if given), and checks what it reports and leaves.
+fn log_that_cannot_grow(test: &str, refused: Option<i32>) {
     if let Some(dir) = std::env::var_os(FULL_CHILD_DIR) {
         // The child: writes until a write fails, under a 256 KiB file size limit.
+        refuse_mapped_log_reservation(refused);
         let db = DB::open(
             Path::new(&dir),
             Options {
@@ -158,12 +178,7 @@ fn a_log_that_cannot_grow_fails_the_write_without_a_sigbus() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("db");
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "a_log_that_cannot_grow_fails_the_write_without_a_sigbus",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(FULL_CHILD_DIR, &dir)
         .output()
         .unwrap();
