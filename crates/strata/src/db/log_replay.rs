@@ -123,6 +123,8 @@ pub(crate) struct LogBatches {
     /// Set when a batch broke the continuity after a gap or damage: the file offset where
     /// the log ended for this read (past the last batch returned).
     ended_at: Option<u64>,
+    /// The damage that jump is, reported by [`LogBatches::finish`] unless excused first.
+    jump: Option<Error>,
 }
 
 impl LogBatches {
@@ -158,6 +160,7 @@ impl LogBatches {
             continuity: Continuity::new(expected),
             reports_seen: 0,
             ended_at: None,
+            jump: None,
         })
     }
 
@@ -211,14 +214,19 @@ impl LogBatches {
     }
 
     /// Ends the log before the record at `offset`, whose batch does not continue the ones
-    /// before a gap or damage: noted as damage (at the gap, if there is one).
-    fn end_at_jump(&self, gap: Option<(u64, u64)>, offset: u64, jump: &Jump) {
+    /// before a gap or damage: damage (at the gap, if there is one), reported by `finish`.
+    fn end_at_jump(&mut self, gap: Option<(u64, u64)>, offset: u64, jump: &Jump) {
         let (at, reason) = jump.ending(gap, offset);
         let e = Error::corruption_at(at, format!("{reason}: the log ends here"))
             .in_file(self.path.display());
-        let mut damage = self.damage.lock();
-        damage.dropped.push(format!("ending the log: {e}"));
-        damage.first.get_or_insert(e);
+        self.jump = Some(e);
+    }
+
+    /// Whether the read ended at a jump, which `finish` then does not report: for a reader
+    /// beside a live writer, which may have seen a record still being copied (zeros) and the
+    /// records after it, and will read the log again from where this read ended.
+    pub(crate) fn excuse_jump(&mut self) -> bool {
+        self.jump.take().is_some()
     }
 
     /// Applies a batch read from this log to `mem`; one that cannot be applied is skipped as
@@ -255,6 +263,10 @@ impl LogBatches {
         let mut damage = self.damage.lock();
         if let Some(e) = damage.read_error.take() {
             return Err(e);
+        }
+        if let Some(e) = self.jump {
+            damage.dropped.push(format!("ending the log: {e}"));
+            damage.first.get_or_insert(e);
         }
         for line in &damage.dropped {
             info_log.log(format_args!("log #{}: {line}", self.number));

@@ -40,6 +40,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::checkpoint::{self, Capture};
 use super::log_replay::{live_logs, LogBatches, Sequences};
@@ -61,6 +62,12 @@ use crate::version::version_set::VersionSet;
 
 /// Most times one refresh starts over because the writer moved on under it.
 const MAX_ATTEMPTS: usize = 100;
+
+/// How long a read of the live log waits before reading again after a jump, doubled each
+/// time, and how many times it reads again before calling the jump damage (about 50 ms in
+/// all: a writer copies a record in microseconds, but may lose its core for a while).
+const JUMP_RETRY_DELAY: Duration = Duration::from_micros(100);
+const JUMP_RETRIES: u32 = 10;
 
 /// What a read-only handle has read of the writer's files. Used by one refresh at a time
 /// (`DbInner::read_only` is its mutex).
@@ -90,6 +97,16 @@ struct FollowedLog {
     end: u64,
     mem: Arc<MemTable>,
     file: Arc<dyn RandomAccessFile>,
+}
+
+/// Which log [`Follower::read_log`] reads, and how.
+#[derive(Clone, Copy)]
+struct LogRead {
+    number: u64,
+    /// The newest log: a writer may be appending to it.
+    live: bool,
+    /// A file found missing is missing for good (see the module documentation).
+    settled: bool,
 }
 
 /// Why an attempt to catch up did not finish.
@@ -266,9 +283,15 @@ impl Follower {
         let start = self.manifest.last_sequence().max(self.max_replayed);
         let mut sequences = Sequences::new(start, !first_missing);
         let mut result = Ok(());
+        let newest = on_disk.last().copied();
         for number in on_disk {
             sequences.start_log();
-            result = self.read_log(db, number, &mut sequences, settled);
+            let read = LogRead {
+                number,
+                live: Some(number) == newest,
+                settled,
+            };
+            result = self.read_log(db, read, &mut sequences);
             if result.is_err() || sequences.gap {
                 break;
             }
@@ -280,14 +303,41 @@ impl Follower {
         result
     }
 
-    /// Reads log `number` from where the last refresh stopped (its start, if never read).
+    /// Reads a log from where the last refresh stopped (its start, if never read). The newest
+    /// log may be the one a writer is appending to: a jump found in it (a record still being
+    /// copied, read as zeros, then the records the writer appended after it) is read again a
+    /// few times before it counts as damage. A jump in an older log, which the writer
+    /// finished, is damage at once.
     fn read_log(
         &mut self,
         db: &DbInner,
-        number: u64,
+        read: LogRead,
         sequences: &mut Sequences,
-        settled: bool,
     ) -> std::result::Result<(), Attempt> {
+        let mut delay = JUMP_RETRY_DELAY;
+        for _ in 0..JUMP_RETRIES {
+            if !self.read_log_once(db, read, sequences, read.live)? {
+                return Ok(());
+            }
+            std::thread::sleep(delay);
+            delay *= 2;
+        }
+        self.read_log_once(db, read, sequences, false).map(|_| ())
+    }
+
+    /// One read of [`Follower::read_log`]; with `excuse_jump`, a read that ends at a jump
+    /// reports no damage and returns `true`: read again from where it ended.
+    fn read_log_once(
+        &mut self,
+        db: &DbInner,
+        LogRead {
+            number,
+            settled,
+            ..
+        }: LogRead,
+        sequences: &mut Sequences,
+        excuse_jump: bool,
+    ) -> std::result::Result<bool, Attempt> {
         let index = self.logs.iter().position(|log| log.number == number);
         let from = index.map_or(0, |i| self.logs[i].end);
         let path = log_file_name(&db.dir, number);
@@ -304,20 +354,20 @@ impl Follower {
             Ok(batches) => batches,
             // Deleted since the directory was listed: the manifest has moved on.
             Err(e) if is_not_found(&e) && !settled => return Err(Attempt::Retry(e)),
-            Err(e) if is_not_found(&e) => return Ok(()),
+            Err(e) if is_not_found(&e) => return Ok(false),
             Err(e) => return Err(e.into()),
         };
         let mut index = index;
         while let Some(logged) = batches.next(&db.info_log)? {
             if !sequences.admit(&logged, number, &db.info_log) {
                 // Left out for now (a new log, so nothing of it is kept).
-                return Ok(());
+                return Ok(false);
             }
             let i = match index {
                 Some(i) => i,
                 None => {
                     let Some(file) = open_log(db, &path, settled)? else {
-                        return Ok(());
+                        return Ok(false);
                     };
                     let at = self.logs.partition_point(|log| log.number < number);
                     self.logs.insert(
@@ -339,6 +389,7 @@ impl Follower {
             }
             log.end = logged.end;
         }
+        let again = excuse_jump && batches.excuse_jump();
         let end = batches.finish(&db.info_log)?;
         if let Some(i) = index {
             let log = &mut self.logs[i];
@@ -352,7 +403,7 @@ impl Follower {
                 }
             }
         }
-        Ok(())
+        Ok(again)
     }
 
     /// Makes the version read and the logs' records what reads see, and unpins the tables no
