@@ -11,6 +11,13 @@
 //! follows one whose end is unknown) ends the log for recovery: what follows it may rest on
 //! lost writes. With nothing skipped before it, a batch is taken as it comes (a log's first
 //! batch is checked against the logs before it by `log_replay::Sequences`).
+//!
+//! A gap before a log's *first* batch proves less: the sequence the log is due to start at
+//! comes from the manifest (or the logs before), and LevelDB records as its manifest's last
+//! sequence every write made so far, including writes already in the log the same edit names.
+//! A batch that continues that number may follow zeros that hid such writes. It is replayed
+//! (LevelDB's own reader goes on past zeros the same way), and the gap is reported as damage
+//! ([`gap_before_first_batch`]): fatal under `paranoid_checks`, noted otherwise.
 
 use crate::write_batch::WriteBatch;
 
@@ -62,6 +69,15 @@ impl Jump {
             None => (record, format!("after damage, {self}")),
         }
     }
+}
+
+/// Why a gap before a log's first batch is damage although the batch continues the sequence
+/// the log was due to start at (see the module documentation).
+pub(crate) fn gap_before_first_batch(bytes: u64, sequence: u64) -> String {
+    format!(
+        "zero-filled region followed by data ({bytes} bytes) before the log's first batch \
+         (sequence {sequence}): the writes the manifest counts before it may have been in it"
+    )
 }
 
 impl Continuity {

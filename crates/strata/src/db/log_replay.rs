@@ -10,7 +10,8 @@
 //!   gap (zeros followed by data: `log/reader.rs`) or damage, the log goes on only while the
 //!   batches continue the sequence numbers exactly (`db/log_continuity.rs`); the first that
 //!   does not ends it, noted in the info log and, for a gap, reported as damage (so fatal
-//!   under `paranoid_checks`). A gap that the batches after it continue is no damage.
+//!   under `paranoid_checks`). A gap that the batches after it continue is no damage, except
+//!   before a log's first batch: replayed, but reported as damage (see `db/log_continuity.rs`).
 //! - [`Sequences`] checks that each log continues the sequence numbers where the tables and the
 //!   logs before it end (see `db/wal.rs`): a log whose first write starts past that point lost
 //!   its predecessor's tail to a power loss, or, beside a live writer, was read before the end
@@ -22,7 +23,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::log_continuity::{Continuity, Jump};
+use super::log_continuity::{gap_before_first_batch, Continuity, Jump};
 use super::write::{check_logged_batch, insert_into_memtable};
 use super::InfoLog;
 use crate::env::Env;
@@ -203,6 +204,13 @@ impl LogBatches {
                 self.end_at_jump(gap, offset, &jump);
                 self.ended_at = Some(before);
                 return Ok(None);
+            }
+            if let (true, Some((at, bytes))) = (starts_log, gap) {
+                let reason = gap_before_first_batch(bytes, batch.sequence());
+                let e = Error::corruption_at(at, reason).in_file(self.path.display());
+                let mut damage = self.damage.lock();
+                damage.dropped.push(e.to_string());
+                damage.first.get_or_insert(e);
             }
             return Ok(Some(LoggedBatch {
                 batch,

@@ -331,9 +331,7 @@ impl Follower {
         &mut self,
         db: &DbInner,
         LogRead {
-            number,
-            settled,
-            ..
+            number, settled, ..
         }: LogRead,
         sequences: &mut Sequences,
         excuse_jump: bool,

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 
-use crate::db::log_continuity::Continuity;
+use crate::db::log_continuity::{gap_before_first_batch, Continuity};
 use crate::error::{Error, Result};
 use crate::filename::{parse_file_name, FileType};
 use crate::options::Options;
@@ -257,15 +257,21 @@ impl DirFiles {
 
 /// Whether `batch`, at file offset `offset` of a log, takes the sequence numbers right after
 /// the batch before it; where it does not after a gap (`gap`: its offset and length) or
-/// damage, recovery ends the log there.
+/// damage, recovery ends the log there. A gap before the log's first batch (`first`) is
+/// damage whatever follows it (see `db/log_continuity.rs`).
 fn check_sequence(
     continuity: &mut Continuity,
     batch: &WriteBatch,
     gap: Option<(u64, u64)>,
-    offset: u64,
+    (offset, first): (u64, bool),
     problems: &mut FileProblems,
 ) {
     let sequence = batch.sequence();
+    if let (true, Some((at, bytes))) = (first, gap) {
+        problems.add(Some(at), gap_before_first_batch(bytes, sequence));
+        *continuity = Continuity::new(sequence.checked_add(u64::from(batch.count())));
+        return;
+    }
     let expected = continuity.expected();
     match continuity.follow(batch) {
         Err(jump) => {
@@ -298,6 +304,8 @@ fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport
     let mut continuity = Continuity::new(None);
     // The gap just before the record being read, if any.
     let mut gap = None;
+    // No batch has been read yet.
+    let mut before_first_batch = true;
     let mut tail = None;
     let result = for_each_record(&*options.env, &dir.join(name), true, true, &mut |item| {
         match item {
@@ -325,7 +333,9 @@ fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport
                             );
                         }
                         let gap = gap.take();
-                        check_sequence(&mut continuity, &batch, gap, offset, &mut problems);
+                        let first = std::mem::take(&mut before_first_batch);
+                        let at = (offset, first);
+                        check_sequence(&mut continuity, &batch, gap, at, &mut problems);
                     }
                     Err(e) => {
                         problems.add(
