@@ -68,6 +68,13 @@ pub(crate) struct SuperVersion {
     pub(crate) table_tombstones: OnceLock<Arc<Fragments>>,
 }
 
+impl SuperVersion {
+    /// The memtables, newest first.
+    pub(crate) fn memtables(&self) -> impl Iterator<Item = &Arc<MemTable>> {
+        std::iter::once(&self.mem).chain(self.imm.as_ref())
+    }
+}
+
 /// Per-level compaction statistics for `leveldb.stats`.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct LevelStats {

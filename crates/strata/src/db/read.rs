@@ -11,14 +11,13 @@ use crate::error::Result;
 use crate::iter::db_iter::DbIter;
 use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
-use crate::memtable::MemTable;
 use crate::options::ReadOptions;
 use crate::range_del::Fragments;
-use crate::util::entry::{visible, Visible};
-use crate::util::internal_key::{lookup_key, SequenceNumber};
-use crate::version::get_many::BatchedLookup;
+use crate::util::internal_key::lookup_key;
+use crate::version::get_many::{BatchSources, BatchedLookup};
 use crate::version::level_iter::{LevelFiles, LevelIter};
-use crate::version::version::{value_keeper, PointRead, SeekCharge, TableLookup};
+use crate::version::memtable_read::memtables_get;
+use crate::version::version::{PointRead, SeekCharge, TableLookup};
 
 /// The state to read and the sequence number to read it at: the snapshot's, or the latest.
 /// A read-only handle's snapshot brings the state it was taken on (see `snapshot.rs`).
@@ -48,41 +47,6 @@ pub(super) fn read_clock(db: &DbInner) -> u64 {
     }
 }
 
-/// What the memtables say of `key` at `sequence`: `Ok(Some(answer))` when they decide it (an
-/// entry, or a range tombstone covering it), `Ok(None)` to look in the tables, with
-/// `read.covered` then holding the newest tombstone they have covering it (none: it would
-/// have decided).
-pub(super) fn memtables_get(
-    view: &SuperVersion,
-    key: &[u8],
-    sequence: SequenceNumber,
-    read: &mut PointRead,
-) -> Result<Option<Option<Vec<u8>>>> {
-    let memtables: [Option<&Arc<MemTable>>; 2] = [Some(&view.mem), view.imm.as_ref()];
-    for mem in memtables.into_iter().flatten() {
-        if let Some(tombstones) = mem.range_tombstones() {
-            read.covered = read.covered.max(tombstones.newest_covering(key, sequence));
-        }
-        if let Some(entry) = mem.get(key, sequence) {
-            let seen = visible(
-                entry.value_type,
-                entry.sequence,
-                entry.value,
-                read.covered,
-                read.now,
-            )?;
-            return Ok(Some(match seen {
-                Visible::Value(value) => Some(value_keeper(read.presence_only)(value)),
-                Visible::Gone => None,
-            }));
-        }
-        if read.covered.is_some() {
-            return Ok(Some(None));
-        }
-    }
-    Ok(None)
-}
-
 /// The value of `key` as of the read options' snapshot (or now).
 pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
     point_read(db, options, key, false)
@@ -106,7 +70,7 @@ fn point_read(
         now: read_clock(db),
         presence_only,
     };
-    if let Some(answer) = memtables_get(&view, key, sequence, &mut read)? {
+    if let Some(answer) = memtables_get(view.memtables(), key, sequence, &mut read)? {
         return Ok(answer);
     }
     let lookup = lookup_key(key, sequence);
@@ -130,8 +94,8 @@ fn point_read(
 
 /// The values of `keys` as of the read options' snapshot (or now), in the caller's order: one
 /// view and one clock reading for the whole batch, so the answers are those of one moment.
-/// The keys are looked up sorted and each distinct key once: the memtables key by key, then
-/// the tables level by level (`version/get_many.rs`).
+/// The keys are looked up sorted and each distinct key once, in runs of neighbouring keys
+/// that go through the memtables and then the tables level by level (`version/get_many/`).
 pub(crate) fn get_many<K: AsRef<[u8]>>(
     db: &Arc<DbInner>,
     options: &ReadOptions,
@@ -164,51 +128,48 @@ fn batched_read<K: AsRef<[u8]>>(
     order.sort_by(|&a, &b| db.icmp.compare_user(keys[a].as_ref(), keys[b].as_ref()));
     // Each distinct key once: `slot[i]` is where key `i`'s answer is decided.
     let mut slot = vec![0; keys.len()];
-    let mut answers: Vec<Option<Option<Vec<u8>>>> = Vec::new();
-    let mut lookups = Vec::new();
-    let mut pending = Vec::new();
+    let mut lookups: Vec<BatchedLookup> = Vec::with_capacity(keys.len());
     let mut previous: Option<&[u8]> = None;
     for &i in &order {
         let key = keys[i].as_ref();
         if previous.is_some_and(|p| db.icmp.compare_user(p, key) == std::cmp::Ordering::Equal) {
-            slot[i] = answers.len() - 1;
+            slot[i] = lookups.len() - 1;
             continue;
         }
         previous = Some(key);
-        slot[i] = answers.len();
-        let mut read = PointRead {
+        slot[i] = lookups.len();
+        let read = PointRead {
             covered: None,
             now,
             presence_only,
         };
-        let decided = memtables_get(&view, key, sequence, &mut read)?;
-        if decided.is_none() {
-            pending.push(answers.len());
-            lookups.push(BatchedLookup::new(lookup_key(key, sequence), read));
-        }
-        answers.push(decided);
+        lookups.push(BatchedLookup::new(lookup_key(key, sequence), read));
     }
-    if !lookups.is_empty() {
-        lookups = view.version.get_many(
-            options.block_reads(),
-            lookups,
-            &db.table_cache,
-            options.get_many_parallel,
-        )?;
-    }
+    let lookups = view.version.get_many(
+        options.block_reads(),
+        lookups,
+        BatchSources {
+            memtables: view.memtables().cloned().collect(),
+            sequence,
+            table_cache: Arc::clone(&db.table_cache),
+        },
+        options.get_many_parallel,
+    )?;
     let mut compaction_wanted = false;
-    for (lookup, at) in lookups.into_iter().zip(pending) {
-        compaction_wanted |= view.version.charge_seek(lookup.charge);
-        answers[at] = Some(match lookup.result {
-            Some(TableLookup::Found(value)) => Some(value),
-            _ => None,
-        });
-    }
+    let mut values: Vec<Option<Vec<u8>>> = lookups
+        .into_iter()
+        .map(|lookup| {
+            compaction_wanted |= view.version.charge_seek(lookup.charge);
+            match lookup.result {
+                Some(TableLookup::Found(value)) => Some(value),
+                _ => None,
+            }
+        })
+        .collect();
     if compaction_wanted {
         let _state = db.state.lock();
         db.bg_work.notify_all();
     }
-    let mut values: Vec<Option<Vec<u8>>> = answers.into_iter().map(Option::flatten).collect();
     // Each distinct key's value goes to its last caller position; earlier ones get copies.
     let mut last_use = vec![usize::MAX; values.len()];
     for (i, &s) in slot.iter().enumerate() {
