@@ -39,7 +39,7 @@ pub use env::{
     Env, FileLock, Logger, MemEnv, PosixEnv, RandomAccessFile, SequentialFile, WritableFile,
 };
 pub use error::{Corruption, Error, Result};
-pub use options::{Options, ReadOptions, WriteOptions};
+pub use options::{Options, ReadOptions, ValueSeparation, WriteOptions};
 pub use snapshot::Snapshot;
 pub use table::block_cache::BlockCache;
 pub use table::format::CompressionType;

@@ -70,6 +70,33 @@ pub struct Options {
     /// snapshot sees: a snapshot taken while a compaction with a filter runs keeps the
     /// tables and memtables it was taken on until it is dropped.
     pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
+    /// Keeps values of at least [`ValueSeparation::min_value_size`] bytes in value files
+    /// beside the tree, with pointers to them in the tree (default `None`: every value in
+    /// the tree). An extension of LevelDB's format recorded like
+    /// [`range_deletes`](Self::range_deletes); docs/design.md, section 4.4.
+    pub value_separation: Option<ValueSeparation>,
+}
+
+/// How [`Options::value_separation`] separates values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ValueSeparation {
+    /// Values of at least this many bytes go to value files; smaller ones stay in the tree
+    /// (default 4096).
+    pub min_value_size: usize,
+}
+
+impl ValueSeparation {
+    /// Separates values of at least `min_value_size` bytes.
+    pub fn new(min_value_size: usize) -> ValueSeparation {
+        ValueSeparation { min_value_size }
+    }
+}
+
+impl Default for ValueSeparation {
+    fn default() -> ValueSeparation {
+        ValueSeparation::new(4096)
+    }
 }
 
 impl Options {
@@ -101,7 +128,11 @@ impl Options {
 
     /// The format extensions these options enable.
     pub(crate) fn extensions(&self) -> Extensions {
-        Extensions::from_flags(self.range_deletes, self.expiring_keys)
+        Extensions::from_flags(
+            self.range_deletes,
+            self.expiring_keys,
+            self.value_separation.is_some(),
+        )
     }
 }
 
@@ -127,6 +158,7 @@ impl Default for Options {
             range_deletes: false,
             expiring_keys: false,
             compaction_filter: None,
+            value_separation: None,
         }
     }
 }
@@ -150,6 +182,7 @@ impl std::fmt::Debug for Options {
             .field("range_deletes", &self.range_deletes)
             .field("expiring_keys", &self.expiring_keys)
             .field("compaction_filter", &self.compaction_filter.is_some())
+            .field("value_separation", &self.value_separation)
             .field(
                 "filter_policy",
                 &self.filter_policy.as_ref().map(|p| p.name().to_owned()),
