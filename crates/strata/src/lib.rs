@@ -23,6 +23,7 @@ mod table;
 pub mod tools;
 mod util;
 mod version;
+mod vlog;
 mod write_batch;
 
 #[cfg(feature = "testing")]

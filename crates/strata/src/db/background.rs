@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 use parking_lot::MutexGuard;
 
 use super::table_build::build_table;
-use super::{DbInner, DbState, LevelStats, ManualCompaction};
+use super::{value_files, DbInner, DbState, LevelStats, ManualCompaction};
 use crate::compaction::picker::{self, needs_compaction, pick_level_for_memtable_output};
 use crate::compaction::Compaction;
 use crate::error::{Error, Result};
@@ -240,6 +240,8 @@ pub(crate) fn write_level0_table(
         .log(format_args!("level-0 table #{number}: started"));
     let options = db.options.table_options();
     let result = MutexGuard::unlocked(state, || {
+        // The values the memtable's pointers name become durable before the table does.
+        value_files::sync(db)?;
         let mut iter = mem.iter();
         build_table(
             &db.dir,
@@ -302,7 +304,8 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
             FileType::Log => number >= log_number || number == prev_log_number,
             FileType::Descriptor => number >= manifest_number,
             FileType::Table | FileType::Temp => live.contains(&number),
-            FileType::Current | FileType::DbLock | FileType::InfoLog => true,
+            // Value files are kept: nothing yet tells when the last pointer into one is gone.
+            FileType::Current | FileType::DbLock | FileType::InfoLog | FileType::ValueFile => true,
         };
         if !keep {
             doomed.push((name, number, kind));

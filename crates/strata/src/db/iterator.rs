@@ -1,10 +1,14 @@
 //! The public iterator: a cursor over user keys and values as of one sequence number.
+//!
+//! A value kept in a value file (format extension `value-separation`) is read when the
+//! iterator lands on its key; a value that cannot be read stops the iteration with the error.
 
 use std::sync::Arc;
 
 use super::SuperVersion;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIter;
+use crate::vlog::reader::ValueFiles;
 
 /// A cursor over the database's keys in comparator order, forward and backward.
 ///
@@ -27,6 +31,11 @@ pub struct DbIterator {
     inner: DbIter,
     /// Keeps the memtables and the version (and so its files) alive.
     _view: Arc<SuperVersion>,
+    value_files: Arc<ValueFiles>,
+    /// The current value, when it is kept in a value file.
+    resolved: Option<Vec<u8>>,
+    /// A value that could not be read (sticky: iteration stops).
+    failed: Option<Error>,
 }
 
 impl std::fmt::Debug for DbIterator {
@@ -38,47 +47,57 @@ impl std::fmt::Debug for DbIterator {
 }
 
 impl DbIterator {
-    pub(crate) fn new(inner: DbIter, view: Arc<SuperVersion>) -> DbIterator {
-        DbIterator { inner, _view: view }
+    pub(crate) fn new(
+        inner: DbIter,
+        view: Arc<SuperVersion>,
+        value_files: Arc<ValueFiles>,
+    ) -> DbIterator {
+        DbIterator {
+            inner,
+            _view: view,
+            value_files,
+            resolved: None,
+            failed: None,
+        }
     }
 
     /// True when positioned at an entry.
     pub fn valid(&self) -> bool {
-        self.inner.valid()
+        self.failed.is_none() && self.inner.valid()
     }
 
     /// Positions at the first key (at or after the lower bound).
     pub fn seek_to_first(&mut self) {
-        self.inner.seek_to_first()
+        self.moved(DbIter::seek_to_first)
     }
 
     /// Positions at the last key (before the upper bound).
     pub fn seek_to_last(&mut self) {
-        self.inner.seek_to_last()
+        self.moved(DbIter::seek_to_last)
     }
 
     /// Positions at the first key `>= target`.
     pub fn seek(&mut self, target: &[u8]) {
-        self.inner.seek(target)
+        self.moved(|inner| inner.seek(target))
     }
 
     /// Moves to the next key. Requires `valid()`.
     pub fn next(&mut self) {
-        if self.inner.valid() {
-            self.inner.next()
+        if self.valid() {
+            self.moved(DbIter::next)
         }
     }
 
     /// Moves to the previous key. Requires `valid()`.
     pub fn prev(&mut self) {
-        if self.inner.valid() {
-            self.inner.prev()
+        if self.valid() {
+            self.moved(DbIter::prev)
         }
     }
 
     /// The current key. Empty when not `valid()`.
     pub fn key(&self) -> &[u8] {
-        if self.inner.valid() {
+        if self.valid() {
             self.inner.key()
         } else {
             &[]
@@ -87,15 +106,34 @@ impl DbIterator {
 
     /// The current value. Empty when not `valid()`.
     pub fn value(&self) -> &[u8] {
-        if self.inner.valid() {
-            self.inner.value()
-        } else {
-            &[]
+        match &self.resolved {
+            _ if !self.valid() => &[],
+            Some(value) => value,
+            None => self.inner.value(),
         }
     }
 
-    /// The first error met (corrupt data, I/O failure), if any. Iteration stops at an error.
+    /// The first error met (corrupt data, a value that cannot be read, I/O failure), if any.
+    /// Iteration stops at an error.
     pub fn status(&self) -> Result<()> {
-        self.inner.status()
+        match &self.failed {
+            Some(e) => Err(e.clone()),
+            None => self.inner.status(),
+        }
+    }
+
+    /// Runs a positioning call, then reads the value it lands on if a value file holds it.
+    fn moved(&mut self, step: impl FnOnce(&mut DbIter)) {
+        if self.failed.is_some() {
+            return;
+        }
+        step(&mut self.inner);
+        self.resolved = None;
+        if self.inner.value_is_pointer() {
+            match self.value_files.read(self.inner.key(), self.inner.value()) {
+                Ok(value) => self.resolved = Some(value),
+                Err(e) => self.failed = Some(e),
+            }
+        }
     }
 }

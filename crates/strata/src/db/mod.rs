@@ -24,6 +24,7 @@ mod read;
 mod read_only;
 mod repair;
 mod table_build;
+mod value_files;
 mod wal;
 mod write;
 
@@ -48,6 +49,8 @@ use crate::version::table_cache::TableCache;
 use crate::version::version::Version;
 use crate::version::version_set::VersionSet;
 use crate::version::NUM_LEVELS;
+use crate::vlog::reader::ValueFiles;
+use crate::vlog::writer::ValueFileWriter;
 use crate::write_batch::WriteBatch;
 
 pub use iterator::DbIterator;
@@ -176,6 +179,11 @@ pub(crate) struct DbInner {
     /// What a read-only handle follows of the writer's files (`db/read_only.rs`); `None` for a
     /// handle that writes. Locked by one refresh at a time.
     pub(crate) read_only: Option<Mutex<read_only::Follower>>,
+    /// The value files, read by pointer (format extension `value-separation`).
+    pub(crate) value_files: Arc<ValueFiles>,
+    /// The value file the write path appends to; locked by one writer at a time, never with
+    /// the state mutex held (see `db/value_files.rs`).
+    pub(crate) value_writer: Mutex<ValueFileWriter>,
 }
 
 impl DbInner {

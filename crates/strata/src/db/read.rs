@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::iterator::DbIterator;
+use super::value_files;
 use super::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::iter::db_iter::DbIter;
@@ -14,7 +15,7 @@ use crate::iter::InternalIterator;
 use crate::memtable::MemTable;
 use crate::options::ReadOptions;
 use crate::range_del::Fragments;
-use crate::util::entry::{visible, Visible};
+use crate::util::entry::{visible, Stored};
 use crate::util::internal_key::{lookup_key, SequenceNumber};
 use crate::version::get_many::BatchedLookup;
 use crate::version::level_iter::{LevelFiles, LevelIter};
@@ -51,13 +52,13 @@ pub(super) fn read_clock(db: &DbInner) -> u64 {
 /// What the memtables say of `key` at `sequence`: `Ok(Some(answer))` when they decide it (an
 /// entry, or a range tombstone covering it), `Ok(None)` to look in the tables, with
 /// `read.covered` then holding the newest tombstone they have covering it (none: it would
-/// have decided).
+/// have decided). A value found may be a pointer (see `value_files::resolve`).
 pub(super) fn memtables_get(
     view: &SuperVersion,
     key: &[u8],
     sequence: SequenceNumber,
     read: &mut PointRead,
-) -> Result<Option<Option<Vec<u8>>>> {
+) -> Result<Option<Option<Stored>>> {
     let memtables: [Option<&Arc<MemTable>>; 2] = [Some(&view.mem), view.imm.as_ref()];
     for mem in memtables.into_iter().flatten() {
         if let Some(tombstones) = mem.range_tombstones() {
@@ -71,10 +72,7 @@ pub(super) fn memtables_get(
                 read.covered,
                 read.now,
             )?;
-            return Ok(Some(match seen {
-                Visible::Value(value) => Some(value.to_vec()),
-                Visible::Gone => None,
-            }));
+            return Ok(Some(seen.to_stored()));
         }
         if read.covered.is_some() {
             return Ok(Some(None));
@@ -91,7 +89,9 @@ pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Resul
         now: read_clock(db),
     };
     if let Some(answer) = memtables_get(&view, key, sequence, &mut read)? {
-        return Ok(answer);
+        return answer
+            .map(|stored| value_files::resolve(db, key, stored))
+            .transpose();
     }
     let lookup = lookup_key(key, sequence);
     let mut charge = SeekCharge::default();
@@ -106,10 +106,10 @@ pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Resul
         let _state = db.state.lock();
         db.bg_work.notify_all();
     }
-    Ok(match found {
-        TableLookup::Found(value) => Some(value),
-        TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => None,
-    })
+    match found {
+        TableLookup::Found(stored) => value_files::resolve(db, key, stored).map(Some),
+        TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => Ok(None),
+    }
 }
 
 /// The values of `keys` as of the read options' snapshot (or now), in the caller's order: one
@@ -127,7 +127,9 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
     order.sort_by(|&a, &b| db.icmp.compare_user(keys[a].as_ref(), keys[b].as_ref()));
     // Each distinct key once: `slot[i]` is where key `i`'s answer is decided.
     let mut slot = vec![0; keys.len()];
-    let mut answers: Vec<Option<Option<Vec<u8>>>> = Vec::new();
+    let mut answers: Vec<Option<Option<Stored>>> = Vec::new();
+    // The caller position of a key of each answer.
+    let mut answer_keys = Vec::new();
     let mut lookups = Vec::new();
     let mut pending = Vec::new();
     let mut previous: Option<&[u8]> = None;
@@ -146,6 +148,7 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
             lookups.push(BatchedLookup::new(lookup_key(key, sequence), read));
         }
         answers.push(decided);
+        answer_keys.push(i);
     }
     if !lookups.is_empty() {
         view.version
@@ -155,7 +158,7 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
     for (lookup, at) in lookups.into_iter().zip(pending) {
         compaction_wanted |= view.version.charge_seek(lookup.charge);
         answers[at] = Some(match lookup.result {
-            Some(TableLookup::Found(value)) => Some(value),
+            Some(TableLookup::Found(stored)) => Some(stored),
             _ => None,
         });
     }
@@ -163,7 +166,16 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
         let _state = db.state.lock();
         db.bg_work.notify_all();
     }
-    let mut values: Vec<Option<Vec<u8>>> = answers.into_iter().map(Option::flatten).collect();
+    // Pointers are resolved in key order, each distinct key once.
+    let mut values = Vec::with_capacity(answers.len());
+    for (answer, &i) in answers.into_iter().zip(&answer_keys) {
+        values.push(
+            answer
+                .flatten()
+                .map(|stored| value_files::resolve(db, keys[i].as_ref(), stored))
+                .transpose()?,
+        );
+    }
     // Each distinct key's value goes to its last caller position; earlier ones get copies.
     let mut last_use = vec![usize::MAX; values.len()];
     for (i, &s) in slot.iter().enumerate() {
@@ -249,7 +261,7 @@ pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterat
         }),
         db.env.now_micros() ^ sequence,
     );
-    DbIterator::new(iter, view)
+    DbIterator::new(iter, view, Arc::clone(&db.value_files))
 }
 
 /// The range tombstones of every source of `view`: each memtable's, and every table's merged

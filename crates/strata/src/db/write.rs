@@ -24,7 +24,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::background::panics_as_errors;
-use super::{DbInner, DbState};
+use super::{value_files, DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::extension::{Extension, Extensions};
 use crate::filename::log_file_name;
@@ -80,6 +80,12 @@ pub(crate) fn write(
         None => None,
     };
     let batch = resolved.as_ref().or(batch);
+    // Large values go to a value file now, before their pointers can reach the log.
+    let separated = match batch {
+        Some(b) => value_files::separate(db, b)?,
+        None => None,
+    };
+    let batch = separated.as_ref().or(batch);
     let mut state = db.state.lock();
     if state.leading {
         let writer = Arc::new(Writer {
@@ -205,6 +211,8 @@ fn commit_group(db: &DbInner, group: &Group<'_>, mem: &MemTable, sync: Option<u6
         let mut wal = db.wal.lock();
         wal.append_with(|record| group.encode(record))?;
         if let Some(min_live_log) = sync {
+            // The values the log's pointers name become durable before the pointers do.
+            value_files::sync(db)?;
             wal.sync(&*db.env, &db.dir, min_live_log)?;
         }
     }
@@ -252,6 +260,7 @@ pub(crate) fn check_logged_batch(batch: &WriteBatch, recorded: Extensions) -> Re
             BatchOp::Put { .. } | BatchOp::Delete { .. } => continue,
             BatchOp::DeleteRange { .. } => Extension::RangeDeletes,
             BatchOp::PutExpiring { .. } => Extension::ExpiringKeys,
+            BatchOp::PutSeparated { .. } => Extension::ValueSeparation,
             BatchOp::PutWithTtl { .. } => {
                 return Err(Error::corruption_at(
                     0,
@@ -313,6 +322,9 @@ fn insert_batch(batch: &WriteBatch, sequence: u64, mem: &MemTable) -> Result<()>
                 expiring.clear();
                 encode_expiring(&mut expiring, expires_at_micros, value);
                 writer.add(sequence, ValueType::ExpiringValue, key, &expiring);
+            }
+            BatchOp::PutSeparated { key, pointer } => {
+                writer.add(sequence, ValueType::ValuePointer, key, pointer)
             }
             // The write path resolves these and recovery refuses them before a batch gets here.
             BatchOp::PutWithTtl { .. } => {

@@ -22,7 +22,7 @@ use super::NUM_LEVELS;
 use crate::error::{Error, Result};
 use crate::table::reader::{RecentBlock, Table};
 use crate::table::BlockReads;
-use crate::util::entry::{visible, Visible};
+use crate::util::entry::{visible, Stored};
 use crate::util::internal_key::{
     parse_internal_key, trailer, user_key, InternalKeyComparator, SequenceNumber,
 };
@@ -67,8 +67,8 @@ pub(crate) type FileRef = Arc<LiveFile>;
 /// The outcome of a point lookup in the tables of a version.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum TableLookup {
-    /// The key's value (the user's bytes).
-    Found(Vec<u8>),
+    /// The key's value (the user's bytes, or a pointer to them).
+    Found(Stored),
     /// The key is deleted, deleted by a range tombstone, or expired.
     Deleted,
     Absent,
@@ -220,8 +220,10 @@ impl Version {
                                 covered,
                                 read.now,
                             ) {
-                                Ok(Visible::Value(value)) => TableLookup::Found(value.to_vec()),
-                                Ok(Visible::Gone) => TableLookup::Deleted,
+                                Ok(seen) => match seen.to_stored() {
+                                    Some(stored) => TableLookup::Found(stored),
+                                    None => TableLookup::Deleted,
+                                },
                                 Err(_) => TableLookup::Corrupt,
                             },
                         )
