@@ -317,3 +317,88 @@ fn compaction_filters_and_checkpoints_are_refused_with_value_separation() {
     let err = db.checkpoint("/copy").unwrap_err();
     assert!(matches!(err, Error::NotSupported(_)), "{err}");
 }
+
+/// Every key with its value's length, by `iter_keys` forward and backward (which must agree).
+fn key_lengths(db: &DB, options: &ReadOptions) -> BTreeMap<Vec<u8>, u64> {
+    let mut forward = BTreeMap::new();
+    let mut it = db.iter_keys_opt(options);
+    it.seek_to_first();
+    while it.valid() {
+        forward.insert(it.key().to_vec(), it.value_len());
+        it.next();
+    }
+    it.status().unwrap();
+    let mut backward = Vec::new();
+    it.seek_to_last();
+    while it.valid() {
+        backward.push((it.key().to_vec(), it.value_len()));
+        it.prev();
+    }
+    it.status().unwrap();
+    backward.reverse();
+    assert_eq!(backward, forward.clone().into_iter().collect::<Vec<_>>());
+    forward
+}
+
+#[test]
+fn head_and_keys_only_iteration_answer_from_the_tree_without_value_files() {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    let mut lengths = BTreeMap::new();
+    for i in 0..200u32 {
+        let len = if i % 4 == 0 {
+            10
+        } else {
+            MIN + i as usize * 11
+        };
+        db.put(&key(i), &value(i, 0, len)).unwrap();
+        lengths.insert(key(i), len as u64);
+        if i == 120 {
+            // Half in tables, half in the memtable.
+            db.compact_range(None, None).unwrap();
+        }
+    }
+    let snapshot = db.snapshot();
+    let at_snapshot = ReadOptions {
+        snapshot: Some(snapshot.clone()),
+        ..ReadOptions::default()
+    };
+    let before = lengths.clone();
+    for i in (0..200u32).step_by(3) {
+        db.put(&key(i), &value(i, 1, 5000)).unwrap();
+        lengths.insert(key(i), 5000);
+    }
+    db.delete(&key(1)).unwrap();
+    lengths.remove(&key(1));
+
+    // Every value file damaged, then gone: head and iter_keys still answer, get cannot.
+    let large = key(2);
+    for name in value_files(&*env) {
+        let path = Path::new(DIR).join(&name);
+        rewrite_file(&*env, &path, |bytes| {
+            bytes.iter_mut().for_each(|b| *b ^= 0xff)
+        });
+    }
+    assert!(db.get(&large).unwrap_err().is_corruption());
+    for name in value_files(&*env) {
+        env.remove_file(&Path::new(DIR).join(name)).unwrap();
+    }
+    assert!(db.get(&large).unwrap_err().is_corruption());
+    let mut it = db.iter();
+    it.seek(&large);
+    assert!(
+        !it.valid() && it.status().is_err(),
+        "an iterator read a deleted value file"
+    );
+
+    for (options, expected) in [(ReadOptions::default(), &lengths), (at_snapshot, &before)] {
+        assert_eq!(&key_lengths(&db, &options), expected);
+        for i in 0..201u32 {
+            assert_eq!(
+                db.head_opt(&options, &key(i)).unwrap(),
+                expected.get(&key(i)).copied(),
+                "head {i}"
+            );
+        }
+    }
+}

@@ -2,9 +2,12 @@
 //!
 //! A value kept in a value file (format extension `value-separation`) is read when the
 //! iterator lands on its key; a value that cannot be read stops the iteration with the error.
+//! A [`KeyIterator`] walks the same keys with their values' lengths and never reads a value
+//! file.
 
 use std::sync::Arc;
 
+use super::value_files::pointer_len;
 use super::SuperVersion;
 use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIter;
@@ -31,9 +34,12 @@ pub struct DbIterator {
     inner: DbIter,
     /// Keeps the memtables and the version (and so its files) alive.
     _view: Arc<SuperVersion>,
-    value_files: Arc<ValueFiles>,
-    /// The current value, when it is kept in a value file.
+    /// Where values kept in value files are read; `None` for a keys-only iterator.
+    value_files: Option<Arc<ValueFiles>>,
+    /// The current value, when it is kept in a value file and read.
     resolved: Option<Vec<u8>>,
+    /// The current value's length, when it is kept in a value file and not read.
+    pointed_len: Option<u64>,
     /// A value that could not be read (sticky: iteration stops).
     failed: Option<Error>,
 }
@@ -50,13 +56,14 @@ impl DbIterator {
     pub(crate) fn new(
         inner: DbIter,
         view: Arc<SuperVersion>,
-        value_files: Arc<ValueFiles>,
+        value_files: Option<Arc<ValueFiles>>,
     ) -> DbIterator {
         DbIterator {
             inner,
             _view: view,
             value_files,
             resolved: None,
+            pointed_len: None,
             failed: None,
         }
     }
@@ -129,11 +136,92 @@ impl DbIterator {
         }
         step(&mut self.inner);
         self.resolved = None;
-        if self.inner.value_is_pointer() {
-            match self.value_files.read(self.inner.key(), self.inner.value()) {
-                Ok(value) => self.resolved = Some(value),
-                Err(e) => self.failed = Some(e),
-            }
+        self.pointed_len = None;
+        if !self.inner.value_is_pointer() {
+            return;
         }
+        let (key, pointer) = (self.inner.key(), self.inner.value());
+        let outcome = match &self.value_files {
+            Some(files) => files.read(key, pointer).map(|v| self.resolved = Some(v)),
+            None => pointer_len(key, pointer).map(|n| self.pointed_len = Some(n)),
+        };
+        if let Err(e) = outcome {
+            self.failed = Some(e);
+        }
+    }
+
+    /// The current value's length; 0 when not `valid()`.
+    fn value_len(&self) -> u64 {
+        match self.pointed_len {
+            Some(len) if self.valid() => len,
+            _ => self.value().len() as u64,
+        }
+    }
+}
+
+/// A cursor over the database's keys and the lengths of their values, in comparator order,
+/// forward and backward: a [`DbIterator`] that never reads a value kept in a value file
+/// ([`Options::value_separation`](crate::Options)), so a scan of keys reads the tree alone.
+/// Same positioning, snapshot and error rules as [`DbIterator`].
+pub struct KeyIterator {
+    inner: DbIterator,
+}
+
+impl std::fmt::Debug for KeyIterator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyIterator")
+            .field("valid", &self.inner.valid())
+            .finish_non_exhaustive()
+    }
+}
+
+impl KeyIterator {
+    pub(crate) fn new(inner: DbIterator) -> KeyIterator {
+        KeyIterator { inner }
+    }
+
+    /// True when positioned at an entry.
+    pub fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+
+    /// Positions at the first key (at or after the lower bound).
+    pub fn seek_to_first(&mut self) {
+        self.inner.seek_to_first()
+    }
+
+    /// Positions at the last key (before the upper bound).
+    pub fn seek_to_last(&mut self) {
+        self.inner.seek_to_last()
+    }
+
+    /// Positions at the first key `>= target`.
+    pub fn seek(&mut self, target: &[u8]) {
+        self.inner.seek(target)
+    }
+
+    /// Moves to the next key. Requires `valid()`.
+    pub fn next(&mut self) {
+        self.inner.next()
+    }
+
+    /// Moves to the previous key. Requires `valid()`.
+    pub fn prev(&mut self) {
+        self.inner.prev()
+    }
+
+    /// The current key. Empty when not `valid()`.
+    pub fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+
+    /// The length in bytes of the current key's value; 0 when not `valid()`.
+    pub fn value_len(&self) -> u64 {
+        self.inner.value_len()
+    }
+
+    /// The first error met, if any. Iteration stops at an error.
+    pub fn status(&self) -> Result<()> {
+        self.inner.status()
     }
 }

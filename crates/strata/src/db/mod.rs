@@ -53,7 +53,7 @@ use crate::vlog::reader::ValueFiles;
 use crate::vlog::writer::ValueFileWriter;
 use crate::write_batch::WriteBatch;
 
-pub use iterator::DbIterator;
+pub use iterator::{DbIterator, KeyIterator};
 
 pub(crate) use info_log::InfoLog;
 
@@ -432,7 +432,30 @@ impl DB {
 
     /// An iterator with explicit read options (snapshot, bounds, checksums, caching).
     pub fn iter_opt(&self, options: &ReadOptions) -> DbIterator {
-        read::new_iterator(&self.inner, options)
+        read::new_iterator(&self.inner, options, true)
+    }
+
+    /// An iterator over the keys and their values' lengths that never reads a value kept in
+    /// a value file ([`Options::value_separation`]): a scan of keys reads the tree alone.
+    pub fn iter_keys(&self) -> KeyIterator {
+        self.iter_keys_opt(&ReadOptions::default())
+    }
+
+    /// [`DB::iter_keys`] with explicit read options (snapshot, bounds, checksums, caching).
+    pub fn iter_keys_opt(&self, options: &ReadOptions) -> KeyIterator {
+        KeyIterator::new(read::new_iterator(&self.inner, options, false))
+    }
+
+    /// Whether `key` has a value, and its length in bytes (`None` when absent), answered
+    /// from the tree alone: a value kept in a value file ([`Options::value_separation`]) is
+    /// not read, so this costs what a `get` of a small value does.
+    pub fn head(&self, key: &[u8]) -> Result<Option<u64>> {
+        self.head_opt(&ReadOptions::default(), key)
+    }
+
+    /// [`DB::head`] with explicit read options (snapshot, checksums, caching).
+    pub fn head_opt(&self, options: &ReadOptions, key: &[u8]) -> Result<Option<u64>> {
+        read::head(&self.inner, options, key)
     }
 
     /// A consistent point-in-time view; released when dropped.

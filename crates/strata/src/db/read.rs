@@ -83,15 +83,29 @@ pub(super) fn memtables_get(
 
 /// The value of `key` as of the read options' snapshot (or now).
 pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    lookup(db, options, key)?
+        .map(|stored| value_files::resolve(db, key, stored))
+        .transpose()
+}
+
+/// The length of the value of `key` as of the read options' snapshot (or now), from the tree
+/// alone: a value kept in a value file is not read.
+pub(crate) fn head(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<u64>> {
+    lookup(db, options, key)?
+        .map(|stored| value_files::stored_len(key, &stored))
+        .transpose()
+}
+
+/// What the tree holds for `key` as of the read options' snapshot (or now): its value or a
+/// pointer to it.
+fn lookup(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Stored>> {
     let (view, sequence) = read_view(db, options);
     let mut read = PointRead {
         covered: None,
         now: read_clock(db),
     };
     if let Some(answer) = memtables_get(&view, key, sequence, &mut read)? {
-        return answer
-            .map(|stored| value_files::resolve(db, key, stored))
-            .transpose();
+        return Ok(answer);
     }
     let lookup = lookup_key(key, sequence);
     let mut charge = SeekCharge::default();
@@ -106,10 +120,10 @@ pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Resul
         let _state = db.state.lock();
         db.bg_work.notify_all();
     }
-    match found {
-        TableLookup::Found(stored) => value_files::resolve(db, key, stored).map(Some),
-        TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => Ok(None),
-    }
+    Ok(match found {
+        TableLookup::Found(stored) => Some(stored),
+        TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => None,
+    })
 }
 
 /// The values of `keys` as of the read options' snapshot (or now), in the caller's order: one
@@ -194,8 +208,13 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
         .collect())
 }
 
-/// A user iterator over every source, as of the read options' snapshot (or now).
-pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterator {
+/// A user iterator over every source, as of the read options' snapshot (or now); with
+/// `read_values` false it never reads a value file (see [`DbIterator::keys_only`]).
+pub(crate) fn new_iterator(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    read_values: bool,
+) -> DbIterator {
     let (view, sequence) = read_view(db, options);
     let version = &view.version;
     // The memtables, each level-0 table, one cursor per other non-empty level.
@@ -261,7 +280,8 @@ pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterat
         }),
         db.env.now_micros() ^ sequence,
     );
-    DbIterator::new(iter, view, Arc::clone(&db.value_files))
+    let value_files = read_values.then(|| Arc::clone(&db.value_files));
+    DbIterator::new(iter, view, value_files)
 }
 
 /// The range tombstones of every source of `view`: each memtable's, and every table's merged

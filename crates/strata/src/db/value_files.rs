@@ -18,6 +18,7 @@ use super::DbInner;
 use crate::error::Result;
 use crate::filename::value_file_name;
 use crate::util::entry::Stored;
+use crate::vlog::ValuePointer;
 use crate::write_batch::{BatchOp, WriteBatch};
 
 /// `batch` with its large values (per `Options::value_separation`) appended to the current
@@ -57,6 +58,22 @@ pub(super) fn resolve(db: &DbInner, key: &[u8], stored: Stored) -> Result<Vec<u8
     }
 }
 
+/// The length of the user's value from what a point read found, without reading a value
+/// file.
+pub(super) fn stored_len(key: &[u8], stored: &Stored) -> Result<u64> {
+    match stored {
+        Stored::Value(value) => Ok(value.len() as u64),
+        Stored::Pointer(pointer) => pointer_len(key, pointer),
+    }
+}
+
+/// The value length a pointer (of the entry of `key`) records.
+pub(super) fn pointer_len(key: &[u8], pointer: &[u8]) -> Result<u64> {
+    ValuePointer::decode(pointer)
+        .map(|p| u64::from(p.length))
+        .ok_or_else(|| ValuePointer::malformed(key, pointer))
+}
+
 /// Checks that every pointer of a batch read back from a log names its value, and syncs each
 /// value file the first time it is met (`synced` holds those done): the replayed pointers
 /// may reach a table, their values must be durable first. A pointer whose value is missing
@@ -69,7 +86,7 @@ pub(super) fn check_replayed(
     for op in batch.iter() {
         if let BatchOp::PutSeparated { key, pointer } = op? {
             db.value_files.read(key, pointer)?;
-            if let Some(file) = crate::vlog::ValuePointer::decode(pointer).map(|p| p.file) {
+            if let Some(file) = ValuePointer::decode(pointer).map(|p| p.file) {
                 if synced.insert(file) {
                     let mut handle = db
                         .env

@@ -29,6 +29,7 @@
 pub(crate) mod reader;
 pub(crate) mod writer;
 
+use crate::error::Error;
 use crate::util::coding::{
     decode_fixed32, get_varint32, get_varint64, put_fixed32, put_varint32, put_varint64,
 };
@@ -78,6 +79,15 @@ impl ValuePointer {
             length,
             crc,
         })
+    }
+
+    /// The error for a pointer (of the entry of `key`) that does not parse.
+    pub(crate) fn malformed(key: &[u8], pointer: &[u8]) -> Error {
+        Error::corruption(format!(
+            "the value pointer of key '{}' ({} bytes) does not parse",
+            key.escape_ascii(),
+            pointer.len()
+        ))
     }
 
     /// Bytes of the record this pointer names, for an entry whose user key is `key_len`

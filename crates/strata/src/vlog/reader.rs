@@ -41,11 +41,7 @@ impl ValueFiles {
     /// The value the entry of `user_key` whose stored value is `pointer` (type 4) points to.
     pub(crate) fn read(&self, user_key: &[u8], pointer: &[u8]) -> Result<Vec<u8>> {
         let Some(pointer) = ValuePointer::decode(pointer) else {
-            return Err(Error::corruption(format!(
-                "the value pointer of key '{}' ({} bytes) does not parse",
-                user_key.escape_ascii(),
-                pointer.len()
-            )));
+            return Err(ValuePointer::malformed(user_key, pointer));
         };
         let path = value_file_name(&self.dir, pointer.file);
         let at =
