@@ -84,12 +84,23 @@ pub struct ValueSeparation {
     /// Values of at least this many bytes go to value files; smaller ones stay in the tree
     /// (default 4096).
     pub min_value_size: usize,
+    /// A value file is closed, and the next one started, once it holds this many bytes
+    /// (default 64 MiB; at least 64 KiB).
+    pub file_size: u64,
 }
 
 impl ValueSeparation {
-    /// Separates values of at least `min_value_size` bytes.
+    /// Separates values of at least `min_value_size` bytes, in files of the default size.
     pub fn new(min_value_size: usize) -> ValueSeparation {
-        ValueSeparation { min_value_size }
+        ValueSeparation {
+            min_value_size,
+            file_size: 64 << 20,
+        }
+    }
+
+    /// These settings with value files of `file_size` bytes.
+    pub fn with_file_size(self, file_size: u64) -> ValueSeparation {
+        ValueSeparation { file_size, ..self }
     }
 }
 

@@ -402,3 +402,99 @@ fn head_and_keys_only_iteration_answer_from_the_tree_without_value_files() {
         }
     }
 }
+
+#[test]
+fn value_files_are_deleted_once_nothing_reaches_them_and_not_before() {
+    let env = Arc::new(MemEnv::new());
+    let options = Options {
+        value_separation: Some(ValueSeparation::new(MIN).with_file_size(64 << 10)),
+        ..separating(&env)
+    };
+    let db = DB::open(DIR, options.clone()).unwrap();
+    let keys = 50u32;
+    let write_round = |round: u32| {
+        for i in 0..keys {
+            db.put(&key(i), &value(i, round, 2000)).unwrap();
+        }
+    };
+    write_round(0);
+    let first_round_files = value_files(&*env);
+    // Pins: an iterator holding the memtables and tables of round 0, and (from round 18) a
+    // snapshot, which keeps every version from its own on.
+    let mut pinned = db.iter();
+    pinned.seek_to_first();
+    let mut snapshot = None;
+    let mut seen: std::collections::BTreeSet<String> = first_round_files.iter().cloned().collect();
+    for round in 1..=20 {
+        write_round(round);
+        if round == 18 {
+            snapshot = Some(db.snapshot());
+        }
+        if round % 4 == 0 {
+            db.compact_range(None, None).unwrap();
+        }
+        seen.extend(value_files(&*env));
+    }
+    db.compact_range(None, None).unwrap();
+    let now = value_files(&*env);
+    for name in &first_round_files {
+        assert!(now.contains(name), "{name}, pinned by an iterator, is gone");
+    }
+    assert!(
+        now.len() * 2 < seen.len(),
+        "unreachable value files are not deleted: {} of {} remain",
+        now.len(),
+        seen.len()
+    );
+    // The pinned readers still read every value of round 0.
+    let mut count = 0;
+    while pinned.valid() {
+        let i = count;
+        assert_eq!(pinned.key(), key(i));
+        assert_eq!(pinned.value(), value(i, 0, 2000));
+        pinned.next();
+        count += 1;
+    }
+    pinned.status().unwrap();
+    assert_eq!(count, keys);
+    let at_snapshot = ReadOptions {
+        snapshot: snapshot.clone(),
+        ..ReadOptions::default()
+    };
+    for i in 0..keys {
+        assert_eq!(
+            db.get_opt(&at_snapshot, &key(i)).unwrap(),
+            Some(value(i, 18, 2000))
+        );
+    }
+    drop(at_snapshot);
+    drop(snapshot);
+    drop(pinned);
+
+    // Unpinned: after one more compaction the first round's files go.
+    db.put(b"nudge", &value(0, 99, 2000)).unwrap();
+    db.compact_range(None, None).unwrap();
+    let now = value_files(&*env);
+    for name in &first_round_files[..first_round_files.len() - 1] {
+        assert!(!now.contains(name), "{name} outlived every reader: {now:?}");
+    }
+    let total: u64 = db
+        .property("strata.value-files.total-bytes")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let live: u64 = db
+        .property("strata.value-files.live-bytes")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(live > 0 && total >= live, "total {total}, live {live}");
+    for i in 0..keys {
+        assert_eq!(db.get(&key(i)).unwrap(), Some(value(i, 20, 2000)));
+    }
+    drop(db);
+    let db = DB::open(DIR, options).unwrap();
+    for i in 0..keys {
+        assert_eq!(db.get(&key(i)).unwrap(), Some(value(i, 20, 2000)));
+    }
+}

@@ -304,7 +304,7 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
             FileType::Log => number >= log_number || number == prev_log_number,
             FileType::Descriptor => number >= manifest_number,
             FileType::Table | FileType::Temp => live.contains(&number),
-            // Value files are kept: nothing yet tells when the last pointer into one is gone.
+            // Value files go by their own rule, below.
             FileType::Current | FileType::DbLock | FileType::InfoLog | FileType::ValueFile => true,
         };
         if !keep {
@@ -312,6 +312,7 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
         }
     }
     MutexGuard::unlocked(state, || {
+        value_files::delete_unreferenced(db);
         for (name, number, kind) in doomed {
             if db.has_imm.load(Ordering::Acquire) {
                 // Writers may be waiting for that flush, and removing a file can take

@@ -31,7 +31,7 @@ mod write;
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -119,6 +119,9 @@ pub(crate) struct DbState {
     /// Writers queued behind the leader, in arrival order.
     pub(crate) writers: VecDeque<Arc<write::Writer>>,
     pub(crate) super_version: Arc<SuperVersion>,
+    /// Every super version made, as long as something holds it (value-file deletion looks
+    /// at them all: `db/value_files.rs`).
+    pub(crate) super_versions: Vec<Weak<SuperVersion>>,
     /// True while the background worker is running a job.
     pub(crate) bg_busy: bool,
     /// How many [`DB::suspend_compactions`] calls are not yet resumed; while above zero the
@@ -138,6 +141,17 @@ impl DbState {
             version: Arc::clone(self.versions.current()),
             table_tombstones: OnceLock::new(),
         });
+        self.super_versions.retain(|view| view.strong_count() > 0);
+        self.super_versions
+            .push(Arc::downgrade(&self.super_version));
+    }
+
+    /// Every super version still held (by the state, an iterator, a read or a snapshot).
+    pub(crate) fn live_super_versions(&self) -> Vec<Arc<SuperVersion>> {
+        self.super_versions
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
     }
 
     /// Records in `edit` that only the current log is needed: the logs before it hold nothing
@@ -181,6 +195,8 @@ pub(crate) struct DbInner {
     pub(crate) read_only: Option<Mutex<read_only::Follower>>,
     /// The value files, read by pointer (format extension `value-separation`).
     pub(crate) value_files: Arc<ValueFiles>,
+    /// The value files each table points into (see `db/value_files.rs`).
+    pub(crate) table_value_refs: value_files::TableRefs,
     /// The value file the write path appends to; locked by one writer at a time, never with
     /// the state mutex held (see `db/value_files.rs`).
     pub(crate) value_writer: Mutex<ValueFileWriter>,

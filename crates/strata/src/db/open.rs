@@ -45,6 +45,7 @@ use crate::version::manifest::write_first_manifest;
 use crate::version::table_cache::TableCache;
 use crate::version::version_set::{VersionSet, VersionSetOptions};
 use crate::vlog::reader::ValueFiles;
+use crate::vlog::writer::ValueFileWriter;
 
 /// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
 const NON_TABLE_FILES: usize = 10;
@@ -59,6 +60,9 @@ pub(super) fn sanitize(mut options: Options) -> Options {
     options.block_size = options.block_size.clamp(1 << 10, 4 << 20);
     options.max_subcompactions = options.max_subcompactions.clamp(1, 16);
     options.block_restart_interval = options.block_restart_interval.max(1);
+    if let Some(separation) = &mut options.value_separation {
+        separation.file_size = separation.file_size.max(64 << 10);
+    }
     if options.block_cache.is_none() {
         options.block_cache = Some(BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES));
     }
@@ -302,6 +306,7 @@ pub(super) fn new_inner(
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
     let info_log = InfoLog::open(&env, dir, options.info_log.as_ref());
     let value_files = Arc::new(ValueFiles::new(Arc::clone(&env), dir));
+    let value_writer = ValueFileWriter::new(options.value_separation.map_or(0, |s| s.file_size));
     let table_entries = options.max_open_files - NON_TABLE_FILES;
     let table_cache = Arc::new(TableCache::new(
         dir,
@@ -342,6 +347,7 @@ pub(super) fn new_inner(
             stats: Default::default(),
             leading: false,
             writers: VecDeque::new(),
+            super_versions: vec![Arc::downgrade(&super_version)],
             super_version,
             bg_busy: false,
             compactions_suspended: 0,
@@ -356,7 +362,8 @@ pub(super) fn new_inner(
         info_log,
         lock: Mutex::new(None),
         value_files,
-        value_writer: Mutex::default(),
+        table_value_refs: Default::default(),
+        value_writer: Mutex::new(value_writer),
         read_only: follower.map(Mutex::new),
     })
 }

@@ -7,31 +7,69 @@
 //! before a flush records its table, so a durable pointer always names a durable value;
 //! recovery checks every replayed pointer ([`check_replayed`]) and syncs the files it read.
 //!
+//! Deleting value files ([`delete_unreferenced`]): a value file is deleted only when no entry
+//! of any live super version — the current one, and every older one an iterator, a read or a
+//! snapshot still holds — points into it (every entry, hidden versions included, is looked
+//! at), and no write is appending to it or has appended to it without its pointers being in a
+//! memtable yet. The order of the checks makes that sound without holding a lock throughout:
+//! 1. Under the writer's lock: the value files in the directory, less those in use. A file
+//!    created later is not listed; a listed file not in use is never appended to again (only
+//!    the current file is, and files start in number order).
+//! 2. Under the state mutex: the live super versions. A pointer into a listed file that is in
+//!    no memtable or table of theirs cannot appear later: writes since step 1 point into newer
+//!    files, and flushes and compactions only copy pointers from those memtables and tables.
+//! 3. Without locks: the pointers of those memtables (which only grow) and tables (read once
+//!    each and remembered: tables never change), and the deletions.
+//!
 //! Locks: `DbInner::value_writer` is never taken with the state mutex held, and the state
 //! mutex never while holding it (a writer allocates a file number first, then takes the
 //! writer), since the log's mutex is taken under the state mutex and the writer under the
 //! log's.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
-use super::DbInner;
+use parking_lot::Mutex;
+
+use super::{DbInner, SuperVersion};
 use crate::error::Result;
-use crate::filename::value_file_name;
+use crate::filename::{parse_file_name, value_file_name, FileType};
+use crate::iter::InternalIterator;
+use crate::table::BlockReads;
 use crate::util::entry::Stored;
+use crate::util::internal_key::{parse_internal_key, ValueType};
 use crate::vlog::ValuePointer;
 use crate::write_batch::{BatchOp, WriteBatch};
 
+/// A write's appends to a value file: the file stays in use (never deleted) until this is
+/// dropped, once the write's pointers are in a memtable or the write failed.
+pub(super) struct PendingValues<'a> {
+    db: &'a DbInner,
+    file: u64,
+}
+
+impl Drop for PendingValues<'_> {
+    fn drop(&mut self) {
+        self.db.value_writer.lock().done(self.file);
+    }
+}
+
 /// `batch` with its large values (per `Options::value_separation`) appended to the current
 /// value file and replaced by pointers; `None` when nothing is separated.
-pub(super) fn separate(db: &DbInner, batch: &WriteBatch) -> Result<Option<WriteBatch>> {
+pub(super) fn separate<'a>(
+    db: &'a DbInner,
+    batch: &WriteBatch,
+) -> Result<Option<(WriteBatch, PendingValues<'a>)>> {
     let Some(separation) = db.options.value_separation else {
         return Ok(None);
     };
-    batch.with_separated_values(separation.min_value_size, |large| loop {
+    let mut file = None;
+    let separated = batch.with_separated_values(separation.min_value_size, |large| loop {
         {
             let mut writer = db.value_writer.lock();
             if !writer.needs_file() {
                 let pointers = writer.append(large.iter().copied())?;
+                file = pointers.first().map(|p| p.file);
                 return Ok(pointers.iter().map(|p| p.encode()).collect());
             }
         }
@@ -42,7 +80,8 @@ pub(super) fn separate(db: &DbInner, batch: &WriteBatch) -> Result<Option<WriteB
         if writer.needs_file() {
             writer.start(&*db.env, &db.dir, number)?;
         }
-    })
+    })?;
+    Ok(separated.zip(file.map(|file| PendingValues { db, file })))
 }
 
 /// Makes every value appended so far durable.
@@ -97,4 +136,165 @@ pub(super) fn check_replayed(
         }
     }
     Ok(())
+}
+
+/// The value files each table's pointers name, with the record bytes named in each, read once
+/// per table (tables never change) and kept while the table is live.
+#[derive(Default)]
+pub(crate) struct TableRefs {
+    tables: Mutex<HashMap<u64, Arc<BTreeMap<u64, u64>>>>,
+}
+
+/// Record bytes named per value file.
+type Refs = BTreeMap<u64, u64>;
+
+/// Adds the pointers of every entry `iter` yields to `refs`. A pointer that does not parse
+/// names a file no one can tell: it fails, so nothing is deleted on its account.
+fn add_pointers(iter: &mut dyn InternalIterator, refs: &mut Refs) -> Result<()> {
+    iter.seek_to_first();
+    while iter.valid() {
+        if let Some(parsed) = parse_internal_key(iter.key()) {
+            if parsed.value_type == ValueType::ValuePointer {
+                let pointer = ValuePointer::decode(iter.value())
+                    .ok_or_else(|| ValuePointer::malformed(parsed.user_key, iter.value()))?;
+                *refs.entry(pointer.file).or_default() +=
+                    pointer.record_size(parsed.user_key.len());
+            }
+        }
+        iter.next();
+    }
+    iter.status()
+}
+
+/// The pointers of every entry of `view` (both memtables and every table, hidden versions
+/// included), added to `refs`; `seen` collects the tables' numbers.
+fn add_view(
+    db: &DbInner,
+    view: &SuperVersion,
+    refs: &mut Refs,
+    seen: &mut HashMap<u64, Arc<Refs>>,
+) -> Result<()> {
+    for mem in [Some(&view.mem), view.imm.as_ref()].into_iter().flatten() {
+        add_pointers(&mut mem.iter(), refs)?;
+    }
+    for file in view.version.files.iter().flatten() {
+        let number = file.number();
+        let cached = db.table_value_refs.tables.lock().get(&number).cloned();
+        let table = match cached {
+            Some(table) => table,
+            None => {
+                let reads = BlockReads {
+                    verify_checksums: true,
+                    fill_cache: false,
+                };
+                let mut table = Refs::new();
+                let mut iter = db.table_cache.iter(reads, number, file.meta.file_size)?;
+                add_pointers(&mut iter, &mut table)?;
+                let table = Arc::new(table);
+                db.table_value_refs
+                    .tables
+                    .lock()
+                    .insert(number, Arc::clone(&table));
+                table
+            }
+        };
+        for (&vlog, &bytes) in table.iter() {
+            *refs.entry(vlog).or_default() += bytes;
+        }
+        seen.insert(number, table);
+    }
+    Ok(())
+}
+
+/// Every value file in the directory with its size.
+fn listed(db: &DbInner) -> Result<Vec<(u64, u64)>> {
+    let mut files = Vec::new();
+    for name in db.env.children(&db.dir)? {
+        if let Some((number, FileType::ValueFile)) = parse_file_name(&name) {
+            let size = db.env.file_size(&value_file_name(&db.dir, number))?;
+            files.push((number, size));
+        }
+    }
+    Ok(files)
+}
+
+/// Deletes the value files nothing can reach any more; see the module documentation. Does
+/// nothing on a database without value separation, on a read-only handle, or after a
+/// background error; a failure to read a memtable or table deletes nothing.
+pub(super) fn delete_unreferenced(db: &DbInner) {
+    if db.options.value_separation.is_none() || db.read_only.is_some() {
+        return;
+    }
+    let candidates: Vec<u64> = {
+        let writer = db.value_writer.lock();
+        match listed(db) {
+            Ok(files) => files
+                .into_iter()
+                .map(|(number, _)| number)
+                .filter(|&number| !writer.in_use(number))
+                .collect(),
+            Err(_) => return,
+        }
+    };
+    if candidates.is_empty() {
+        return;
+    }
+    let views = {
+        let state = db.state.lock();
+        if state.bg_error.is_some() {
+            return;
+        }
+        state.live_super_versions()
+    };
+    let mut refs = Refs::new();
+    let mut seen = HashMap::new();
+    for view in &views {
+        if let Err(e) = add_view(db, view, &mut refs, &mut seen) {
+            db.info_log
+                .log(format_args!("value files: not collected: {e}"));
+            return;
+        }
+    }
+    *db.table_value_refs.tables.lock() = seen;
+    for number in candidates {
+        if refs.contains_key(&number) {
+            continue;
+        }
+        db.value_files.forget(number);
+        let path = value_file_name(&db.dir, number);
+        match db.env.remove_file(&path) {
+            Ok(()) => db
+                .info_log
+                .log(format_args!("deleted value file {}", path.display())),
+            Err(e) => db
+                .info_log
+                .log(format_args!("deleting value file {}: {e}", path.display())),
+        }
+    }
+}
+
+/// Property `strata.value-files.<what>`: `total-bytes` (the value files' sizes),
+/// `live-bytes` (the record bytes the current state's entries point to, hidden versions
+/// included) and `space-amplification` (their ratio); `None` for another name.
+pub(super) fn property(db: &DbInner, what: &str) -> Option<Result<String>> {
+    let total = || -> Result<u64> { Ok(listed(db)?.iter().map(|(_, size)| size).sum()) };
+    let live = || -> Result<u64> {
+        let view = Arc::clone(&db.state.lock().super_version);
+        let mut refs = Refs::new();
+        add_view(db, &view, &mut refs, &mut HashMap::new())?;
+        Ok(refs.values().sum())
+    };
+    Some(match what {
+        "total-bytes" => total().map(|t| t.to_string()),
+        "live-bytes" => live().map(|l| l.to_string()),
+        "space-amplification" => total().and_then(|t| {
+            let l = live()?;
+            Ok(if l == 0 {
+                "0".to_owned()
+            } else {
+                format!("{:.3}", t as f64 / l as f64)
+            })
+        }),
+        _ => return None,
+    })
 }

@@ -85,7 +85,7 @@ pub(crate) fn write(
         Some(b) => value_files::separate(db, b)?,
         None => None,
     };
-    let batch = separated.as_ref().or(batch);
+    let batch = separated.as_ref().map(|(b, _)| b).or(batch);
     let mut state = db.state.lock();
     if state.leading {
         let writer = Arc::new(Writer {

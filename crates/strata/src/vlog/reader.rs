@@ -123,4 +123,9 @@ impl ValueFiles {
         }
         Ok(done)
     }
+
+    /// Closes value file `number` if it is open (it is being deleted).
+    pub(crate) fn forget(&self, number: u64) {
+        self.open.lock().remove(&number);
+    }
 }

@@ -3,7 +3,12 @@
 //! Thread safety: not shared; the database keeps one writer behind a mutex. The writer never
 //! allocates file numbers (the caller does, under the database's state mutex, without holding
 //! this writer's): [`ValueFileWriter::needs_file`] says when [`ValueFileWriter::start`] must be
-//! called before the next append.
+//! called before the next append. Files are started in increasing number order, so a file
+//! created later always has a higher number than the current one.
+//!
+//! Files in use: the current file, and every file a write appended to whose pointers have not
+//! reached a memtable yet ([`ValueFileWriter::in_use`]; the write path reports each such write
+//! done with [`ValueFileWriter::done`]). Garbage collection deletes neither.
 //!
 //! Durability: an append reaches the operating system before it returns; [`ValueFileWriter::sync`]
 //! makes every append so far durable (with the directory entry of a new file). A file is synced
@@ -12,15 +17,13 @@
 //! durable: the writer then fails every later call with that error (as the database fails
 //! every write after a failed log write), so nothing can claim those values durable.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::{encode_record, ValuePointer};
 use crate::env::{Env, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename::value_file_name;
-
-/// A value file is replaced once it holds this many bytes.
-pub(crate) const TARGET_FILE_SIZE: u64 = 64 << 20;
 
 /// The value file being appended to.
 struct Current {
@@ -35,9 +38,12 @@ struct Current {
 }
 
 /// Appends records to the current value file; see the module documentation.
-#[derive(Default)]
 pub(crate) struct ValueFileWriter {
     current: Option<Current>,
+    /// A file is replaced once it holds this many bytes.
+    file_size: u64,
+    /// Appends per file whose pointers are not in a memtable yet.
+    pending: HashMap<u64, usize>,
     /// The records of one append (kept to reuse its allocation).
     buffer: Vec<u8>,
     /// The first failed append or sync: every later call fails with it.
@@ -45,15 +51,47 @@ pub(crate) struct ValueFileWriter {
 }
 
 impl ValueFileWriter {
+    /// A writer whose files are replaced once they hold `file_size` bytes.
+    pub(crate) fn new(file_size: u64) -> ValueFileWriter {
+        ValueFileWriter {
+            current: None,
+            file_size,
+            pending: HashMap::new(),
+            buffer: Vec::new(),
+            failed: None,
+        }
+    }
+
     /// True when the next append needs a new file: none is open, or the current one is full.
     pub(crate) fn needs_file(&self) -> bool {
         self.current
             .as_ref()
-            .is_none_or(|current| current.len >= TARGET_FILE_SIZE)
+            .is_none_or(|current| current.len >= self.file_size)
     }
 
-    /// Syncs and closes the current file, if any, and creates file `number` to append to.
+    /// Whether file `number` is being appended to or has appends not yet in a memtable.
+    pub(crate) fn in_use(&self, number: u64) -> bool {
+        self.current.as_ref().is_some_and(|c| c.number == number)
+            || self.pending.contains_key(&number)
+    }
+
+    /// Reports that the pointers of one append to file `number` reached a memtable, or never
+    /// will (the write failed).
+    pub(crate) fn done(&mut self, number: u64) {
+        if let Some(count) = self.pending.get_mut(&number) {
+            *count -= 1;
+            if *count == 0 {
+                self.pending.remove(&number);
+            }
+        }
+    }
+
+    /// Syncs and closes the current file, if any, and creates file `number` to append to. A
+    /// number not above the current file's is not used (files start in number order).
     pub(crate) fn start(&mut self, env: &dyn Env, dir: &Path, number: u64) -> Result<()> {
+        if self.current.as_ref().is_some_and(|c| c.number >= number) {
+            return Ok(());
+        }
         self.sync(env, dir)?;
         if let Some(mut old) = self.current.take() {
             // Synced: closing loses nothing, whatever it reports.
@@ -71,7 +109,8 @@ impl ValueFileWriter {
     }
 
     /// Appends one record per `(key, value)` with one write, and returns their pointers in
-    /// order. Requires a file (see [`ValueFileWriter::needs_file`]).
+    /// order; the file is in use until [`ValueFileWriter::done`] is called for it. Requires a
+    /// file (see [`ValueFileWriter::needs_file`]).
     pub(crate) fn append<'a>(
         &mut self,
         entries: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
@@ -104,6 +143,7 @@ impl ValueFileWriter {
         }
         current.len += self.buffer.len() as u64;
         current.dirty |= !self.buffer.is_empty();
+        *self.pending.entry(current.number).or_default() += 1;
         Ok(pointers)
     }
 
