@@ -299,7 +299,7 @@ fn a_power_loss_keeps_a_prefix_of_the_writes_with_every_synced_one() {
 }
 
 #[test]
-fn compaction_filters_and_checkpoints_are_refused_with_value_separation() {
+fn compaction_filters_checkpoints_and_read_only_handles_are_refused_with_value_separation() {
     let env = Arc::new(MemEnv::new());
     struct KeepAll;
     impl strata::CompactionFilter for KeepAll {
@@ -316,6 +316,15 @@ fn compaction_filters_and_checkpoints_are_refused_with_value_separation() {
     let db = DB::open(DIR, separating(&env)).unwrap();
     let err = db.checkpoint("/copy").unwrap_err();
     assert!(matches!(err, Error::NotSupported(_)), "{err}");
+    drop(db);
+    let err = DB::open_read_only(DIR, separating(&env)).unwrap_err();
+    assert!(matches!(err, Error::NotSupported(_)), "{err}");
+    // Without the option the marker refuses it, naming the option.
+    let err = DB::open_read_only(DIR, support::options(&env)).unwrap_err();
+    assert!(
+        err.to_string().contains("Options::value_separation"),
+        "{err}"
+    );
 }
 
 /// Every key with its value's length, by `iter_keys` forward and backward (which must agree).
