@@ -38,7 +38,7 @@ test: deps
 test-value-separation: deps
 	$(CARGO) test -p strata-kv --features testing --test value_separation \
 		--test value_separation_marker --test format_extensions
-	$(CARGO) test -p strata-kv --features testing --lib vlog:: extension::
+	$(CARGO) test -p strata-kv --features testing --lib -- vlog:: extension::
 	$(CARGO) test -p strata-kv-leveldb-peer --test extension_refusal
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
