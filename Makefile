@@ -200,7 +200,7 @@ test-cometbft: deps
 # ---- The Java binding (bindings/java: Maven, with its JNI library in Rust in native/) ----
 .PHONY: test-java
 
-# Lints of the JNI crate, then Maven: cargo builds the library (the quick jtest profile) into the
+# Lints and unit tests of the JNI crate, then Maven: cargo builds the library (the quick jtest profile) into the
 # jar, and the JUnit 5 suite runs, with leveldbjni 1.8 from Maven Central as real LevelDB. A JDK
 # and Maven come from Debian when missing; Maven fetches the rest from Maven Central.
 # Where Maven has cargo build (pom.xml's cargo.target.dir), shared with clippy.
@@ -213,6 +213,7 @@ test-java:
 	cd bindings/java/native && $(CARGO) fmt --check
 	cd bindings/java/native && $(CARGO) clippy --locked --all-targets --profile jtest \
 		--target-dir $(JAVA_CARGO_TARGET) -- -D warnings
+	cd bindings/java/native && $(CARGO) test --locked --profile jtest --target-dir $(JAVA_CARGO_TARGET)
 	cd bindings/java && mvn -B --no-transfer-progress -Dnative.profile=jtest verify
 
 # ---- Releasable packages (tests/release): names, one version, the artifacts users install ----

@@ -89,6 +89,21 @@ export class StrataLevel<KDefault = string, VDefault = string>
    */
   getProperty (property: string): string
 
+  /**
+   * Copies the database as it is now into directory `location`, which must not exist, while
+   * writes go on: hard links to its tables, a fresh manifest and the live logs so far, all
+   * synced. Strata, classic-level and LevelDB open the copy with exactly that moment's data.
+   * On a database opened with `readOnly: true`, the copy holds what it sees.
+   */
+  checkpoint (location: string): Promise<void>
+
+  /**
+   * Moves a database opened with `readOnly: true` to its writer's latest state: every write
+   * the writer acknowledged before the call is visible after it. Iterators and snapshots made
+   * before keep their state. Does nothing on a database opened to write.
+   */
+  refresh (): Promise<void>
+
   /** Deletes every file of the database at `location`, which must not be open. */
   static destroy (location: string): Promise<void>
 
@@ -121,6 +136,14 @@ export interface OpenOptions extends AbstractOpenOptions {
   paranoidChecks?: boolean | undefined
   /** Threads one compaction may run on (1 to 16). Default 2. */
   maxSubcompactions?: number | undefined
+  /**
+   * Open to read only, beside the process (Strata, classic-level or LevelDB) that may have the
+   * database open and be writing: no `LOCK` is taken and nothing is written, so it also works
+   * on a read-only directory. Shows the state at open until `refresh()`. Writes (`put`, `del`,
+   * `batch`, `clear`, `compactRange`) fail with `LEVEL_NOT_SUPPORTED`; `createIfMissing` and
+   * `errorIfExists` do not apply. Default false.
+   */
+  readOnly?: boolean | undefined
 }
 
 export interface DatabaseOptions<K, V> extends AbstractDatabaseOptions<K, V>, Omit<OpenOptions, 'passive'> {}

@@ -21,7 +21,8 @@ const ENGINE_OPTIONS = [
   'maxFileSize',
   'bloomFilterBits',
   'paranoidChecks',
-  'maxSubcompactions'
+  'maxSubcompactions',
+  'readOnly'
 ]
 
 function checkLocation (location) {
@@ -33,6 +34,31 @@ function checkLocation (location) {
 // The options of a native read: reads `fillCache` unless it is false.
 function fillCache (options) {
   return options.fillCache !== false
+}
+
+// The operations of a batch whose keys and values are all strings, packed for the native side
+// (src/batch.rs): every key and value joined into one string, and two lengths per operation
+// (in UTF-16 code units): its key's and its value's, -1 for a del. Null when an operation has
+// a key or value that is not a string (or a type the native side must refuse): those batches
+// go as the array of operations.
+function packStrings (operations) {
+  const parts = []
+  const lengths = new Int32Array(operations.length * 2)
+  for (let i = 0; i < operations.length; i++) {
+    const { type, key, value } = operations[i]
+    if (typeof key !== 'string') return null
+    parts.push(key)
+    lengths[2 * i] = key.length
+    if (type === 'put' && typeof value === 'string') {
+      parts.push(value)
+      lengths[2 * i + 1] = value.length
+    } else if (type === 'del') {
+      lengths[2 * i + 1] = -1
+    } else {
+      return null
+    }
+  }
+  return { text: parts.join(''), lengths }
 }
 
 // An abstract-level database over Strata, a storage engine that reads and writes LevelDB's
@@ -55,7 +81,7 @@ class StrataLevel extends AbstractLevel {
       permanence: true,
       seek: true,
       signals: { iterators: true },
-      additionalMethods: { approximateSize: true, compactRange: true }
+      additionalMethods: { approximateSize: true, compactRange: true, checkpoint: true, refresh: true }
     }, options)
     this.#location = location
   }
@@ -107,6 +133,10 @@ class StrataLevel extends AbstractLevel {
   }
 
   _batch (operations, options) {
+    const packed = packStrings(operations)
+    if (packed !== null) {
+      return this.#db.batchPacked(packed.text, packed.lengths, options.sync === true)
+    }
     return this.#db.batch(operations, options.sync === true)
   }
 
@@ -159,24 +189,44 @@ class StrataLevel extends AbstractLevel {
     return this.#maintenance('compactRange', start, end, options, arguments.length)
   }
 
-  // approximateSize() and compactRange(): two keys, deferred while the database opens.
+  // Copies the database as it is now into directory `location`, which must not exist, while
+  // writes go on; Strata, classic-level and LevelDB open the copy with that moment's data.
+  async checkpoint (location) {
+    checkLocation(location)
+    return this.#whenOpen('checkpoint', () => this.#db.checkpoint(location))
+  }
+
+  // Moves a database opened with `readOnly: true` to its writer's latest state; nothing to do
+  // on one opened to write.
+  async refresh () {
+    return this.#whenOpen('refresh', () => this.#db.refresh())
+  }
+
+  // approximateSize() and compactRange(): two keys.
   async #maintenance (method, start, end, options, argumentCount) {
     if (argumentCount < 2) {
       throw new TypeError("The arguments 'start' and 'end' are required")
     }
     if (typeof options !== 'object' || options === null) options = {}
+    return this.#whenOpen(method, () => {
+      const keyEncoding = this.keyEncoding(options.keyEncoding)
+      const from = this.prefixKey(keyEncoding.encode(start), keyEncoding.format, true)
+      const to = this.prefixKey(keyEncoding.encode(end), keyEncoding.format, true)
+      return this.#db[method](from, to)
+    })
+  }
+
+  // Calls `call` once the database is open (deferred while it opens); refuses a closed one.
+  async #whenOpen (method, call) {
     if (this.status === 'opening') {
-      return this.deferAsync(() => this.#maintenance(method, start, end, options, 2))
+      return this.deferAsync(() => this.#whenOpen(method, call))
     }
     if (this.status !== 'open') {
       throw new ModuleError(`Database is not open: cannot call ${method}()`, {
         code: 'LEVEL_DATABASE_NOT_OPEN'
       })
     }
-    const keyEncoding = this.keyEncoding(options.keyEncoding)
-    const from = this.prefixKey(keyEncoding.encode(start), keyEncoding.format, true)
-    const to = this.prefixKey(keyEncoding.encode(end), keyEncoding.format, true)
-    return this.#db[method](from, to)
+    return call()
   }
 
   // The value of an engine property: 'leveldb.stats', 'leveldb.sstables',

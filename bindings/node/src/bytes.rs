@@ -1,7 +1,8 @@
 //! Keys and values across the boundary. In: a `Uint8Array` (a `Buffer` is one) or a string,
 //! copied into Rust at once, so JavaScript may reuse its buffer as soon as the call returns.
 //! Out: a `Buffer`, or a string when the caller's encoding is `utf8` (bytes that are not UTF-8
-//! are replaced by U+FFFD, as `Buffer#toString` does).
+//! are replaced by U+FFFD, as `Buffer#toString` does). A batch of string operations may also come
+//! as one string of UTF-16 code units (see [`crate::batch`]), encoded here as Node-API would.
 
 use napi::bindgen_prelude::{BufferSlice, Either, Env, ToNapiValue, Uint8ArraySlice, Unknown};
 
@@ -13,6 +14,25 @@ pub(crate) fn to_vec(data: Data<'_>) -> Vec<u8> {
     match data {
         Either::A(view) => view.to_vec(),
         Either::B(text) => text.into_bytes(),
+    }
+}
+
+/// Appends the UTF-8 encoding of the UTF-16 `units` of a JavaScript string to `out`, as Node-API
+/// encodes a string (a lone surrogate becomes U+FFFD).
+pub(crate) fn push_utf16_as_utf8(units: &[u16], out: &mut Vec<u8>) {
+    if units.iter().all(|&unit| unit < 0x80) {
+        // ASCII, the common case: a unit is its byte.
+        out.extend(units.iter().map(|&unit| unit as u8));
+        return;
+    }
+    for decoded in char::decode_utf16(units.iter().copied()) {
+        match decoded {
+            Ok(c) if c.is_ascii() => out.push(c as u8),
+            decoded => {
+                let c = decoded.unwrap_or(char::REPLACEMENT_CHARACTER);
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            }
+        }
     }
 }
 

@@ -2,17 +2,19 @@
 //! functions that work on a closed one (`open`, `destroy`, `repair`).
 //!
 //! Reads take their snapshot on the JavaScript thread when called (see [`crate::snapshot`]);
-//! `getMany` and `hasMany` read every key in one task with the engine's `get_many` against
-//! one snapshot, so a batch of keys crosses the boundary once, sees one point in time, and is
-//! looked up sorted with each table block read once for neighbouring keys.
+//! `getMany` and `hasMany` read every key in one task with the engine's `get_many` (`hasMany`:
+//! `contains_many`) against one snapshot, so a batch of keys crosses the boundary once, sees
+//! one point in time, and is looked up sorted with each table block read once for neighbouring
+//! keys. `has` and `hasMany` ask the engine only whether keys have values: no value is copied.
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{Env, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{Env, Int32ArraySlice, ToNapiValue, Unknown};
+use napi::JsString;
 use napi_derive::napi;
 use strata::{ReadOptions, WriteBatch, WriteOptions, DB};
 
-use crate::batch::{Batch, BatchOp};
+use crate::batch::{packed_batch, Batch, BatchOp};
 use crate::bytes::{optional_to_js, to_vec, Data};
 use crate::errors::{at, Code, Failure, Outcome, Stage};
 use crate::handle::Handle;
@@ -82,11 +84,12 @@ fn napi_failure(error: napi::Error) -> napi::Error<Code> {
 #[napi(ts_return_type = "Promise<Database>")]
 pub fn open(location: String, options: OpenOptions) -> napi::Result<Promise<Database>, Code> {
     let path = check_location(location)?;
+    let read_only = options.read_only();
     let options = options.to_engine()?;
     Ok(spawn(
         move || {
             Ok(Database {
-                handle: Arc::new(Handle::open(path, options)?),
+                handle: Arc::new(Handle::open(path, options, read_only)?),
             })
         },
         |env, database| database.into_unknown(env),
@@ -201,7 +204,7 @@ impl Database {
         )
     }
 
-    /// True when `key` has a value.
+    /// True when `key` has a value (which is not copied).
     #[napi(ts_return_type = "Promise<boolean>")]
     pub fn has(
         &self,
@@ -213,7 +216,7 @@ impl Database {
         self.read_task(
             fill_cache,
             snapshot,
-            move |db, options| Ok(lookup(db, options, &key)?.is_some()),
+            move |db, options| db.contains_opt(options, &key).map_err(at(Stage::Other)),
             |env, found| found.into_unknown(env),
         )
     }
@@ -231,8 +234,8 @@ impl Database {
             fill_cache,
             snapshot,
             move |db, options| {
-                let values = lookup_many(db, options, &keys)?;
-                Ok(values.iter().map(Option::is_some).collect())
+                db.contains_many_opt(options, &keys)
+                    .map_err(at(Stage::Other))
             },
             |env, found| found.into_unknown(env),
         )
@@ -275,6 +278,24 @@ impl Database {
             operation.add_to(&mut batch)?;
         }
         Ok(self.write(batch, sync))
+    }
+
+    /// Applies the operations of a `db.batch([...])` whose keys and values are all strings,
+    /// packed as [`crate::batch::packed_batch`] reads them, atomically.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn batch_packed(
+        &self,
+        text: JsString<'_>,
+        lengths: Int32ArraySlice<'_>,
+        sync: bool,
+    ) -> napi::Result<Promise<()>, Code> {
+        let units = text.into_utf16().map_err(napi_failure)?;
+        // The copy ends with a terminating 0.
+        let units = units
+            .as_slice()
+            .split_last()
+            .map_or(&[][..], |(_, units)| units);
+        Ok(self.write(packed_batch(units, &lengths)?, sync))
     }
 
     /// Applies a chained batch's operations atomically; the batch is left empty.
@@ -378,6 +399,27 @@ impl Database {
                     .map_err(at(Stage::Write))
             })
         })
+    }
+
+    /// Copies the database as it is now into directory `location`, which must not exist,
+    /// while writes go on (hard links to its tables, a fresh manifest, the live logs so far,
+    /// all synced): Strata and LevelDB open the copy with exactly that moment's data. On a
+    /// read-only database, the copy holds what it sees.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn checkpoint(&self, location: String) -> napi::Result<Promise<()>, Code> {
+        let path = check_location(location)?;
+        let handle = Arc::clone(&self.handle);
+        Ok(spawn_unit(move || {
+            handle.read(|db| db.checkpoint(&path).map_err(at(Stage::Other)))
+        }))
+    }
+
+    /// Moves a read-only database to its writer's latest state; nothing to do on one opened
+    /// to write.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn refresh(&self) -> Promise<()> {
+        let handle = Arc::clone(&self.handle);
+        spawn_unit(move || handle.read(|db| db.refresh().map_err(at(Stage::Other))))
     }
 
     /// The value of an engine property (`leveldb.stats`, `leveldb.sstables`,

@@ -24,9 +24,15 @@ pub(crate) struct Handle {
 }
 
 impl Handle {
-    /// Opens (or creates) the database in `path`. Blocks: call it off the JavaScript thread.
-    pub(crate) fn open(path: String, options: strata::Options) -> Outcome<Handle> {
-        let db = DB::open(path, options).map_err(at(Stage::Open))?;
+    /// Opens (or creates) the database in `path`, or with `read_only` opens it to read beside
+    /// its writer ([`DB::open_read_only`]). Blocks: call it off the JavaScript thread.
+    pub(crate) fn open(path: String, options: strata::Options, read_only: bool) -> Outcome<Handle> {
+        let db = if read_only {
+            DB::open_read_only(path, options)
+        } else {
+            DB::open(path, options)
+        }
+        .map_err(at(Stage::Open))?;
         Ok(Handle {
             db: RwLock::new(Some(db)),
             cursors: Mutex::new(Vec::new()),

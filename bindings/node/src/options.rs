@@ -38,6 +38,9 @@ pub struct OpenOptions {
     pub paranoid_checks: Option<bool>,
     /// Threads one compaction may run on (default 2).
     pub max_subcompactions: Option<f64>,
+    /// Open to read only, beside a process that may be writing (default false): no `LOCK`
+    /// taken, nothing written; writes fail with `LEVEL_NOT_SUPPORTED`.
+    pub read_only: Option<bool>,
 }
 
 /// Most bloom filter bits per key: past ~30 a filter only grows (the probe count is capped at
@@ -79,6 +82,11 @@ fn count_up_to(
 }
 
 impl OpenOptions {
+    /// Whether `readOnly` asks for a read-only handle.
+    pub(crate) fn read_only(&self) -> bool {
+        self.read_only.unwrap_or(false)
+    }
+
     /// The engine options these select.
     pub(crate) fn to_engine(&self) -> Outcome<strata::Options> {
         let defaults = strata::Options::default();

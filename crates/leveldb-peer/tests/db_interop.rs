@@ -5,7 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -13,9 +14,8 @@ use leveldb_peer::fixtures::{build_db, read_all, FixtureSpec, KeyOrder, KeyShape
 use leveldb_peer::{LevelDb, LevelDbOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use strata::{BloomFilterPolicy, CompressionType, Options, DB};
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+use strata::{BloomFilterPolicy, CompressionType, Options, ReadOptions, DB};
+use support::{scan, Model};
 
 fn strata_options(compression: bool, bloom: bool) -> Options {
     Options {
@@ -39,31 +39,6 @@ fn leveldb_options(compression: bool, bloom: bool) -> LevelDbOptions {
         bloom_bits: bloom.then_some(10),
         ..LevelDbOptions::default()
     }
-}
-
-fn strata_contents(db: &DB) -> Model {
-    let mut it = db.iter();
-    it.seek_to_first();
-    let mut out = Model::new();
-    while it.valid() {
-        out.insert(it.key().to_vec(), it.value().to_vec());
-        it.next();
-    }
-    it.status().expect("strata iterator");
-    // Backward iteration must give the same entries.
-    let mut back = Vec::new();
-    it.seek_to_last();
-    while it.valid() {
-        back.push(it.key().to_vec());
-        it.prev();
-    }
-    back.reverse();
-    assert_eq!(
-        back,
-        out.keys().cloned().collect::<Vec<_>>(),
-        "backward scan differs"
-    );
-    out
 }
 
 /// Random puts and deletes, applied to `model` too, through `put`/`delete` callbacks.
@@ -176,7 +151,7 @@ fn leveldb_to_strata(compression: bool, bloom: bool, keys: KeyShape, seed: u64) 
     let db =
         DB::open(&path, strata_options(compression, bloom)).expect("strata opens LevelDB's db");
     assert_eq!(
-        strata_contents(&db),
+        scan(&db, &ReadOptions::default()),
         model,
         "Strata reads LevelDB's database exactly"
     );
@@ -191,7 +166,7 @@ fn leveldb_to_strata(compression: bool, bloom: bool, keys: KeyShape, seed: u64) 
     );
     db.compact_range(Some(b"0000000000010000"), Some(b"0000000000020000"))
         .expect("compact");
-    assert_eq!(strata_contents(&db), model);
+    assert_eq!(scan(&db, &ReadOptions::default()), model);
     drop(db);
 
     // And LevelDB reads what Strata left, exactly.
@@ -268,7 +243,7 @@ fn strata_to_leveldb(compression: bool, bloom: bool, seed: u64) {
     }
     let db = DB::open(&path, strata_options(compression, bloom)).expect("Strata reopens");
     assert_eq!(
-        strata_contents(&db),
+        scan(&db, &ReadOptions::default()),
         model,
         "Strata reads LevelDB's changes"
     );

@@ -5,27 +5,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::collections::BTreeMap;
+mod support;
 
 use leveldb_peer::fixtures::read_all;
 use leveldb_peer::{LevelDb, LevelDbOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata::{Options, ReadOptions, DB};
-
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn scan(db: &DB, options: &ReadOptions) -> Model {
-    let mut it = db.iter_opt(options);
-    it.seek_to_first();
-    let mut out = Model::new();
-    while it.valid() {
-        out.insert(it.key().to_vec(), it.value().to_vec());
-        it.next();
-    }
-    it.status().unwrap();
-    out
-}
+use support::{scan, Model};
 
 fn leveldb_options() -> LevelDbOptions {
     LevelDbOptions {

@@ -46,4 +46,5 @@ pub use table::block_cache::BlockCache;
 pub use table::format::CompressionType;
 pub use util::bloom::{BloomFilterPolicy, FilterPolicy};
 pub use util::comparator::{BytewiseComparator, Comparator};
+pub use version::get_many::GET_MANY_KEYS_PER_THREAD;
 pub use write_batch::{BatchOp, WriteBatch, WriteBatchHandler};

@@ -222,6 +222,15 @@ pub struct ReadOptions {
     pub lower_bound: Option<Vec<u8>>,
     /// Iterators see only keys `< upper_bound`.
     pub upper_bound: Option<Vec<u8>>,
+    /// Let one `get_many` look its keys up in the tables on more than the caller's thread:
+    /// the sorted keys are cut into runs of at least
+    /// [`GET_MANY_KEYS_PER_THREAD`](crate::GET_MANY_KEYS_PER_THREAD), which the caller and
+    /// tasks spawned on a shared pool (rayon's, one thread per core) claim in turn; the caller
+    /// waits only for runs a pool thread has started and looks up itself those the pool has
+    /// not, so a busy pool costs the batch only the handing over. Random keys of a large
+    /// database mostly land in different blocks, so a batch's cost is block loads, which the
+    /// runs overlap. Default on.
+    pub get_many_parallel: bool,
 }
 
 impl Default for ReadOptions {
@@ -232,6 +241,7 @@ impl Default for ReadOptions {
             snapshot: None,
             lower_bound: None,
             upper_bound: None,
+            get_many_parallel: true,
         }
     }
 }

@@ -213,3 +213,49 @@ fn a_snapshot_taken_during_a_filtering_compaction_keeps_its_view() {
     );
     assert_eq!(db.get(b"k007").unwrap(), Some(b"filtered-v".to_vec()));
 }
+
+/// Panics on keys starting with `boom`.
+struct Panics;
+
+impl CompactionFilter for Panics {
+    fn filter(&self, _level: usize, key: &[u8], _value: &[u8]) -> FilterDecision {
+        assert!(!key.starts_with(b"boom"), "the filter met a boom");
+        FilterDecision::Keep
+    }
+}
+
+/// A filter that panics fails the compaction (and `compact_range`, which does not hang); the
+/// database keeps what it holds, refuses writes with the panic as its background error, and
+/// reopens with every entry once the filter is fixed.
+#[test]
+fn a_panicking_filter_stops_writes_and_loses_nothing() {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open(DIR, options(&env, Arc::new(Panics))).unwrap();
+    db.put(b"boom", b"1").unwrap();
+    db.put(b"keep", b"2").unwrap();
+    let (done, finished) = mpsc::channel();
+    let db = Arc::new(db);
+    let compacting = Arc::clone(&db);
+    std::thread::spawn(move || {
+        let result = compacting.compact_range(None, None);
+        // Closed by the last handle, the test's, before it reopens.
+        drop(compacting);
+        done.send(result)
+    });
+    let err = finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("compact_range returned")
+        .unwrap_err();
+    assert!(err.to_string().contains("panicked"), "{err}");
+    assert_eq!(db.get(b"keep").unwrap(), Some(b"2".to_vec()));
+    assert_eq!(db.get(b"boom").unwrap(), Some(b"1".to_vec()));
+    let refused = db.put(b"later", b"3").unwrap_err();
+    assert!(refused.to_string().contains("panicked"), "{refused}");
+    let db = Arc::into_inner(db).expect("the only handle left");
+    drop(db);
+    let db = DB::open(DIR, options(&env, Arc::new(Rules::default()))).unwrap();
+    assert_eq!(
+        scan(&db, &ReadOptions::default()).unwrap(),
+        model(&[("boom", "1"), ("keep", "2")])
+    );
+}

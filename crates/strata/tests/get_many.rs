@@ -1,4 +1,5 @@
-//! `DB::get_many` answers exactly what one `get` per key answers: checked by a proptest over
+//! `DB::get_many` answers exactly what one `get` per key answers, and `DB::contains` /
+//! `DB::contains_many` say a key has a value exactly when `get` finds one: checked by a proptest over
 //! random histories (puts, deletes, range deletes, expiring puts, flushes, compactions of part
 //! of the key space) read at the latest state and at snapshots taken along the way, with key
 //! lists in any order holding duplicates and absent keys. The data lies in memtables, level-0
@@ -66,17 +67,42 @@ fn options(env: &Arc<MemEnv>, filters: bool) -> Options {
 
 fn check(db: &DB, read: &ReadOptions, keys: &[u32]) -> Result<(), TestCaseError> {
     let keys: Vec<Vec<u8>> = keys.iter().map(|&k| key(k)).collect();
-    let batched = db.get_many_opt(read, &keys).unwrap();
-    prop_assert_eq!(batched.len(), keys.len());
-    for (k, got) in keys.iter().zip(&batched) {
-        let single = db.get_opt(read, k).unwrap();
+    let singles: Vec<Option<Vec<u8>>> = keys.iter().map(|k| db.get_opt(read, k).unwrap()).collect();
+    for (k, single) in keys.iter().zip(&singles) {
         prop_assert_eq!(
-            got,
-            &single,
-            "key {} at snapshot {}",
-            String::from_utf8_lossy(k),
-            read.snapshot.is_some()
+            db.contains_opt(read, k).unwrap(),
+            single.is_some(),
+            "contains of {}",
+            String::from_utf8_lossy(k)
         );
+    }
+    // On the caller's thread alone, and with runs other threads may take.
+    for parallel in [false, true] {
+        let read = ReadOptions {
+            get_many_parallel: parallel,
+            ..read.clone()
+        };
+        let batched = db.get_many_opt(&read, &keys).unwrap();
+        let present = db.contains_many_opt(&read, &keys).unwrap();
+        prop_assert_eq!(batched.len(), keys.len());
+        prop_assert_eq!(present.len(), keys.len());
+        for (((k, got), has), single) in keys.iter().zip(&batched).zip(present).zip(&singles) {
+            prop_assert_eq!(
+                has,
+                single.is_some(),
+                "contains_many of {}, parallel {}",
+                String::from_utf8_lossy(k),
+                parallel
+            );
+            prop_assert_eq!(
+                got,
+                single,
+                "key {} at snapshot {}, parallel {}",
+                String::from_utf8_lossy(k),
+                read.snapshot.is_some(),
+                parallel
+            );
+        }
     }
     Ok(())
 }
@@ -121,8 +147,9 @@ fn run(ops: &[Op], filters: bool) -> Result<(), TestCaseError> {
             }
         }
     }
-    // Every key, in reverse order and twice, at the end.
-    let all: Vec<u32> = (0..KEYS + 5).rev().chain(0..KEYS + 5).collect();
+    // Every key and as many never written, in reverse order and twice, at the end: enough
+    // distinct keys for a batch cut in several runs.
+    let all: Vec<u32> = (0..KEYS * 3).rev().chain(0..KEYS * 3).collect();
     check(&db, &ReadOptions::default(), &all)
 }
 
@@ -142,7 +169,7 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn get_many_answers_what_single_gets_answer(
+    fn get_many_and_contains_answer_what_single_gets_answer(
         ops in vec(op(), 1..300),
         filters in any::<bool>(),
     ) {
@@ -208,13 +235,95 @@ fn neighbouring_keys_read_their_table_block_once() {
         assert!(db.get_opt(&read, k).unwrap().is_some());
     }
     let single = table_reads.swap(0, Ordering::Relaxed);
-    let values = db.get_many_opt(&read, &keys).unwrap();
-    let batched = table_reads.load(Ordering::Relaxed);
-    assert!(values.iter().all(Option::is_some));
     // 100 keys of ~110 bytes span 3 or 4 blocks of 4 KiB.
     assert!(single >= 100, "single gets read {single} blocks");
+    // On one thread each block once; in runs of at least 16 keys (at most 6 runs), each run
+    // reads the block it shares with the run before again.
+    for (parallel, most) in [(false, 5), (true, 5 + 5)] {
+        let read = ReadOptions {
+            get_many_parallel: parallel,
+            ..read.clone()
+        };
+        table_reads.store(0, Ordering::Relaxed);
+        let values = db.get_many_opt(&read, &keys).unwrap();
+        let batched = table_reads.load(Ordering::Relaxed);
+        assert!(values.iter().all(Option::is_some));
+        assert!(
+            batched <= most,
+            "get_many (parallel: {parallel}) read {batched} blocks for 100 neighbouring keys"
+        );
+    }
+}
+
+/// A batch cut in runs fails as a whole when a table only the last run reads cannot be read,
+/// and succeeds when the damaged table holds none of its keys.
+#[test]
+fn a_read_error_on_any_thread_fails_the_batch() {
+    use std::collections::BTreeSet;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use strata::testing::{EnvOp, HookEnv};
+    use strata::Env;
+
+    // Sorted after every `key(i)`.
+    let upper_key = |i: u32| format!("upper{i}").into_bytes();
+    let failing = Arc::new(AtomicBool::new(false));
+    let doomed: Arc<parking_lot::Mutex<BTreeSet<String>>> = Arc::default();
+    let (fail, names) = (Arc::clone(&failing), Arc::clone(&doomed));
+    let mem = Arc::new(MemEnv::new());
+    let env = HookEnv::new(mem.clone(), move |call| {
+        let name = call.path.file_name().unwrap().to_string_lossy();
+        if call.op == EnvOp::ReadAt && fail.load(Ordering::Relaxed) && names.lock().contains(&*name)
+        {
+            return Err(strata::Error::io(
+                format!("injected read error in {name}"),
+                std::io::Error::other("injected"),
+            ));
+        }
+        Ok(())
+    });
+    let options = Options {
+        compression: CompressionType::None,
+        ..support::options(&env)
+    };
+    let tables = || -> BTreeSet<String> {
+        mem.children(std::path::Path::new("/db"))
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.ends_with(".ldb"))
+            .collect()
+    };
+    let db = DB::open("/db", options.clone()).unwrap();
+    for i in 0..1000u32 {
+        db.put(&key(i), &[b'v'; 100]).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    let lower = tables();
+    for i in 1000..2000u32 {
+        db.put(&upper_key(i), &[b'v'; 100]).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    let upper: BTreeSet<String> = tables().difference(&lower).cloned().collect();
     assert!(
-        batched <= 5,
-        "get_many read {batched} blocks for 100 neighbouring keys"
+        !upper.is_empty() && tables().is_superset(&lower),
+        "{lower:?} then {upper:?}"
     );
+    drop(db);
+    *doomed.lock() = upper;
+    // Reopened: nothing cached, so the lookups read the tables.
+    let db = DB::open("/db", options).unwrap();
+    failing.store(true, Ordering::Relaxed);
+    let read = ReadOptions {
+        get_many_parallel: true,
+        ..ReadOptions::default()
+    };
+    let low: Vec<Vec<u8>> = (0..1000u32).step_by(5).map(key).collect();
+    let all: Vec<Vec<u8>> = (0..1000u32)
+        .step_by(10)
+        .map(key)
+        .chain((1000..2000).step_by(10).map(upper_key))
+        .collect();
+    let values = db.get_many_opt(&read, &low).unwrap();
+    assert!(values.iter().all(Option::is_some));
+    let err = db.get_many_opt(&read, &all).unwrap_err();
+    assert!(err.to_string().contains("injected read error"), "{err}");
 }

@@ -1,85 +1,83 @@
-//! `StrataWriteBatch`'s native methods: updates gathered natively, applied by `StrataDB.write`.
+//! The records of a Java `StrataWriteBatch`, decoded into an engine batch for `StrataDB.write`.
+//!
+//! `StrataWriteBatch.java` gathers its updates in Java; per update: a tag byte (1 put, 0
+//! delete), the key's length (4 bytes, little-endian) and the key, then for a put the value's
+//! length and the value. A malformed record is an error naming its offset, never a panic.
 
-use std::sync::Arc;
+use crate::errors::Error;
 
-use jni::objects::{JByteArray, JClass, JObject};
-use jni::sys::jlong;
-use jni::{jni_mangle, EnvUnowned};
-use parking_lot::Mutex;
+const DELETE: u8 = 0;
+const PUT: u8 = 1;
 
-use crate::bytes;
-use crate::errors::{run, Error};
-use crate::handle;
-
-/// What a Java write batch's handle points to: the batch, `None` once closed.
-pub(crate) type BatchHandle = Mutex<Option<strata::WriteBatch>>;
-
-/// Runs `f` on the open batch behind `handle`.
-///
-/// # Safety
-/// `handle` comes from a `StrataWriteBatch` kept reachable during the call (the handle
-/// contract in `handle`).
-pub(crate) unsafe fn with_batch<T>(
-    handle: jlong,
-    f: impl FnOnce(&mut strata::WriteBatch) -> T,
-) -> Result<T, Error> {
-    // SAFETY: the caller's contract.
-    let this = unsafe { handle::borrow::<BatchHandle>(handle) }?;
-    let mut batch = this.lock();
-    let batch = batch.as_mut().ok_or_else(|| Error::closed("write batch"))?;
-    Ok(f(batch))
+/// The engine batch holding `records`' updates, in order.
+pub(crate) fn decode(records: &[u8]) -> Result<strata::WriteBatch, Error> {
+    let mut batch = strata::WriteBatch::with_capacity(records.len() + 12);
+    let mut rest = records;
+    while let Some((&tag, after_tag)) = rest.split_first() {
+        let at = records.len() - rest.len();
+        let malformed = || Error::Misuse(format!("a malformed write batch record at offset {at}"));
+        let (key, after_key) = field(after_tag).ok_or_else(malformed)?;
+        rest = match tag {
+            PUT => {
+                let (value, after_value) = field(after_key).ok_or_else(malformed)?;
+                batch.put(key, value);
+                after_value
+            }
+            DELETE => {
+                batch.delete(key);
+                after_key
+            }
+            _ => return Err(malformed()),
+        };
+    }
+    Ok(batch)
 }
 
-#[jni_mangle("io.github.stratakv.StrataWriteBatch")]
-pub fn create<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>) -> jlong {
-    run(&mut env, |_| {
-        let batch: BatchHandle = Mutex::new(Some(strata::WriteBatch::new()));
-        Ok(handle::into_handle(Arc::new(batch)))
-    })
+/// A length-prefixed field at the start of `bytes`, and what follows it.
+fn field(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = bytes.split_first_chunk::<4>()?;
+    let len = usize::try_from(u32::from_le_bytes(*len)).ok()?;
+    (len <= rest.len()).then(|| rest.split_at(len))
 }
 
-#[jni_mangle("io.github.stratakv.StrataWriteBatch")]
-pub fn put<'local>(
-    mut env: EnvUnowned<'local>,
-    _this: JObject<'local>,
-    handle: jlong,
-    key: JByteArray<'local>,
-    value: JByteArray<'local>,
-) {
-    run(&mut env, |env| {
-        let key = bytes::required(env, &key, "key")?;
-        let value = bytes::required(env, &value, "value")?;
-        // SAFETY: `handle` comes from this `StrataWriteBatch`.
-        unsafe { with_batch(handle, |batch| batch.put(&key, &value)) }
-    })
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-#[jni_mangle("io.github.stratakv.StrataWriteBatch")]
-pub fn delete<'local>(
-    mut env: EnvUnowned<'local>,
-    _this: JObject<'local>,
-    handle: jlong,
-    key: JByteArray<'local>,
-) {
-    run(&mut env, |env| {
-        let key = bytes::required(env, &key, "key")?;
-        // SAFETY: `handle` comes from this `StrataWriteBatch`.
-        unsafe { with_batch(handle, |batch| batch.delete(&key)) }
-    })
-}
+    fn record(tag: u8, fields: &[&[u8]]) -> Vec<u8> {
+        let mut out = vec![tag];
+        for field in fields {
+            out.extend_from_slice(&(field.len() as u32).to_le_bytes());
+            out.extend_from_slice(field);
+        }
+        out
+    }
 
-#[jni_mangle("io.github.stratakv.StrataWriteBatch")]
-pub fn close<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>, handle: jlong) {
-    run(&mut env, |_| {
-        // SAFETY: `handle` comes from this `StrataWriteBatch`.
-        let this = unsafe { handle::borrow::<BatchHandle>(handle) }?;
-        let released = this.lock().take();
-        drop(released);
-        Ok(())
-    })
-}
+    #[test]
+    fn puts_and_deletes_decode_in_order() {
+        let mut records = record(PUT, &[b"k1", b"v1"]);
+        records.extend(record(DELETE, &[b"k2"]));
+        records.extend(record(PUT, &[b"", b""]));
+        let batch = decode(&records).map_err(|e| format!("{e:?}"));
+        let mut expected = strata::WriteBatch::new();
+        expected.put(b"k1", b"v1");
+        expected.delete(b"k2");
+        expected.put(b"", b"");
+        let ops = |b: &strata::WriteBatch| format!("{:?}", b.iter().collect::<Vec<_>>());
+        assert_eq!(batch.as_ref().map(ops), Ok(ops(&expected)));
+        assert_eq!(decode(&[]).map(|b| b.len()).ok(), Some(0));
+    }
 
-#[jni_mangle("io.github.stratakv.StrataWriteBatch")]
-pub fn dispose<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>, handle: jlong) {
-    handle::dispose::<BatchHandle>(&mut env, handle)
+    #[test]
+    fn malformed_records_are_errors() {
+        let whole = record(PUT, &[b"key", b"value"]);
+        for cut in 1..whole.len() {
+            let error = decode(&whole[..cut]).err().map(|e| format!("{e:?}"));
+            assert!(error.is_some_and(|e| e.contains("malformed write batch record at offset 0")));
+        }
+        let mut bad_tag = whole.clone();
+        bad_tag.extend(record(7, &[b"k"]));
+        let error = decode(&bad_tag).err().map(|e| format!("{e:?}"));
+        assert!(error.is_some_and(|e| e.contains(&format!("at offset {}", whole.len()))));
+    }
 }

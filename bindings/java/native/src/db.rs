@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass, JLongArray, JObject, JObjectArray, JString};
-use jni::sys::{jboolean, jlong};
+use jni::sys::{jboolean, jint, jlong};
 use jni::{jni_mangle, Env, EnvUnowned};
 use strata::{Range, WriteOptions};
 
@@ -16,6 +16,7 @@ use crate::errors::{run, Error};
 use crate::handle;
 use crate::iterator::IteratorHandle;
 use crate::snapshot::{self, SnapshotHandle};
+use crate::strings;
 
 /// The database behind `handle`.
 pub(crate) fn database<'a>(handle: jlong) -> Result<&'a Database, Error> {
@@ -44,17 +45,19 @@ pub fn write<'local>(
     mut env: EnvUnowned<'local>,
     _this: JObject<'local>,
     handle: jlong,
-    batch: jlong,
+    records: JByteArray<'local>,
+    length: jint,
     sync: jboolean,
 ) {
-    run(&mut env, |_| {
+    run(&mut env, |env| {
         let db = database(handle)?;
-        // SAFETY: Java keeps the batch reachable during the call (`reachabilityFence`).
-        unsafe {
-            batch::with_batch(batch, |batch| {
-                db.call(|engine| engine.write_opt(&WriteOptions { sync }, batch))
-            })
-        }?
+        let records = bytes::required(env, &records, "a write batch's records")?;
+        let length = usize::try_from(length)
+            .ok()
+            .filter(|&length| length <= records.len())
+            .ok_or_else(|| Error::Misuse(format!("{length} bytes of batch records")))?;
+        let batch = batch::decode(&records[..length])?;
+        db.call(|engine| engine.write_opt(&WriteOptions { sync }, &batch))
     })
 }
 
@@ -154,12 +157,7 @@ pub fn property<'local>(
 ) -> JString<'local> {
     run(&mut env, |env| {
         let db = database(handle)?;
-        if name.is_null() {
-            return Err(Error::Misuse(
-                "the property name must not be null".to_owned(),
-            ));
-        }
-        let name = name.try_to_string(env)?;
+        let name = strings::required(env, &name, "the property name")?;
         match db.call(|engine| Ok(engine.property(&name)))? {
             Some(value) => Ok(JString::from_str(env, value)?),
             None => Ok(JString::null()),
@@ -208,6 +206,38 @@ pub fn resume_compactions<'local>(
             engine.resume_compactions();
             Ok(())
         })
+    })
+}
+
+#[jni_mangle("io.github.stratakv.StrataDB")]
+pub fn is_read_only<'local>(
+    mut env: EnvUnowned<'local>,
+    _this: JObject<'local>,
+    handle: jlong,
+) -> jboolean {
+    run(&mut env, |_| {
+        database(handle)?.call(|engine| Ok(engine.is_read_only()))
+    })
+}
+
+#[jni_mangle("io.github.stratakv.StrataDB")]
+pub fn refresh<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>, handle: jlong) {
+    run(&mut env, |_| {
+        database(handle)?.call(|engine| engine.refresh())
+    })
+}
+
+#[jni_mangle("io.github.stratakv.StrataDB")]
+pub fn checkpoint<'local>(
+    mut env: EnvUnowned<'local>,
+    _this: JObject<'local>,
+    handle: jlong,
+    dir: JString<'local>,
+) {
+    run(&mut env, |env| {
+        let db = database(handle)?;
+        let dir = strings::required(env, &dir, "the checkpoint directory")?;
+        db.call(|engine| engine.checkpoint(&dir))
     })
 }
 

@@ -1,4 +1,5 @@
-//! `StrataDBFactory`'s native methods: open, destroy and repair a database directory.
+//! `StrataDBFactory`'s native methods: open (to write, or read-only beside a writer), destroy and
+//! repair a database directory.
 //!
 //! Open and repair may build tables on the caller's thread, so a Java comparator that throws
 //! there panics (see `comparator`); the panic is caught here and reported as the comparator's
@@ -9,21 +10,14 @@ use std::sync::Arc;
 
 use jni::objects::{JClass, JObject, JString};
 use jni::sys::jlong;
-use jni::{jni_mangle, Env, EnvUnowned};
+use jni::{jni_mangle, EnvUnowned};
 
 use crate::comparator::Failure;
 use crate::database::Database;
 use crate::errors::{run, Error};
 use crate::handle;
 use crate::options::{self, OpenOptions};
-
-/// The directory `path` names.
-fn directory(env: &Env<'_>, path: &JString<'_>) -> Result<String, Error> {
-    if path.is_null() {
-        return Err(Error::Misuse("the path must not be null".to_owned()));
-    }
-    Ok(path.try_to_string(env)?)
-}
+use crate::strings;
 
 /// Runs an engine call that may meet the comparator's failure as a panic.
 fn guarded<T>(
@@ -48,14 +42,19 @@ pub fn open<'local>(
     options: JObject<'local>,
 ) -> jlong {
     run(&mut env, |env| {
-        let path = directory(env, &path)?;
+        let path = strings::required(env, &path, "the path")?;
         let OpenOptions {
             engine,
             verify_checksums,
             comparator_failure,
+            read_only,
         } = options::read(env, &options)?;
         let db = guarded(comparator_failure.as_ref(), || {
-            strata::DB::open(&path, engine)
+            if read_only {
+                strata::DB::open_read_only(&path, engine)
+            } else {
+                strata::DB::open(&path, engine)
+            }
         })?;
         let database = Database::new(db, comparator_failure, verify_checksums);
         Ok(handle::into_handle(Arc::new(database)))
@@ -70,7 +69,7 @@ fn maintenance<'local>(
     call: impl FnOnce(String, OpenOptions) -> Result<(), Error>,
 ) {
     run(env, |env| {
-        let path = directory(env, path)?;
+        let path = strings::required(env, path, "the path")?;
         let options = options::read(env, options)?;
         call(path, options)
     })

@@ -1,25 +1,34 @@
-//! The hot native methods, `StrataDB.get`, `put` and `delete`, on raw JNI calls.
+//! The hot native methods of `StrataDB`: `get`, `put` and `delete`, on raw JNI.
 //!
 //! Through the `jni` crate's safe layer a cached get spent about 40% of its time in that layer
 //! (an attach guard per call, an `ExceptionCheck` after every JNI call) against 7% in the engine
-//! (perf, release build). These three methods make only the JNI calls that cannot throw
-//! (`GetArrayLength`; `GetByteArrayRegion` within the array's length) or whose failure is a null
-//! result (`NewByteArray`, then `SetByteArrayRegion` within the new array), so no exception
-//! check is needed. Errors and panics go through `errors::run` like every other native method.
-//! Java never passes null arrays here (`StrataDB` checks first); a null would be an error.
+//! (perf, release build). So these methods take the raw environment, and the `...Via` ones,
+//! which Java calls whenever the key and value fit the thread's scratch buffer (`scratch`),
+//! make no JNI function call at all. The array-passing ones, for larger keys and values, make
+//! only the JNI calls that cannot throw (`GetArrayLength`; `GetByteArrayRegion` within the
+//! array's length) or whose failure is a null result (`NewByteArray`, then
+//! `SetByteArrayRegion` within the new array), so no exception check is needed. Errors and
+//! panics go through `errors::run` like every other native method. Java never passes null
+//! arrays here (`StrataDB` checks first); a null would be an error.
 
 use std::panic::{self, AssertUnwindSafe};
 
-use jni::sys::{jboolean, jbyteArray, jlong, jobject, jsize, JNIEnv};
+use jni::sys::{jboolean, jbyteArray, jint, jlong, jobject, jsize, JNIEnv};
 use jni::EnvUnowned;
 use strata::WriteOptions;
 
 use crate::database::ReadFlags;
 use crate::db::{database, read_flags};
 use crate::errors::{run, Error};
+use crate::scratch::Scratch;
+
+/// `getVia`'s answer for an absent key.
+const ABSENT: jint = -1;
+/// `getVia`'s answer for a value larger than the scratch (Java then calls `get`).
+const TOO_LARGE: jint = -2;
 
 /// The JNI environment of the native call running on this thread.
-struct RawEnv(*mut JNIEnv);
+pub(crate) struct RawEnv(*mut JNIEnv);
 
 impl RawEnv {
     /// The bytes of the `byte[]` `array`; `what` names it in the error for null.
@@ -65,7 +74,11 @@ impl RawEnv {
 
 /// Runs the body of a hot native method: its error or panic is thrown to Java as by
 /// `errors::run`, and `failed` returned.
-fn fast<T>(env: *mut JNIEnv, failed: T, body: impl FnOnce(&RawEnv) -> Result<T, Error>) -> T {
+pub(crate) fn fast<T>(
+    env: *mut JNIEnv,
+    failed: T,
+    body: impl FnOnce(&RawEnv) -> Result<T, Error>,
+) -> T {
     let raw = RawEnv(env);
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| body(&raw)));
     if let Ok(Ok(value)) = outcome {
@@ -138,5 +151,79 @@ pub extern "system" fn delete(
         let db = database(handle)?;
         let key = raw.bytes(key, "key")?;
         db.call(|engine| engine.delete_opt(&WriteOptions { sync }, &key))
+    })
+}
+
+// SAFETY: as for `get`, for `private native int getVia(long, long, int, int, long, boolean,
+// boolean)`.
+#[unsafe(export_name = "Java_io_github_stratakv_StrataDB_getVia")]
+#[allow(clippy::too_many_arguments)] // the Java method's parameters, after env and this
+pub extern "system" fn get_via(
+    env: *mut JNIEnv,
+    _this: jobject,
+    handle: jlong,
+    scratch: jlong,
+    capacity: jint,
+    key_len: jint,
+    snapshot: jlong,
+    verify_checksums: jboolean,
+    fill_cache: jboolean,
+) -> jint {
+    fast(env, ABSENT, |_| {
+        let db = database(handle)?;
+        // SAFETY: `StrataDB` passes its thread's scratch (the contract in `scratch`).
+        let mut scratch = unsafe { Scratch::new(scratch, capacity) }?;
+        let flags: ReadFlags = read_flags(db, snapshot, verify_checksums, fill_cache)?;
+        let options = db.read_options(flags);
+        let key = scratch.get(0, key_len)?;
+        match db.call(|engine| engine.get_opt(&options, key))? {
+            Some(value) if scratch.put(&[&value]) => {
+                Ok(jint::try_from(value.len()).unwrap_or(TOO_LARGE))
+            }
+            Some(_) => Ok(TOO_LARGE),
+            None => Ok(ABSENT),
+        }
+    })
+}
+
+// SAFETY: as for `get`, for `private native void putVia(long, long, int, int, int, boolean)`.
+#[unsafe(export_name = "Java_io_github_stratakv_StrataDB_putVia")]
+pub extern "system" fn put_via(
+    env: *mut JNIEnv,
+    _this: jobject,
+    handle: jlong,
+    scratch: jlong,
+    capacity: jint,
+    key_len: jint,
+    value_len: jint,
+    sync: jboolean,
+) {
+    fast(env, (), |_| {
+        let db = database(handle)?;
+        // SAFETY: as in `get_via`.
+        let scratch = unsafe { Scratch::new(scratch, capacity) }?;
+        let key = scratch.get(0, key_len)?;
+        let value = scratch.get(key.len(), value_len)?;
+        db.call(|engine| engine.put_opt(&WriteOptions { sync }, key, value))
+    })
+}
+
+// SAFETY: as for `get`, for `private native void deleteVia(long, long, int, int, boolean)`.
+#[unsafe(export_name = "Java_io_github_stratakv_StrataDB_deleteVia")]
+pub extern "system" fn delete_via(
+    env: *mut JNIEnv,
+    _this: jobject,
+    handle: jlong,
+    scratch: jlong,
+    capacity: jint,
+    key_len: jint,
+    sync: jboolean,
+) {
+    fast(env, (), |_| {
+        let db = database(handle)?;
+        // SAFETY: as in `get_via`.
+        let scratch = unsafe { Scratch::new(scratch, capacity) }?;
+        let key = scratch.get(0, key_len)?;
+        db.call(|engine| engine.delete_opt(&WriteOptions { sync }, key))
     })
 }

@@ -7,12 +7,14 @@
 //! without moving. `seekToLast()` positions at the last entry. Unlike leveldbjni, the end is a
 //! position too: from there `prev()` returns the last entry. A new iterator is at the first
 //! entry. Entries come back as `byte[][] {key, value}`, or null when there is none on that
-//! side; Java turns that into `NoSuchElementException`.
+//! side; Java turns that into `NoSuchElementException`. `next` and `peekNext` also come in a
+//! `...Via` form leaving the entry in the thread's scratch buffer (`scratch`), which makes no
+//! JNI function call: that is what `StrataIterator` uses unless the entry does not fit.
 
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray};
-use jni::sys::{jboolean, jlong};
+use jni::sys::{jboolean, jint, jlong, jobject, JNIEnv};
 use jni::{jni_mangle, Env, EnvUnowned};
 use parking_lot::Mutex;
 use strata::DbIterator;
@@ -20,7 +22,14 @@ use strata::DbIterator;
 use crate::bytes;
 use crate::database::Database;
 use crate::errors::{run, Error};
+use crate::fast::fast;
 use crate::handle;
+use crate::scratch::Scratch;
+
+/// A `...Via` method's answer when there is no entry.
+const NONE: jlong = -1;
+/// A `...Via` method's answer when the entry does not fit the scratch (nothing moved).
+const TOO_LARGE: jlong = -2;
 
 /// An engine iterator, or nothing once its Java iterator or its database was closed.
 pub(crate) struct Cursor {
@@ -131,6 +140,37 @@ fn entry_call<'local>(
     })
 }
 
+/// [`entry_call`] through the scratch at `scratch`: leaves the key then the value there and
+/// returns the key's length times 2^32 plus the value's; or [`NONE`], or [`TOO_LARGE`]
+/// without calling `then`.
+fn entry_via(
+    env: *mut JNIEnv,
+    handle: jlong,
+    scratch: jlong,
+    capacity: jint,
+    then: impl FnOnce(&mut DbIterator),
+) -> jlong {
+    fast(env, NONE, |_| {
+        // SAFETY: `StrataIterator` passes its thread's scratch (the contract in `scratch`).
+        let mut scratch = unsafe { Scratch::new(scratch, capacity) }?;
+        with_iter(handle, false, |iter| {
+            if !iter.valid() {
+                return NONE;
+            }
+            let (key, value) = (iter.key(), iter.value());
+            let lengths = (u32::try_from(key.len()), u32::try_from(value.len()));
+            let (Ok(key_len), Ok(value_len)) = lengths else {
+                return TOO_LARGE;
+            };
+            if !scratch.put(&[key, value]) {
+                return TOO_LARGE;
+            }
+            then(iter);
+            (i64::from(key_len) << 32) | i64::from(value_len)
+        })
+    })
+}
+
 /// Stays where the iterator is.
 fn stay(_: &mut DbIterator) {}
 
@@ -191,6 +231,31 @@ pub fn next<'local>(
     handle: jlong,
 ) -> JObjectArray<'local, JByteArray<'local>> {
     entry_call(&mut env, handle, here, DbIterator::next)
+}
+
+// SAFETY: JNI's name for `StrataIterator`'s `private native long nextVia(long, long, int)`,
+// which no other library defines; the signature is that declaration in JNI types.
+#[unsafe(export_name = "Java_io_github_stratakv_StrataIterator_nextVia")]
+pub extern "system" fn next_via(
+    env: *mut JNIEnv,
+    _this: jobject,
+    handle: jlong,
+    scratch: jlong,
+    capacity: jint,
+) -> jlong {
+    entry_via(env, handle, scratch, capacity, DbIterator::next)
+}
+
+// SAFETY: as for `next_via`, for `private native long peekNextVia(long, long, int)`.
+#[unsafe(export_name = "Java_io_github_stratakv_StrataIterator_peekNextVia")]
+pub extern "system" fn peek_next_via(
+    env: *mut JNIEnv,
+    _this: jobject,
+    handle: jlong,
+    scratch: jlong,
+    capacity: jint,
+) -> jlong {
+    entry_via(env, handle, scratch, capacity, stay)
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]

@@ -64,5 +64,6 @@ bind_java_type! {
     pub(crate) StrataOptionsRef => io.github.stratakv.StrataOptions,
     methods {
         fn bloom_filter_bits_per_key() -> jint,
+        fn read_only() -> jboolean,
     },
 }

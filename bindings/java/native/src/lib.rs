@@ -24,4 +24,6 @@ mod iterator;
 mod java;
 mod logger;
 mod options;
+mod scratch;
 mod snapshot;
+mod strings;

@@ -5,7 +5,8 @@
 //! them to workable ranges, as LevelDB does), `compressionType`, `cacheSize` (0: the engine's
 //! own 8 MiB cache), `comparator`, `logger`, and `verifyChecksums`, which makes every read and
 //! iterator of the database verify block checksums as iq80's implementation does (the per-read
-//! `ReadOptions.verifyChecksums` can only add checks). `StrataOptions` adds a bloom filter.
+//! `ReadOptions.verifyChecksums` can only add checks). `StrataOptions` adds a bloom filter and
+//! read-only opens.
 
 use std::sync::Arc;
 
@@ -26,6 +27,8 @@ pub(crate) struct OpenOptions {
     pub(crate) verify_checksums: bool,
     /// Set when a Java comparator is in use: where its failure is recorded.
     pub(crate) comparator_failure: Option<Arc<Failure>>,
+    /// `StrataOptions.readOnly`: open to read beside the writer.
+    pub(crate) read_only: bool,
 }
 
 /// A size field as `usize`; negative sizes are refused.
@@ -79,9 +82,11 @@ pub(crate) fn read(env: &mut Env<'_>, options: &JObject<'_>) -> Result<OpenOptio
         engine.info_log = Some(Arc::new(JavaLogger::new(env, &logger)?));
     }
     let strata_options = StrataOptionsRef::lookup_class(env, &Default::default())?;
+    let mut read_only = false;
     if env.is_instance_of(options, &*strata_options)? {
         let local = env.new_local_ref(options)?;
         let strata = StrataOptionsRef::cast_local(env, local)?;
+        read_only = strata.read_only(env)?;
         let bits = strata.bloom_filter_bits_per_key(env)?;
         if bits > 0 {
             engine.filter_policy = Some(Arc::new(BloomFilterPolicy::new(size(
@@ -94,5 +99,6 @@ pub(crate) fn read(env: &mut Env<'_>, options: &JObject<'_>) -> Result<OpenOptio
         engine,
         verify_checksums: java.verify_checksums(env)?,
         comparator_failure,
+        read_only,
     })
 }

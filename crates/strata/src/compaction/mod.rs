@@ -4,6 +4,10 @@
 //! A compaction merges `inputs[0]` (files of `level`) with the files of `level + 1` they
 //! overlap (`inputs[1]`) and writes new files to `level + 1`, cut so that no output overlaps
 //! too much of `level + 2` (the "grandparents"), which would make its own compaction costly.
+//! An *in-place* compaction (`compact_range` on the deepest level holding a range, when
+//! compactions have more to reclaim than shadowed entries: range tombstones, expired values, a
+//! compaction filter) rewrites files of `level` into `level` itself: `inputs[1]` stays empty
+//! and the grandparents are the files of `level + 1`.
 //! `filter`: the user's compaction filter and the reclaiming of expired values.
 
 pub(crate) mod filter;
@@ -32,6 +36,8 @@ pub(crate) fn expanded_compaction_byte_limit(max_file_size: u64) -> u64 {
 /// can be dropped.
 pub(crate) struct Compaction {
     pub(crate) level: usize,
+    /// Where the outputs go: `level + 1`, or `level` for an in-place compaction.
+    pub(crate) output_level: usize,
     /// Why it runs.
     pub(crate) trigger: Trigger,
     pub(crate) max_output_file_size: u64,
@@ -39,7 +45,7 @@ pub(crate) struct Compaction {
     pub(crate) edit: VersionEdit,
     /// `[files of level, overlapping files of level + 1]`.
     pub(crate) inputs: [Vec<FileRef>; 2],
-    /// Files of `level + 2` overlapping the compaction's key range.
+    /// Files of `output_level + 1` overlapping the compaction's key range.
     pub(crate) grandparents: Vec<FileRef>,
 }
 
@@ -63,9 +69,11 @@ impl Compaction {
         }
     }
 
+    /// A compaction of `level` into `level + 1`.
     pub(crate) fn new(level: usize, max_file_size: u64, input_version: Arc<Version>) -> Compaction {
         Compaction {
             level,
+            output_level: level + 1,
             trigger: Trigger::Size,
             max_output_file_size: max_file_size,
             input_version,
@@ -79,9 +87,22 @@ impl Compaction {
         self.input_version.icmp()
     }
 
+    /// A compaction of `level` into `level` itself.
+    pub(crate) fn in_place(
+        level: usize,
+        max_file_size: u64,
+        input_version: Arc<Version>,
+    ) -> Compaction {
+        Compaction {
+            output_level: level,
+            ..Compaction::new(level, max_file_size, input_version)
+        }
+    }
+
     /// A compaction that can move its single input file down a level without rewriting it.
     pub(crate) fn is_trivial_move(&self) -> bool {
-        self.inputs[0].len() == 1
+        self.output_level > self.level
+            && self.inputs[0].len() == 1
             && self.inputs[1].is_empty()
             && total_file_size(&self.grandparents)
                 <= max_grandparent_overlap_bytes(self.max_output_file_size)
@@ -132,13 +153,14 @@ impl Compaction {
                 .join(",")
         };
         format!(
-            "{}@{} + {}@{} files [{}] + [{}]",
+            "{}@{} + {}@{} files [{}] + [{}] to level {}",
             self.inputs[0].len(),
             self.level,
             self.inputs[1].len(),
             self.level + 1,
             names(&self.inputs[0]),
-            names(&self.inputs[1])
+            names(&self.inputs[1]),
+            self.output_level
         )
     }
 
@@ -232,7 +254,7 @@ impl Compaction {
     /// True when no level below the output level holds a file overlapping the user keys
     /// `[start, end]`.
     fn is_base_level_for_range(&self, start: &[u8], end: &[u8]) -> bool {
-        (self.level + 2..NUM_LEVELS).all(|level| {
+        (self.output_level + 1..NUM_LEVELS).all(|level| {
             !self
                 .input_version
                 .overlap_in_level(level, Some(start), Some(end))
@@ -248,7 +270,7 @@ pub(crate) struct KeyCursor {
     grandparent_index: usize,
     seen_key: bool,
     overlapped_bytes: u64,
-    /// Per level >= level + 2, a cursor into its files for `is_base_level_for_key`.
+    /// Per level below the output level, a cursor into its files for `is_base_level_for_key`.
     level_ptrs: [usize; NUM_LEVELS],
 }
 
@@ -257,7 +279,7 @@ impl KeyCursor {
     /// can be dropped once no snapshot needs it.
     pub(crate) fn is_base_level_for_key(&mut self, c: &Compaction, user_key: &[u8]) -> bool {
         let icmp = c.icmp();
-        for level in c.level + 2..NUM_LEVELS {
+        for level in c.output_level + 1..NUM_LEVELS {
             let files = &c.input_version.files[level];
             while let Some(f) = files.get(self.level_ptrs[level]) {
                 if icmp.compare_user(user_key, f.largest_user_key()) != Ordering::Greater {

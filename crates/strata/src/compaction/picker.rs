@@ -8,6 +8,7 @@
 //! when that adds no file of the next level.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{expanded_compaction_byte_limit, Compaction, Trigger};
@@ -93,6 +94,66 @@ pub(crate) fn compact_range(
     let mut compaction = Compaction::new(level, max_file_size, version);
     compaction.inputs[0] = inputs;
     setup_other_inputs(vset, &mut compaction);
+    Some(compaction)
+}
+
+/// An in-place compaction of `level` (1 or deeper) for `compact_range`: a run of neighbouring
+/// files of the level, from the first one named in `files` that overlaps `[begin, end]`,
+/// rewritten into the level itself. `None` when no file of `files` is left in the level there
+/// (each step replaces the files it takes with new ones, which `files` does not name, so the
+/// caller's loop ends).
+///
+/// The run is contiguous in the level and takes the neighbours that share a user key with it
+/// on either side, so its outputs (which hold only the inputs' keys and tombstones) overlap no
+/// other file of the level, and the newest entry of every input user key is among the inputs.
+pub(crate) fn compact_range_in_place(
+    version: &Arc<Version>,
+    max_file_size: u64,
+    level: usize,
+    (begin, end): (Option<&[u8]>, Option<&[u8]>),
+    files: &HashSet<u64>,
+) -> Option<Compaction> {
+    if level == 0 {
+        return None;
+    }
+    let icmp = version.icmp().clone();
+    let first = version
+        .overlapping_inputs(level, begin, end)
+        .into_iter()
+        .find(|f| files.contains(&f.number()))?;
+    let level_files = &version.files[level];
+    let first = level_files
+        .iter()
+        .position(|f| f.number() == first.number())?;
+    let mut start = first;
+    while start > 0
+        && icmp.compare_user(
+            level_files[start - 1].largest_user_key(),
+            level_files[start].smallest_user_key(),
+        ) == Ordering::Equal
+    {
+        start -= 1;
+    }
+    let mut inputs: Vec<FileRef> = level_files[start..=first].to_vec();
+    let mut total = total_file_size(&inputs);
+    for f in &level_files[first + 1..] {
+        if !files.contains(&f.number()) || total >= max_file_size {
+            break;
+        }
+        total = f.meta.file_size.saturating_add(total);
+        inputs.push(Arc::clone(f));
+    }
+    add_boundary_inputs(&icmp, level_files, &mut inputs);
+    let (smallest, largest) = Compaction::range_of(&icmp, &inputs)?;
+    let mut compaction = Compaction::in_place(level, max_file_size, Arc::clone(version));
+    if level + 1 < NUM_LEVELS {
+        compaction.grandparents = version.overlapping_inputs(
+            level + 1,
+            Some(user_key(&smallest)),
+            Some(user_key(&largest)),
+        );
+    }
+    compaction.inputs[0] = inputs;
     Some(compaction)
 }
 
@@ -234,4 +295,93 @@ pub(crate) fn pick_level_for_memtable_output(
         level += 1;
     }
     level
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::sync::Arc;
+
+    use super::compact_range_in_place;
+    use crate::util::comparator::BytewiseComparator;
+    use crate::util::internal_key::{internal_key, InternalKeyComparator, ValueType};
+    use crate::version::edit::FileMetaData;
+    use crate::version::version::{FileRef, LiveFile, Version};
+
+    const LEVEL: usize = 3;
+
+    /// A table of 100 bytes from `smallest@from` to `largest@to`.
+    fn file(number: u64, (smallest, from): (&[u8], u64), (largest, to): (&[u8], u64)) -> FileRef {
+        Arc::new(LiveFile::new(FileMetaData {
+            number,
+            file_size: 100,
+            smallest: internal_key(smallest, from, ValueType::Value),
+            largest: internal_key(largest, to, ValueType::Value),
+        }))
+    }
+
+    /// Level 3 holds #10 [a, c@5], #11 [c@4, e] (LevelDB splits a user key's versions between
+    /// tables; Strata does not), #12 [f, h], #13 [i, k]; level 4 holds #20 [g, z].
+    fn version() -> Arc<Version> {
+        let mut files: [Vec<FileRef>; 7] = Default::default();
+        files[LEVEL] = vec![
+            file(10, (b"a", 9), (b"c", 5)),
+            file(11, (b"c", 4), (b"e", 9)),
+            file(12, (b"f", 9), (b"h", 9)),
+            file(13, (b"i", 9), (b"k", 9)),
+        ];
+        files[LEVEL + 1] = vec![file(20, (b"g", 1), (b"z", 1))];
+        Arc::new(Version::new(
+            InternalKeyComparator::new(Arc::new(BytewiseComparator)),
+            files,
+        ))
+    }
+
+    fn numbers(files: &[FileRef]) -> Vec<u64> {
+        files.iter().map(|f| f.number()).collect()
+    }
+
+    fn pick(limit: u64, range: (Option<&[u8]>, Option<&[u8]>), files: &[u64]) -> Option<Vec<u64>> {
+        let files: HashSet<u64> = files.iter().copied().collect();
+        let c = compact_range_in_place(&version(), limit, LEVEL, range, &files)?;
+        assert_eq!((c.level, c.output_level), (LEVEL, LEVEL));
+        assert!(c.inputs[1].is_empty());
+        assert!(!c.is_trivial_move(), "an in-place compaction rewrites");
+        Some(numbers(&c.inputs[0]))
+    }
+
+    #[test]
+    fn a_run_takes_the_neighbours_sharing_its_boundary_keys() {
+        // #11 alone would leave c@5 above c@4's rewrite: #10 comes too.
+        assert_eq!(pick(1000, (None, None), &[11, 13]), Some(vec![10, 11]));
+        // #10 alone: #11 holds older versions of its last key.
+        assert_eq!(pick(1000, (None, None), &[10]), Some(vec![10, 11]));
+    }
+
+    #[test]
+    fn a_run_is_contiguous_and_bounded_by_the_size_limit() {
+        assert_eq!(pick(1000, (None, None), &[12, 13]), Some(vec![12, 13]));
+        assert_eq!(pick(100, (None, None), &[12, 13]), Some(vec![12]));
+        // #12 is not to be rewritten: the run stops before it, never skipping over it.
+        assert_eq!(pick(1000, (None, None), &[10, 11, 13]), Some(vec![10, 11]));
+    }
+
+    #[test]
+    fn the_range_and_the_file_set_bound_the_pick() {
+        assert_eq!(pick(1000, (Some(b"i"), None), &[10, 13]), Some(vec![13]));
+        assert_eq!(pick(1000, (Some(b"f"), Some(b"h")), &[10, 11, 13]), None);
+        assert_eq!(pick(1000, (None, None), &[]), None);
+        let files: HashSet<u64> = [10].into_iter().collect();
+        assert!(compact_range_in_place(&version(), 1000, 0, (None, None), &files).is_none());
+    }
+
+    #[test]
+    fn grandparents_are_the_next_levels_overlapping_files() {
+        let files: HashSet<u64> = [12].into_iter().collect();
+        let c = compact_range_in_place(&version(), 1000, LEVEL, (None, None), &files).unwrap();
+        assert_eq!(numbers(&c.grandparents), vec![20]);
+        let files: HashSet<u64> = [10].into_iter().collect();
+        let c = compact_range_in_place(&version(), 1000, LEVEL, (None, None), &files).unwrap();
+        assert!(c.grandparents.is_empty());
+    }
 }

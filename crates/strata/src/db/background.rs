@@ -102,26 +102,35 @@ fn background_job(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Res
     }
     if let Some(manual) = state.manual.as_ref().filter(|m| !m.done) {
         let (level, begin, end) = (manual.level, manual.begin.clone(), manual.end.clone());
-        let compaction =
-            picker::compact_range(&mut state.versions, level, begin.as_deref(), end.as_deref());
-        let result = match compaction {
-            None => {
-                mark_manual_done(state, None);
-                Ok(())
-            }
-            Some(c) => {
-                let resume = c.inputs[0]
-                    .last()
-                    .map(|f| user_key(&f.meta.largest).to_vec());
-                let result = run_compaction(db, state, c, true);
-                mark_manual_done(state, resume.filter(|_| result.is_ok()));
-                result
-            }
+        let (begin, end) = (begin.as_deref(), end.as_deref());
+        let st = &mut **state;
+        let in_place = st.manual.as_ref().and_then(|m| m.in_place.as_ref());
+        let compaction = match in_place {
+            Some(files) => picker::compact_range_in_place(
+                st.versions.current(),
+                st.versions.options.max_file_size,
+                level,
+                (begin, end),
+                files,
+            ),
+            None => picker::compact_range(&mut st.versions, level, begin, end),
         };
-        if result.is_err() {
-            if let Some(m) = state.manual.as_mut() {
-                m.done = true;
-            }
+        let in_place = in_place.is_some();
+        let Some(c) = compaction else {
+            mark_manual_done(state, None);
+            return Ok(());
+        };
+        // Compacting into the next level empties the range up to the last input's key: the
+        // next step starts there. Compacting in place leaves new files, which the next step
+        // skips: they are not among the files to rewrite.
+        let resume = c.inputs[0]
+            .last()
+            .map(|f| user_key(&f.meta.largest).to_vec());
+        let result = run_compaction(db, state, c, true);
+        match &result {
+            Ok(()) if in_place => {}
+            Ok(()) => mark_manual_done(state, resume),
+            Err(_) => mark_manual_done(state, None),
         }
         return result;
     }
@@ -225,7 +234,8 @@ pub(crate) fn compact_memtable(
 }
 
 /// Writes `mem` to a new table and records it in `edit`, at level 0 or, when `base` is given
-/// and the table overlaps nothing, deeper.
+/// and the table overlaps nothing, deeper (but above the output level of a compaction being
+/// merged whose key range it meets).
 pub(crate) fn write_level0_table(
     db: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
@@ -262,12 +272,24 @@ pub(crate) fn write_level0_table(
     let mut level = 0;
     if meta.file_size > 0 {
         if let Some(base) = base {
+            let (smallest, largest) = (user_key(&meta.smallest), user_key(&meta.largest));
             level = pick_level_for_memtable_output(
                 base,
-                user_key(&meta.smallest),
-                user_key(&meta.largest),
+                smallest,
+                largest,
                 db.options.max_file_size as u64,
             );
+            // A flush during a compaction's merge stays above its output level where their
+            // ranges meet: the outputs will span the gaps between the inputs, so a table put
+            // in such a gap would overlap them (`base` does not know the outputs yet).
+            if let Some(running) = &state.compacting {
+                let icmp = base.icmp();
+                if icmp.compare_user(smallest, &running.largest) != std::cmp::Ordering::Greater
+                    && icmp.compare_user(largest, &running.smallest) != std::cmp::Ordering::Less
+                {
+                    level = level.min(running.output_level - 1);
+                }
+            }
         }
         let bytes = meta.file_size;
         edit.new_files.push((level, meta));
@@ -331,8 +353,12 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
 }
 
 /// `DB::compact_range`: flushes the memtable, then compacts each level that overlaps the range
-/// into the next, down to the deepest level holding data in it (and that one too, when
-/// compactions rewrite entries: see `compaction/filter.rs`).
+/// into the next, down to the deepest level holding data in it. When compactions reclaim more
+/// than shadowed entries, that deepest level is then rewritten in place: every file of it in
+/// the range when expired values or the compaction filter's decisions may be waiting there
+/// (`compaction/filter.rs`), the files holding range tombstones otherwise — a tombstone and the
+/// entries it deletes that a snapshot kept together are dropped once no snapshot needs them,
+/// which no compaction into a deeper level could do at the last level.
 pub(crate) fn compact_range(
     db: &Arc<DbInner>,
     begin: Option<&[u8]>,
@@ -349,17 +375,32 @@ pub(crate) fn compact_range(
             .max()
             .unwrap_or(1)
     };
-    // With something for compactions to reclaim besides shadowed entries (expired values,
-    // the compaction filter's decisions), the deepest level holding the range is rewritten
-    // too, one level down (the last level cannot be: it has none below).
+    for level in 0..max_level {
+        run_manual_compaction(db, level, begin, end, None)?;
+    }
     let rewrites = db.options.expiring_keys || db.options.compaction_filter.is_some();
-    let last = if rewrites {
-        (max_level + 1).min(NUM_LEVELS - 1)
-    } else {
-        max_level
-    };
-    for level in 0..last {
-        run_manual_compaction(db, level, begin, end)?;
+    if rewrites || db.options.range_deletes {
+        let files = db
+            .state
+            .lock()
+            .versions
+            .current()
+            .overlapping_inputs(max_level, begin, end);
+        let mut doomed = HashSet::new();
+        for f in files {
+            if rewrites
+                || db
+                    .table_cache
+                    .find_table(f.number(), f.meta.file_size)?
+                    .range_tombstones()
+                    .is_some()
+            {
+                doomed.insert(f.number());
+            }
+        }
+        if !doomed.is_empty() {
+            run_manual_compaction(db, max_level, begin, end, Some(doomed))?;
+        }
     }
     Ok(())
 }
@@ -398,6 +439,7 @@ fn run_manual_compaction(
     level: usize,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
+    in_place: Option<HashSet<u64>>,
 ) -> Result<()> {
     let mut state = db.state.lock();
     // One manual compaction at a time.
@@ -408,6 +450,7 @@ fn run_manual_compaction(
         level,
         begin: begin.map(<[u8]>::to_vec),
         end: end.map(<[u8]>::to_vec),
+        in_place,
         done: false,
     });
     db.bg_work.notify_all();

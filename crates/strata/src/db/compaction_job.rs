@@ -39,7 +39,7 @@ use std::sync::Arc;
 use parking_lot::MutexGuard;
 
 use super::background::{apply_edit, compact_memtable, panic_error, panics_as_errors};
-use super::{DbInner, DbState, LevelStats};
+use super::{CompactionInFlight, DbInner, DbState, LevelStats};
 use crate::compaction::filter::{Rewrite, Rewrites};
 use crate::compaction::{Compaction, KeyCursor};
 use crate::error::{Error, Result};
@@ -67,7 +67,8 @@ struct Output {
     builder: TableBuilder,
 }
 
-/// Runs compaction `c`, installing its outputs on success. While one with a compaction
+/// Runs compaction `c`, installing its outputs on success. While it runs,
+/// `DbState::compacting` holds its output level and key range. While one with a compaction
 /// filter runs, from before its merge until its outputs are installed (or given up),
 /// `DbState::filtering_compactions` counts it, so snapshots taken meanwhile keep their view
 /// (`DB::snapshot`).
@@ -78,7 +79,16 @@ pub(crate) fn run(
 ) -> Result<()> {
     let filtering = db.options.compaction_filter.is_some();
     state.filtering_compactions += usize::from(filtering);
+    state.compacting =
+        Compaction::range_of(&db.icmp, c.inputs.iter().flatten()).map(|(smallest, largest)| {
+            CompactionInFlight {
+                output_level: c.output_level,
+                smallest: user_key(&smallest).to_vec(),
+                largest: user_key(&largest).to_vec(),
+            }
+        });
     let result = run_and_install(db, state, c);
+    state.compacting = None;
     state.filtering_compactions -= usize::from(filtering);
     result
 }
@@ -114,7 +124,7 @@ fn run_and_install(
         stats.bytes_read = stats.bytes_read.saturating_add(read);
     }
     stats.bytes_written = outputs.iter().map(|m| m.file_size).sum();
-    state.stats[c.level + 1].add(&stats);
+    state.stats[c.output_level].add(&stats);
 
     let numbers: Vec<u64> = outputs.iter().map(|m| m.number).collect();
     if let Err(e) = result {
@@ -127,7 +137,7 @@ fn run_and_install(
         return Err(e);
     }
     c.add_input_deletions();
-    let output_level = c.level + 1;
+    let output_level = c.output_level;
     for meta in outputs {
         c.edit.new_files.push((output_level, meta));
     }
@@ -480,7 +490,8 @@ fn merge_range(
                     drop = true; // deleted by a range tombstone every reader sees
                 }
                 if !drop {
-                    rewrite = rewrites.rewrite(c.level + 1, &parsed, input.value(), first_of_key);
+                    rewrite =
+                        rewrites.rewrite(c.output_level, &parsed, input.value(), first_of_key);
                     if rewrite == Rewrite::Delete
                         && parsed.sequence <= smallest_snapshot
                         && cursor.is_base_level_for_key(c, parsed.user_key)

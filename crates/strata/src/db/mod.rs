@@ -88,11 +88,23 @@ impl LevelStats {
     }
 }
 
+/// The compaction whose merge is running: a memtable flushed meanwhile must not land in its
+/// output level inside its key range, where its outputs (which span the gaps between its
+/// inputs) would overlap the flushed table.
+pub(crate) struct CompactionInFlight {
+    pub(crate) output_level: usize,
+    /// User keys `[smallest, largest]` of all its inputs.
+    pub(crate) smallest: Vec<u8>,
+    pub(crate) largest: Vec<u8>,
+}
+
 /// A `compact_range` request handed to the background worker.
 pub(crate) struct ManualCompaction {
     pub(crate) level: usize,
     pub(crate) begin: Option<Vec<u8>>,
     pub(crate) end: Option<Vec<u8>>,
+    /// For a compaction of `level` into itself: the files of the level still to rewrite.
+    pub(crate) in_place: Option<HashSet<u64>>,
     pub(crate) done: bool,
 }
 
@@ -130,6 +142,8 @@ pub(crate) struct DbState {
     /// Compactions with a compaction filter running (merging or installing); see
     /// `compaction_job::run`.
     pub(crate) filtering_compactions: usize,
+    /// The compaction being merged, if any (see `background::write_level0_table`).
+    pub(crate) compacting: Option<CompactionInFlight>,
 }
 
 impl DbState {
@@ -427,18 +441,44 @@ impl DB {
     /// each would return, all read at one moment (one view of the database, one clock
     /// reading for expiring keys). Faster than one `get` per key: the keys are looked up
     /// sorted, each distinct key once, the tables level by level, and keys that fall in the
-    /// same table block read it once. A read error fails the whole call.
+    /// same table block read it once; idle threads may take runs of a large batch
+    /// (`ReadOptions::get_many_parallel`). A read error fails the whole call.
     pub fn get_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
         self.get_many_opt(&ReadOptions::default(), keys)
     }
 
-    /// [`DB::get_many`] with explicit read options (snapshot, checksums, caching).
+    /// [`DB::get_many`] with explicit read options (snapshot, checksums, caching, threads).
     pub fn get_many_opt<K: AsRef<[u8]>>(
         &self,
         options: &ReadOptions,
         keys: &[K],
     ) -> Result<Vec<Option<Vec<u8>>>> {
         read::get_many(&self.inner, options, keys)
+    }
+
+    /// Whether `key` has a value: what `get(key)?.is_some()` says, without copying the value.
+    pub fn contains(&self, key: &[u8]) -> Result<bool> {
+        self.contains_opt(&ReadOptions::default(), key)
+    }
+
+    /// [`DB::contains`] with explicit read options (snapshot, checksums, caching).
+    pub fn contains_opt(&self, options: &ReadOptions, key: &[u8]) -> Result<bool> {
+        read::contains(&self.inner, options, key)
+    }
+
+    /// For each of `keys`, whether it has a value: what [`DB::get_many`] says, read the same
+    /// way at one moment, without copying any value.
+    pub fn contains_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<bool>> {
+        self.contains_many_opt(&ReadOptions::default(), keys)
+    }
+
+    /// [`DB::contains_many`] with explicit read options (snapshot, checksums, caching).
+    pub fn contains_many_opt<K: AsRef<[u8]>>(
+        &self,
+        options: &ReadOptions,
+        keys: &[K],
+    ) -> Result<Vec<bool>> {
+        read::contains_many(&self.inner, options, keys)
     }
 
     /// An iterator over the whole database (unpositioned: call a `seek*` first).
@@ -502,9 +542,11 @@ impl DB {
     }
 
     /// Compacts the user keys in `[begin, end]` (`None` = unbounded) down to the deepest level
-    /// that has data, dropping overwritten and deleted entries no snapshot needs. With
-    /// expiring keys or a compaction filter, that deepest level is rewritten too (one level
-    /// down, unless it is the last), reclaiming expired values and what the filter drops.
+    /// that has data, dropping overwritten and deleted entries no snapshot needs. That deepest
+    /// level is then rewritten where it is when compactions can reclaim more there: with
+    /// expiring keys or a compaction filter (expired values, what the filter drops), and with
+    /// range deletes its tables holding range tombstones (the tombstone and the entries it
+    /// deletes, once no snapshot needs them).
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         background::compact_range(&self.inner, begin, end)
     }

@@ -352,6 +352,7 @@ pub(super) fn new_inner(
             bg_busy: false,
             compactions_suspended: 0,
             filtering_compactions: 0,
+            compacting: None,
         }),
         snapshots: Arc::default(),
         bg_done: Condvar::new(),

@@ -72,7 +72,7 @@ pub(super) fn memtables_get(
                 read.covered,
                 read.now,
             )?;
-            return Ok(Some(seen.to_stored()));
+            return Ok(Some(seen.to_stored(read.presence_only)));
         }
         if read.covered.is_some() {
             return Ok(Some(None));
@@ -83,7 +83,7 @@ pub(super) fn memtables_get(
 
 /// The value of `key` as of the read options' snapshot (or now).
 pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-    lookup(db, options, key)?
+    point_read(db, options, key, false)?
         .map(|stored| value_files::resolve(db, key, stored))
         .transpose()
 }
@@ -91,18 +91,30 @@ pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Resul
 /// The length of the value of `key` as of the read options' snapshot (or now), from the tree
 /// alone: a value kept in a value file is not read.
 pub(crate) fn head(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<u64>> {
-    lookup(db, options, key)?
+    point_read(db, options, key, false)?
         .map(|stored| value_files::stored_len(key, &stored))
         .transpose()
 }
 
+/// Whether `key` has a value as of the read options' snapshot (or now), without copying it
+/// (nor reading a value file).
+pub(crate) fn contains(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<bool> {
+    Ok(point_read(db, options, key, true)?.is_some())
+}
+
 /// What the tree holds for `key` as of the read options' snapshot (or now): its value or a
-/// pointer to it.
-fn lookup(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Stored>> {
+/// pointer to it; with `presence_only` an empty value when it has one in the tree.
+fn point_read(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    key: &[u8],
+    presence_only: bool,
+) -> Result<Option<Stored>> {
     let (view, sequence) = read_view(db, options);
     let mut read = PointRead {
         covered: None,
         now: read_clock(db),
+        presence_only,
     };
     if let Some(answer) = memtables_get(&view, key, sequence, &mut read)? {
         return Ok(answer);
@@ -135,6 +147,27 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
     options: &ReadOptions,
     keys: &[K],
 ) -> Result<Vec<Option<Vec<u8>>>> {
+    batched_read(db, options, keys, false)
+}
+
+/// For each of `keys`, whether it has a value, as [`get_many`] reads them but without copying
+/// any value.
+pub(crate) fn contains_many<K: AsRef<[u8]>>(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    keys: &[K],
+) -> Result<Vec<bool>> {
+    let found = batched_read(db, options, keys, true)?;
+    Ok(found.iter().map(Option::is_some).collect())
+}
+
+/// [`get_many`], or with `presence_only` empty vectors for the keys that have values.
+fn batched_read<K: AsRef<[u8]>>(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    keys: &[K],
+    presence_only: bool,
+) -> Result<Vec<Option<Vec<u8>>>> {
     let (view, sequence) = read_view(db, options);
     let now = read_clock(db);
     let mut order: Vec<usize> = (0..keys.len()).collect();
@@ -155,7 +188,11 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
         }
         previous = Some(key);
         slot[i] = answers.len();
-        let mut read = PointRead { covered: None, now };
+        let mut read = PointRead {
+            covered: None,
+            now,
+            presence_only,
+        };
         let decided = memtables_get(&view, key, sequence, &mut read)?;
         if decided.is_none() {
             pending.push(answers.len());
@@ -165,8 +202,12 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
         answer_keys.push(i);
     }
     if !lookups.is_empty() {
-        view.version
-            .get_many(options.block_reads(), &mut lookups, &db.table_cache)?;
+        lookups = view.version.get_many(
+            options.block_reads(),
+            lookups,
+            &db.table_cache,
+            options.get_many_parallel,
+        )?;
     }
     let mut compaction_wanted = false;
     for (lookup, at) in lookups.into_iter().zip(pending) {
@@ -180,13 +221,16 @@ pub(crate) fn get_many<K: AsRef<[u8]>>(
         let _state = db.state.lock();
         db.bg_work.notify_all();
     }
-    // Pointers are resolved in key order, each distinct key once.
+    // Pointers are resolved in key order, each distinct key once; not at all for presence.
     let mut values = Vec::with_capacity(answers.len());
     for (answer, &i) in answers.into_iter().zip(&answer_keys) {
         values.push(
             answer
                 .flatten()
-                .map(|stored| value_files::resolve(db, keys[i].as_ref(), stored))
+                .map(|stored| match presence_only {
+                    true => Ok(Vec::new()),
+                    false => value_files::resolve(db, keys[i].as_ref(), stored),
+                })
                 .transpose()?,
         );
     }

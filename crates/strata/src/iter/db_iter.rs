@@ -111,8 +111,9 @@ pub(crate) struct DbIter {
     /// Whether the current value is a pointer to the user's value in a value file.
     value_is_pointer: bool,
     sampling: Option<Sampling>,
-    /// The range tombstones of every source (each list a source's, or several merged).
-    tombstones: Vec<Arc<Fragments>>,
+    /// The range tombstones of every source (each list a source's, or several merged), each
+    /// with where its last search ended (the hint of `Fragments::covering_near`).
+    tombstones: Vec<(Arc<Fragments>, usize)>,
     /// The clock expiring values are judged by, and its reading for the current call.
     clock: Option<Arc<dyn Env>>,
     now: u64,
@@ -149,7 +150,7 @@ impl DbIter {
 
     /// Hides the values these range tombstones delete (see the module documentation).
     pub(crate) fn set_range_tombstones(&mut self, tombstones: Vec<Arc<Fragments>>) {
-        self.tombstones = tombstones;
+        self.tombstones = tombstones.into_iter().map(|t| (t, 0)).collect();
     }
 
     /// Judges expiring values by `clock` (see the module documentation).
@@ -166,15 +167,15 @@ impl DbIter {
 
     /// What a read sees of the entry `parsed` with `stored` value (see `util::entry`).
     fn judge<'a>(
-        tombstones: &[Arc<Fragments>],
+        tombstones: &mut [(Arc<Fragments>, usize)],
         sequence: SequenceNumber,
         now: u64,
         parsed: &ParsedInternalKey<'_>,
         stored: &'a [u8],
     ) -> Result<Visible<'a>> {
         let covered = tombstones
-            .iter()
-            .filter_map(|t| t.newest_covering(parsed.user_key, sequence))
+            .iter_mut()
+            .filter_map(|(t, hint)| t.covering_near(parsed.user_key, hint)?.newest_at(sequence))
             .max();
         visible(parsed.value_type, parsed.sequence, stored, covered, now)
     }
@@ -409,7 +410,13 @@ impl DbIter {
                     let seen = if parsed.value_type == ValueType::Deletion {
                         Ok(Visible::Gone)
                     } else {
-                        Self::judge(&self.tombstones, self.sequence, self.now, &parsed, stored)
+                        Self::judge(
+                            &mut self.tombstones,
+                            self.sequence,
+                            self.now,
+                            &parsed,
+                            stored,
+                        )
                     };
                     match seen {
                         Ok(Visible::Value(value) | Visible::Pointer(value)) => {
@@ -469,7 +476,7 @@ impl DbIter {
                     Ok(Visible::Gone)
                 } else {
                     Self::judge(
-                        &self.tombstones,
+                        &mut self.tombstones,
                         self.sequence,
                         self.now,
                         &parsed,

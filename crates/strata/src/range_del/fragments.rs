@@ -138,6 +138,34 @@ impl Fragments {
             .filter(|f| self.icmp.compare_user(&f.start, user_key) != Ordering::Greater)
     }
 
+    /// [`Fragments::covering`] for keys that come in order (a scan, either way): `hint` is
+    /// where the previous key's search ended, and a key in the same fragment, the gap before
+    /// it or a neighbouring one is found with a few comparisons instead of a binary search.
+    /// Any `hint` gives the right answer; the search leaves it updated.
+    pub(crate) fn covering_near(&self, user_key: &[u8], hint: &mut usize) -> Option<&Fragment> {
+        let below_end = |i: usize| {
+            self.fragments
+                .get(i)
+                .is_none_or(|f| self.icmp.compare_user(user_key, &f.end) == Ordering::Less)
+        };
+        // `after`: the first fragment ending after the key, as `covering` computes it.
+        let is_after = |i: usize| below_end(i) && (i == 0 || !below_end(i - 1));
+        let len = self.fragments.len();
+        let guess = (*hint).min(len);
+        let after = [guess, guess + 1, guess.wrapping_sub(1)]
+            .into_iter()
+            .find(|&i| i <= len && is_after(i))
+            .unwrap_or_else(|| {
+                self.fragments.partition_point(|f| {
+                    self.icmp.compare_user(&f.end, user_key) != Ordering::Greater
+                })
+            });
+        *hint = after;
+        self.fragments
+            .get(after)
+            .filter(|f| self.icmp.compare_user(&f.start, user_key) != Ordering::Greater)
+    }
+
     /// The newest sequence number at or below `sequence` of a tombstone covering `user_key`:
     /// every entry of `user_key` older than it is deleted for a read at `sequence`.
     pub(crate) fn newest_covering(

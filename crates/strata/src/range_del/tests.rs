@@ -204,4 +204,26 @@ proptest! {
             }
         }
     }
+
+    #[test]
+    fn searches_from_a_hint_find_what_a_binary_search_finds(
+        tombstones in tombstones_strategy(),
+        keys in proptest::collection::vec(0u8..21, 0..40),
+        order in 0u8..3,
+        hint in 0usize..40,
+    ) {
+        let icmp = icmp();
+        let f = Fragments::new(&icmp, tombstones);
+        let mut keys = keys;
+        match order {
+            0 => keys.sort_unstable(),
+            1 => keys.sort_unstable_by(|a, b| b.cmp(a)),
+            _ => {} // any order: hints far off
+        }
+        let mut hint = hint;
+        for key in keys {
+            prop_assert_eq!(f.covering_near(&[key], &mut hint), f.covering(&[key]), "key {}", key);
+            prop_assert!(hint <= f.fragments().len());
+        }
+    }
 }

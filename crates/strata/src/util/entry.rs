@@ -51,9 +51,11 @@ pub(crate) enum Visible<'a> {
 }
 
 impl Visible<'_> {
-    /// What a point read keeps of this: the owned value or pointer; `None` when gone.
-    pub(crate) fn to_stored(self) -> Option<Stored> {
+    /// What a point read keeps of this: the owned value (empty when only the key's presence is
+    /// asked) or pointer (a few bytes; a presence read never resolves it); `None` when gone.
+    pub(crate) fn to_stored(self, presence_only: bool) -> Option<Stored> {
         match self {
+            Visible::Value(_) if presence_only => Some(Stored::Value(Vec::new())),
             Visible::Value(value) => Some(Stored::Value(value.to_vec())),
             Visible::Pointer(pointer) => Some(Stored::Pointer(pointer.to_vec())),
             Visible::Gone => None,

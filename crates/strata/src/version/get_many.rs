@@ -7,9 +7,24 @@
 //! rather than once per key; keys come in ascending order, so keys that fall in the same data
 //! block follow one another and the block is read once for all of them
 //! ([`Table::get_in`]); and each table's filter is asked before any block of it is read.
+//!
+//! Threads: with `parallel`, a batch of at least twice [`GET_MANY_KEYS_PER_THREAD`] keys is
+//! cut into runs of contiguous sorted keys, and up to one task per other run is spawned on
+//! rayon's pool (at most one fewer than the pool's threads). The caller and the tasks claim runs in turn; each run goes through the tree as
+//! above on its own (runs share nothing but the table and block caches, so every answer is the
+//! same as on one thread). When the caller has no run left to claim, it takes each run back:
+//! a run a task is looking up it waits for; a run a task claimed but has not started (a busy
+//! pool: the task may not run for a long time) it looks up itself. So the caller never waits
+//! for the pool to find a free thread, and a pool kept busy by the application costs the batch
+//! only the handing over. A panic in a run (a user comparator's) is raised on the caller.
 
 use std::cmp::Ordering;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::Arc;
+use std::thread;
+
+use parking_lot::Mutex;
 
 use super::table_cache::TableCache;
 use super::version::{find_file, FileRef, PointRead, SeekCharge, TableLookup, Version};
@@ -18,6 +33,10 @@ use crate::error::Result;
 use crate::table::reader::{RecentBlock, Table};
 use crate::table::BlockReads;
 use crate::util::internal_key::user_key;
+
+/// Fewest keys of a run a `get_many` lets another thread look up: handing a run over costs
+/// about as much as a few lookups of cached blocks.
+pub const GET_MANY_KEYS_PER_THREAD: usize = 16;
 
 /// One key of a batched lookup.
 pub(crate) struct BatchedLookup {
@@ -53,6 +72,46 @@ impl BatchedLookup {
     }
 }
 
+/// One run of a batch's sorted keys (see the module documentation).
+struct Run {
+    lookups: Vec<BatchedLookup>,
+    /// `None` until looked up; then how it went (`Err`: a panic's payload).
+    outcome: Option<thread::Result<Result<()>>>,
+}
+
+/// A batch's runs, shared by the caller and the pool tasks that help it.
+struct SharedRuns {
+    version: Arc<Version>,
+    table_cache: Arc<TableCache>,
+    reads: BlockReads,
+    runs: Vec<Mutex<Run>>,
+    /// The next run to claim (claims past the end find nothing).
+    next: AtomicUsize,
+}
+
+impl SharedRuns {
+    /// Claims runs and looks them up until none is left to claim.
+    fn claim_runs(&self) {
+        while let Some(run) = self
+            .runs
+            .get(self.next.fetch_add(1, AtomicOrdering::Relaxed))
+        {
+            self.look_up(&mut run.lock());
+        }
+    }
+
+    /// Looks `run` up, unless it has been.
+    fn look_up(&self, run: &mut Run) {
+        if run.outcome.is_none() {
+            let lookups = &mut run.lookups;
+            run.outcome = Some(panic::catch_unwind(AssertUnwindSafe(|| {
+                self.version
+                    .get_many_on_this_thread(self.reads, lookups, &self.table_cache)
+            })));
+        }
+    }
+}
+
 /// The table last used by a run of lookups, with the block it read last.
 struct RecentTable {
     number: u64,
@@ -61,10 +120,65 @@ struct RecentTable {
 }
 
 impl Version {
-    /// Looks every key of `lookups` up in the tables; `lookups` are sorted by user key and
-    /// hold each user key once. Afterwards each holds its answer (`result`, `None` meaning
-    /// absent) and its seek charge.
+    /// Looks every key of `lookups` up in the tables, with `parallel` helped by rayon's pool
+    /// (see the module documentation); `lookups` are sorted by user key and hold each user key
+    /// once. Returns them in the same order, each holding its answer (`result`, `None` meaning
+    /// absent) and its seek charge. Of several runs that fail, the error of the first in key
+    /// order is returned.
     pub(crate) fn get_many(
+        self: &Arc<Self>,
+        reads: BlockReads,
+        mut lookups: Vec<BatchedLookup>,
+        table_cache: &Arc<TableCache>,
+        parallel: bool,
+    ) -> Result<Vec<BatchedLookup>> {
+        let count = lookups.len() / GET_MANY_KEYS_PER_THREAD;
+        if !parallel || count < 2 {
+            self.get_many_on_this_thread(reads, &mut lookups, table_cache)?;
+            return Ok(lookups);
+        }
+        let size = lookups.len().div_ceil(count);
+        let total = lookups.len();
+        let mut keys = lookups.into_iter();
+        let runs: Vec<Mutex<Run>> = (0..count)
+            .map(|_| {
+                Mutex::new(Run {
+                    lookups: keys.by_ref().take(size).collect(),
+                    outcome: None,
+                })
+            })
+            .collect();
+        let shared = Arc::new(SharedRuns {
+            version: Arc::clone(self),
+            table_cache: Arc::clone(table_cache),
+            reads,
+            runs,
+            next: AtomicUsize::new(0),
+        });
+        // One task fewer than the pool has threads: with the caller, one runner per core (a
+        // task more only wakes a thread to compete with the caller for a core; measured
+        // slower on 2 cores).
+        for _ in 1..count.min(rayon::current_num_threads()) {
+            let shared = Arc::clone(&shared);
+            rayon::spawn(move || shared.claim_runs());
+        }
+        shared.claim_runs();
+        let mut answered = Vec::with_capacity(total);
+        let mut result = Ok(());
+        for run in &shared.runs {
+            let mut run = run.lock();
+            shared.look_up(&mut run);
+            if let Some(outcome) = run.outcome.take() {
+                let outcome = outcome.unwrap_or_else(|payload| panic::resume_unwind(payload));
+                result = result.and(outcome);
+            }
+            answered.append(&mut run.lookups);
+        }
+        result.map(|()| answered)
+    }
+
+    /// [`Version::get_many`] on the calling thread.
+    fn get_many_on_this_thread(
         &self,
         reads: BlockReads,
         lookups: &mut [BatchedLookup],

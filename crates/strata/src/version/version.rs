@@ -67,7 +67,8 @@ pub(crate) type FileRef = Arc<LiveFile>;
 /// The outcome of a point lookup in the tables of a version.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum TableLookup {
-    /// The key's value (the user's bytes, or a pointer to them).
+    /// The key's value (the user's bytes — empty for a [`PointRead::presence_only`] read — or a
+    /// pointer to them).
     Found(Stored),
     /// The key is deleted, deleted by a range tombstone, or expired.
     Deleted,
@@ -83,6 +84,9 @@ pub(crate) struct PointRead {
     pub(crate) covered: Option<SequenceNumber>,
     /// The read's time (microseconds since the Unix epoch), for expiring values.
     pub(crate) now: u64,
+    /// Only whether the key has a value is asked: a value found is not copied out
+    /// ([`TableLookup::Found`] then holds an empty value, or the pointer, never resolved).
+    pub(crate) presence_only: bool,
 }
 
 /// What a lookup learned about file reads, for seek-triggered compaction.
@@ -220,7 +224,7 @@ impl Version {
                                 covered,
                                 read.now,
                             ) {
-                                Ok(seen) => match seen.to_stored() {
+                                Ok(seen) => match seen.to_stored(read.presence_only) {
                                     Some(stored) => TableLookup::Found(stored),
                                     None => TableLookup::Deleted,
                                 },

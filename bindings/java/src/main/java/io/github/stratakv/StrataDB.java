@@ -1,8 +1,8 @@
 package io.github.stratakv;
 
+import java.io.File;
 import java.lang.ref.Reference;
 import java.util.Objects;
-import org.iq80.leveldb.DB;
 import org.iq80.leveldb.DBException;
 import org.iq80.leveldb.DBIterator;
 import org.iq80.leveldb.Range;
@@ -26,7 +26,10 @@ import org.iq80.leveldb.WriteOptions;
  * later call throw a {@code DBException} whose cause is the comparator's exception, until the
  * database is closed and reopened; nothing written in the order the failure broke reaches a table.
  */
-final class StrataDB extends NativeObject implements DB {
+final class StrataDB extends NativeObject implements StrataDatabase {
+    /** {@code getVia}'s answer for an absent key (-2: the value does not fit the scratch). */
+    private static final int ABSENT = -1;
+
     StrataDB(long handle) {
         super(handle, StrataDB::dispose);
     }
@@ -34,7 +37,7 @@ final class StrataDB extends NativeObject implements DB {
     @Override
     public byte[] get(byte[] key) {
         Objects.requireNonNull(key, "key");
-        return get(handle, key, 0, false, true);
+        return get(key, 0, false, true);
     }
 
     @Override
@@ -43,7 +46,7 @@ final class StrataDB extends NativeObject implements DB {
         Objects.requireNonNull(options, "options");
         StrataSnapshot snapshot = snapshotOf(options);
         try {
-            return get(handle, key, handleOf(snapshot), options.verifyChecksums(), options.fillCache());
+            return get(key, handleOf(snapshot), options.verifyChecksums(), options.fillCache());
         } finally {
             Reference.reachabilityFence(snapshot);
         }
@@ -70,7 +73,7 @@ final class StrataDB extends NativeObject implements DB {
     public void put(byte[] key, byte[] value) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(value, "value");
-        put(handle, key, value, false);
+        put(key, value, false);
     }
 
     /** Writes; with {@code options.snapshot()}, returns a snapshot taken just after the write. */
@@ -79,14 +82,14 @@ final class StrataDB extends NativeObject implements DB {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(value, "value");
         Objects.requireNonNull(options, "options");
-        put(handle, key, value, options.sync());
+        put(key, value, options.sync());
         return snapshotAfter(options);
     }
 
     @Override
     public void delete(byte[] key) {
         Objects.requireNonNull(key, "key");
-        delete(handle, key, false);
+        delete(key, false);
     }
 
     /** Deletes; with {@code options.snapshot()}, returns a snapshot taken just after the write. */
@@ -94,7 +97,7 @@ final class StrataDB extends NativeObject implements DB {
     public Snapshot delete(byte[] key, WriteOptions options) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(options, "options");
-        delete(handle, key, options.sync());
+        delete(key, options.sync());
         return snapshotAfter(options);
     }
 
@@ -116,12 +119,48 @@ final class StrataDB extends NativeObject implements DB {
         if (!(updates instanceof StrataWriteBatch)) {
             throw new DBException("not a batch of this database's factory: " + updates.getClass().getName());
         }
-        StrataWriteBatch batch = (StrataWriteBatch) updates;
-        try {
-            write(handle, batch.handle, sync);
-        } finally {
-            Reference.reachabilityFence(batch);
+        ((StrataWriteBatch) updates).writeTo((records, length) -> write(handle, records, length, sync));
+    }
+
+    /** A get through this thread's scratch; values that do not fit it are fetched again as arrays. */
+    private byte[] get(byte[] key, long snapshot, boolean verifyChecksums, boolean fillCache) {
+        if (key.length <= Scratch.CAPACITY) {
+            Scratch scratch = Scratch.get();
+            scratch.put(0, key);
+            int length = getVia(handle, scratch.address, Scratch.CAPACITY, key.length, snapshot, verifyChecksums,
+                    fillCache);
+            Reference.reachabilityFence(scratch);
+            if (length >= 0) {
+                return scratch.bytes(0, length);
+            }
+            if (length == ABSENT) {
+                return null;
+            }
         }
+        return get(handle, key, snapshot, verifyChecksums, fillCache);
+    }
+
+    private void put(byte[] key, byte[] value, boolean sync) {
+        if ((long) key.length + value.length > Scratch.CAPACITY) {
+            put(handle, key, value, sync);
+            return;
+        }
+        Scratch scratch = Scratch.get();
+        scratch.put(0, key);
+        scratch.put(key.length, value);
+        putVia(handle, scratch.address, Scratch.CAPACITY, key.length, value.length, sync);
+        Reference.reachabilityFence(scratch);
+    }
+
+    private void delete(byte[] key, boolean sync) {
+        if (key.length > Scratch.CAPACITY) {
+            delete(handle, key, sync);
+            return;
+        }
+        Scratch scratch = Scratch.get();
+        scratch.put(0, key);
+        deleteVia(handle, scratch.address, Scratch.CAPACITY, key.length, sync);
+        Reference.reachabilityFence(scratch);
     }
 
     @Override
@@ -181,6 +220,22 @@ final class StrataDB extends NativeObject implements DB {
         compactRange(handle, begin, end);
     }
 
+    @Override
+    public boolean isReadOnly() {
+        return isReadOnly(handle);
+    }
+
+    @Override
+    public void refresh() {
+        refresh(handle);
+    }
+
+    @Override
+    public void checkpoint(File dir) {
+        Objects.requireNonNull(dir, "dir");
+        checkpoint(handle, dir.getPath());
+    }
+
     /** Closes the database and its iterators, after the calls in flight. Idempotent. */
     @Override
     public void close() {
@@ -189,7 +244,7 @@ final class StrataDB extends NativeObject implements DB {
 
     /** Deletes {@code key} from the database (for {@code StrataIterator.remove}). */
     void deleteKey(byte[] key) {
-        delete(handle, key, false);
+        delete(key, false);
     }
 
     private Snapshot snapshotAfter(WriteOptions options) {
@@ -208,13 +263,21 @@ final class StrataDB extends NativeObject implements DB {
         return snapshot == null ? 0 : snapshot.handle;
     }
 
+    /** The value's length, its bytes in the scratch; or {@link #ABSENT}, or -2 (too large). */
+    private native int getVia(long handle, long scratch, int capacity, int keyLength, long snapshot,
+            boolean verifyChecksums, boolean fillCache);
+
+    private native void putVia(long handle, long scratch, int capacity, int keyLength, int valueLength, boolean sync);
+
+    private native void deleteVia(long handle, long scratch, int capacity, int keyLength, boolean sync);
+
     private native byte[] get(long handle, byte[] key, long snapshot, boolean verifyChecksums, boolean fillCache);
 
     private native void put(long handle, byte[] key, byte[] value, boolean sync);
 
     private native void delete(long handle, byte[] key, boolean sync);
 
-    private native void write(long handle, long batch, boolean sync);
+    private native void write(long handle, byte[] records, int length, boolean sync);
 
     private native long snapshot(long handle);
 
@@ -229,6 +292,12 @@ final class StrataDB extends NativeObject implements DB {
     private native void suspendCompactions(long handle);
 
     private native void resumeCompactions(long handle);
+
+    private native boolean isReadOnly(long handle);
+
+    private native void refresh(long handle);
+
+    private native void checkpoint(long handle, String dir);
 
     private native void close(long handle);
 

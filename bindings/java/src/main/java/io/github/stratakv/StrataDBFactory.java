@@ -19,7 +19,8 @@ import org.iq80.leveldb.Options;
  * }</pre>
  *
  * <p>Databases are LevelDB 1.23's format: a directory written by LevelDB opens in Strata and the
- * reverse. Every {@link Options} field is honoured; {@link StrataOptions} adds a bloom filter.
+ * reverse. Every {@link Options} field is honoured; {@link StrataOptions} adds a bloom filter and
+ * read-only opens. Every database opened is a {@link StrataDatabase} (refresh, checkpoints).
  * Failures to open, destroy or repair are {@link IOException}s whose message is the engine's and
  * whose cause is a {@link DBException}; every other failure is a {@link DBException}.
  */
@@ -34,7 +35,9 @@ public final class StrataDBFactory implements DBFactory {
     private StrataDBFactory() {}
 
     /**
-     * Opens (with {@code createIfMissing}, creates) the database in {@code path}.
+     * Opens (with {@code createIfMissing}, creates) the database in {@code path}; with {@link
+     * StrataOptions#readOnly(boolean)}, to read it beside its writer. The result is a {@link
+     * StrataDatabase}.
      *
      * @throws IOException if it cannot be opened: missing, locked by another process, damaged,
      *     or recorded with another comparator

@@ -1,5 +1,6 @@
 package io.github.stratakv;
 
+import java.lang.ref.Reference;
 import java.util.AbstractMap.SimpleImmutableEntry;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -19,6 +20,11 @@ import org.iq80.leveldb.DBIterator;
  * DBException}.
  */
 final class StrataIterator extends NativeObject implements DBIterator {
+    /** A {@code ...Via} method's answer when there is no entry. */
+    private static final long NONE = -1;
+    /** A {@code ...Via} method's answer when the entry does not fit the scratch. */
+    private static final long TOO_LARGE = -2;
+
     private final StrataDB db;
     /** The key of the entry {@code next()} or {@code prev()} last returned, for {@code remove()}. */
     private byte[] lastReturned;
@@ -54,12 +60,16 @@ final class StrataIterator extends NativeObject implements DBIterator {
 
     @Override
     public Map.Entry<byte[], byte[]> next() {
-        return returned(next(handle));
+        Scratch scratch = Scratch.get();
+        long lengths = nextVia(handle, scratch.address, Scratch.CAPACITY);
+        return returned(lengths == TOO_LARGE ? entry(next(handle)) : entry(scratch, lengths));
     }
 
     @Override
     public Map.Entry<byte[], byte[]> peekNext() {
-        return entry(peekNext(handle));
+        Scratch scratch = Scratch.get();
+        long lengths = peekNextVia(handle, scratch.address, Scratch.CAPACITY);
+        return lengths == TOO_LARGE ? entry(peekNext(handle)) : entry(scratch, lengths);
     }
 
     @Override
@@ -69,7 +79,7 @@ final class StrataIterator extends NativeObject implements DBIterator {
 
     @Override
     public Map.Entry<byte[], byte[]> prev() {
-        return returned(prev(handle));
+        return returned(entry(prev(handle)));
     }
 
     @Override
@@ -93,10 +103,20 @@ final class StrataIterator extends NativeObject implements DBIterator {
         close(handle);
     }
 
-    private Map.Entry<byte[], byte[]> returned(byte[][] pair) {
-        Map.Entry<byte[], byte[]> entry = entry(pair);
+    private Map.Entry<byte[], byte[]> returned(Map.Entry<byte[], byte[]> entry) {
         lastReturned = entry.getKey();
         return entry;
+    }
+
+    /** The entry a {@code ...Via} method left in {@code scratch}: key, then value. */
+    private static Map.Entry<byte[], byte[]> entry(Scratch scratch, long lengths) {
+        Reference.reachabilityFence(scratch);
+        if (lengths == NONE) {
+            throw new NoSuchElementException();
+        }
+        int keyLength = (int) (lengths >>> 32);
+        int valueLength = (int) lengths;
+        return new SimpleImmutableEntry<>(scratch.bytes(0, keyLength), scratch.bytes(keyLength, valueLength));
     }
 
     private static Map.Entry<byte[], byte[]> entry(byte[][] pair) {
@@ -113,6 +133,15 @@ final class StrataIterator extends NativeObject implements DBIterator {
     private native void seekToLast(long handle);
 
     private native boolean hasNext(long handle);
+
+    /**
+     * Moves as {@link #next(long)} does, leaving the entry in the scratch: returns its key's length
+     * times 2^32 plus its value's length, {@link #NONE}, or {@link #TOO_LARGE} (without moving).
+     */
+    private native long nextVia(long handle, long scratch, int capacity);
+
+    /** {@link #peekNext(long)} through the scratch, as {@link #nextVia}. */
+    private native long peekNextVia(long handle, long scratch, int capacity);
 
     private native byte[][] next(long handle);
 

@@ -12,6 +12,7 @@ import org.iq80.leveldb.Options;
  */
 public class StrataOptions extends Options {
     private int bloomFilterBitsPerKey;
+    private boolean readOnly;
 
     /** Bits per key of the tables' bloom filter, or 0 (the default) for none. */
     public int bloomFilterBitsPerKey() {
@@ -30,6 +31,23 @@ public class StrataOptions extends Options {
             throw new IllegalArgumentException("bloomFilterBitsPerKey must not be negative: " + bits);
         }
         this.bloomFilterBitsPerKey = bits;
+        return this;
+    }
+
+    /** Whether the database is opened read-only. */
+    public boolean readOnly() {
+        return readOnly;
+    }
+
+    /**
+     * Opens the database to read it beside the process (Strata or LevelDB, leveldbjni included)
+     * that may have it open and be writing: no {@code LOCK} is taken and nothing is written, so it
+     * also works on a read-only directory. It shows the state at open until {@link
+     * StrataDatabase#refresh()}; writes throw {@code DBException}; {@code createIfMissing} and
+     * {@code errorIfExists} do not apply.
+     */
+    public StrataOptions readOnly(boolean readOnly) {
+        this.readOnly = readOnly;
         return this;
     }
 }

@@ -16,12 +16,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.Random;
 import org.iq80.leveldb.DB;
 import org.iq80.leveldb.DBException;
+import org.iq80.leveldb.DBIterator;
 import org.iq80.leveldb.Options;
 import org.iq80.leveldb.Range;
+import org.iq80.leveldb.WriteBatch;
 import org.iq80.leveldb.WriteOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,6 +63,60 @@ class DbTest {
         try (DB db = open(dir)) {
             assertArrayEquals(new byte[0], db.get(new byte[0]));
             assertArrayEquals(large, db.get(binaryKey));
+        }
+    }
+
+    /**
+     * Keys and values around the size of the thread's scratch buffer, through which small ones
+     * pass (larger ones take arrays): every call returns exactly what was written, either way.
+     */
+    @Test
+    void keysAndValuesAroundTheScratchSizeTakeEitherPath() throws IOException {
+        int capacity = Scratch.CAPACITY;
+        int[] sizes = {0, 1, capacity - 2, capacity - 1, capacity, capacity + 1, 2 * capacity};
+        Random random = new Random(11);
+        List<byte[]> keys = new ArrayList<>();
+        List<byte[]> values = new ArrayList<>();
+        for (int keySize : sizes) {
+            for (int valueSize : sizes) {
+                // A two-byte prefix keeps the keys distinct and sorted in the order made.
+                byte[] key = new byte[2 + keySize];
+                random.nextBytes(key);
+                key[0] = (byte) keys.size();
+                key[1] = 0;
+                byte[] value = new byte[valueSize];
+                random.nextBytes(value);
+                keys.add(key);
+                values.add(value);
+            }
+        }
+        try (DB db = open(dir)) {
+            for (int i = 0; i < keys.size(); i++) {
+                if (i % 2 == 0) {
+                    db.put(keys.get(i), values.get(i));
+                } else {
+                    try (WriteBatch batch = db.createWriteBatch()) {
+                        db.write(batch.put(keys.get(i), values.get(i)));
+                    }
+                }
+            }
+            try (DBIterator it = db.iterator()) {
+                for (int i = 0; i < keys.size(); i++) {
+                    assertArrayEquals(values.get(i), db.get(keys.get(i)), "get of key " + i);
+                    Map.Entry<byte[], byte[]> peeked = it.peekNext();
+                    Map.Entry<byte[], byte[]> entry = it.next();
+                    assertArrayEquals(keys.get(i), peeked.getKey(), "peekNext key " + i);
+                    assertArrayEquals(values.get(i), peeked.getValue(), "peekNext value " + i);
+                    assertArrayEquals(keys.get(i), entry.getKey(), "next key " + i);
+                    assertArrayEquals(values.get(i), entry.getValue(), "next value " + i);
+                }
+                assertFalse(it.hasNext());
+                assertThrows(NoSuchElementException.class, it::next);
+            }
+            for (int i = 0; i < keys.size(); i++) {
+                db.delete(keys.get(i));
+                assertNull(db.get(keys.get(i)), "deleted key " + i);
+            }
         }
     }
 

@@ -32,11 +32,18 @@ import org.iq80.leveldb.impl.Iq80DBFactory;
  * The scenarios of the walkthrough Java LevelDB users follow (seed 002), timed for Strata,
  * leveldbjni 1.8 and iq80's LevelDB 0.12 in one JVM, each engine behind the same {@code
  * org.iq80.leveldb} code. Each scenario runs once per engine at a tenth of its size to warm the
- * JIT, then {@code --repeat} times per engine, engines interleaved; the table shows medians and
- * the ratios of the peers' times to Strata's (above 1: Strata is faster).
+ * JIT, then {@code --repeat} times per engine, engines interleaved, each round starting with the
+ * next engine (the first engine of a round pays for whatever the JIT is still compiling); the table
+ * shows medians and the ratios of the peers' times to Strata's (above 1: Strata is faster). Every
+ * engine gets the same {@code Options} (cache size, compression: iq80 has its Snappy codec on the
+ * class path, see the pom), except where a scenario says otherwise.
  *
- * <p>Usage: {@code Seed002Bench [--num N] [--repeat R] [--dir DIR]}; N (default 1,000,000) is the
- * walkthrough's key count.
+ * <p>Usage: {@code Seed002Bench [--num N] [--repeat R] [--dir DIR] [--only NAME;...]}; N (default
+ * 1,000,000) is the walkthrough's key count; {@code --only} runs only the scenarios named (for
+ * profiling one: the names are the {@code done:} lines). With {@code --rust-cached-get PROGRAM}
+ * (the release build of {@code native/examples/cached_get.rs}; {@code run.sh} passes it) every
+ * Strata round of the cached get is followed by the same calls made from Rust in that program,
+ * and the table by the per-call JNI overhead: the medians' difference.
  */
 public final class Seed002Bench {
     /** One engine under test. */
@@ -49,6 +56,11 @@ public final class Seed002Bench {
             this.factory = factory;
         }
     }
+
+    /** The phase of the cached get, whose Strata figure gives the JNI overhead. */
+    private static final String CACHED_GET = "get of one cached key, per call";
+    /** The same get made to the engine from Rust (Strata only), right after the Java calls. */
+    private static final String CACHED_GET_RUST = "the same get from Rust, per call";
 
     private static final List<Engine> ENGINES = List.of(
             new Engine("Strata", StrataDBFactory.factory),
@@ -66,25 +78,36 @@ public final class Seed002Bench {
     /** Phase name to engine name to measured times. */
     private final Map<String, Map<String, List<Long>>> results = new LinkedHashMap<>();
 
-    private Seed002Bench(Path root, int num, int repeat) {
+    /** The scenarios to run; empty: all. */
+    private final List<String> only;
+    /** The program making the cached get from Rust, or null. */
+    private final String rustCachedGet;
+
+    private Seed002Bench(Path root, int num, int repeat, List<String> only, String rustCachedGet) {
         this.root = root;
         this.num = num;
         this.repeat = repeat;
+        this.only = only;
+        this.rustCachedGet = rustCachedGet;
     }
 
     public static void main(String[] args) throws IOException {
         int num = 1_000_000;
         int repeat = 3;
         Path dir = Path.of(System.getProperty("java.io.tmpdir"), "strata-seed002-bench");
+        List<String> only = List.of();
+        String rustCachedGet = null;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--num": num = Integer.parseInt(args[i + 1]); break;
                 case "--repeat": repeat = Integer.parseInt(args[i + 1]); break;
                 case "--dir": dir = Path.of(args[i + 1]); break;
+                case "--only": only = List.of(args[i + 1].split(";")); break;
+                case "--rust-cached-get": rustCachedGet = args[i + 1]; break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
-        new Seed002Bench(dir, num, repeat).runAll();
+        new Seed002Bench(dir, num, repeat, only, rustCachedGet).runAll();
     }
 
     private static byte[] bytes(String s) {
@@ -112,17 +135,21 @@ public final class Seed002Bench {
 
         System.out.printf("seed 002 scenarios, N = %,d, median of %d runs after a warm-up run at N/10%n", num, repeat);
         for (Map.Entry<String, Scenario> scenario : scenarios.entrySet()) {
+            if (!only.isEmpty() && !only.contains(scenario.getKey())) {
+                continue;
+            }
             for (Engine engine : ENGINES) {
                 runOnce(scenario.getValue(), engine, Math.max(1, num / 10), false);
             }
             for (int r = 0; r < repeat; r++) {
-                for (Engine engine : ENGINES) {
-                    runOnce(scenario.getValue(), engine, num, true);
+                for (int e = 0; e < ENGINES.size(); e++) {
+                    runOnce(scenario.getValue(), ENGINES.get((r + e) % ENGINES.size()), num, true);
                 }
             }
             System.err.println("done: " + scenario.getKey());
         }
         printTable();
+        printJniOverhead();
     }
 
     private void runOnce(Scenario scenario, Engine engine, int n, boolean record) throws IOException {
@@ -174,6 +201,38 @@ public final class Seed002Bench {
             System.out.printf("| %-46s | %12s | %12s | %12s | %10s | %10s |%n", phase.getKey(), cells[0], cells[1],
                     cells[2], ratio(values[1], values[0]), ratio(values[2], values[0]));
         }
+    }
+
+    /** The JNI overhead line: Strata's cached get from Java against the same get from Rust. */
+    private void printJniOverhead() {
+        List<Long> java = results.getOrDefault(CACHED_GET, Map.of()).get(ENGINES.get(0).name);
+        List<Long> rust = results.getOrDefault(CACHED_GET_RUST, Map.of()).get(ENGINES.get(0).name);
+        if (java == null || rust == null) {
+            return;
+        }
+        long fromJava = median(java);
+        long fromRust = median(rust);
+        System.out.printf("%nJNI overhead per call (a cached get): %d ns from Java - %d ns from Rust = %d ns%n",
+                fromJava, fromRust, fromJava - fromRust);
+    }
+
+    /** Runs the Rust cached get for {@code calls} calls; its time per call in nanoseconds. */
+    private long rustCachedGet(int calls) throws IOException {
+        Process process = new ProcessBuilder(rustCachedGet, String.valueOf(calls))
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
+        String output = new String(process.getInputStream().readAllBytes(), UTF_8).trim();
+        try {
+            if (process.waitFor() != 0) {
+                throw new IOException(rustCachedGet + " failed: " + output);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+        // "engine get of one cached key from Rust, per call: N ns"
+        String[] words = output.split("\\s+");
+        return Long.parseLong(words[words.length - 2]);
     }
 
     private static String ratio(double peer, double strata) {
@@ -390,7 +449,13 @@ public final class Seed002Bench {
                     }
                 }
             });
-            return Map.of("get of one cached key, per call", nanos / calls);
+            if (engine.factory != StrataDBFactory.factory || rustCachedGet == null) {
+                return Map.of(CACHED_GET, nanos / calls);
+            }
+            Map<String, Long> phases = new LinkedHashMap<>();
+            phases.put(CACHED_GET, nanos / calls);
+            phases.put(CACHED_GET_RUST, rustCachedGet(calls));
+            return phases;
         }
     }
 }

@@ -1,0 +1,89 @@
+//! A thread's scratch buffer (`Scratch.java`): a direct `ByteBuffer` through which the hot native
+//! methods take keys and values and leave their answers, so that they make no JNI function
+//! call.
+//!
+//! Contract (kept by the Java side): a method gets the buffer's address and capacity from the
+//! `Scratch` of the calling thread, which stays reachable during the call; only that thread
+//! uses it, and only during the call. Offsets and lengths coming with it are checked here, so
+//! a wrong one is an error, never an access outside the buffer.
+
+use jni::objects::{JByteBuffer, JClass};
+use jni::sys::{jint, jlong};
+use jni::{jni_mangle, EnvUnowned};
+
+use crate::errors::{run, Error};
+
+/// A scratch buffer during one native call.
+pub(crate) struct Scratch {
+    address: *mut u8,
+    capacity: usize,
+}
+
+impl Scratch {
+    /// The scratch at `address` holding `capacity` bytes.
+    ///
+    /// # Safety
+    /// `address` and `capacity` are those of the calling thread's `Scratch` (the contract
+    /// above), and the returned value is dropped before the native call returns.
+    pub(crate) unsafe fn new(address: jlong, capacity: jint) -> Result<Scratch, Error> {
+        let capacity = usize::try_from(capacity)
+            .map_err(|_| Error::Misuse(format!("a scratch of {capacity} bytes")))?;
+        if address == 0 {
+            return Err(Error::Misuse("a null scratch buffer".to_owned()));
+        }
+        Ok(Scratch {
+            address: address as *mut u8,
+            capacity,
+        })
+    }
+
+    /// The `len` bytes at `offset`.
+    pub(crate) fn get(&self, offset: usize, len: jint) -> Result<&[u8], Error> {
+        let len = usize::try_from(len).ok();
+        match len.and_then(|len| Some(len).zip(offset.checked_add(len))) {
+            Some((len, end)) if end <= self.capacity => {
+                // SAFETY: within the buffer (checked), which no one else touches during the
+                // call (the contract).
+                Ok(unsafe { std::slice::from_raw_parts(self.address.add(offset), len) })
+            }
+            _ => Err(Error::Misuse(format!(
+                "{len:?} bytes at {offset} do not fit a scratch of {} bytes",
+                self.capacity
+            ))),
+        }
+    }
+
+    /// Copies `parts` in one after another from the start; false, copying nothing, when they
+    /// do not fit.
+    pub(crate) fn put(&mut self, parts: &[&[u8]]) -> bool {
+        let total = parts
+            .iter()
+            .map(|part| part.len())
+            .try_fold(0usize, usize::checked_add);
+        if total.is_none_or(|total| total > self.capacity) {
+            return false;
+        }
+        let mut at = 0;
+        for part in parts {
+            // SAFETY: the parts fit the buffer (checked) and come from engine memory, not from
+            // the buffer; no one else touches it during the call (the contract).
+            unsafe {
+                std::ptr::copy_nonoverlapping(part.as_ptr(), self.address.add(at), part.len())
+            };
+            at += part.len();
+        }
+        true
+    }
+}
+
+#[jni_mangle("io.github.stratakv.Scratch")]
+pub fn address<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    buffer: JByteBuffer<'local>,
+) -> jlong {
+    run(&mut env, |env| {
+        let address = env.get_direct_buffer_address(&buffer)?;
+        Ok(address as jlong)
+    })
+}

@@ -1,0 +1,39 @@
+package io.github.stratakv;
+
+import java.io.File;
+import org.iq80.leveldb.DB;
+import org.iq80.leveldb.DBException;
+
+/**
+ * What a Strata database offers beyond {@link DB}: every {@code DB} that {@link StrataDBFactory}
+ * opens is one.
+ *
+ * <pre>{@code
+ * StrataDatabase db = (StrataDatabase) factory.open(dir, new StrataOptions().readOnly(true));
+ * db.refresh();
+ * }</pre>
+ */
+public interface StrataDatabase extends DB {
+    /** True when the database was opened with {@link StrataOptions#readOnly(boolean)}. */
+    boolean isReadOnly();
+
+    /**
+     * Moves a read-only database to its writer's latest state, reading only what is new: every
+     * write the writer acknowledged before the call is visible after it. Iterators and snapshots
+     * made before keep the state they were made in. Does nothing on a database opened to write.
+     *
+     * @throws DBException if the writer's files cannot be read; the database keeps its state
+     */
+    void refresh();
+
+    /**
+     * Copies the database as it is now into the directory {@code dir}, which must not exist, while
+     * writes go on: hard links to its tables (copies across file systems), a fresh manifest and the
+     * live logs so far, all synced. The copy opens in Strata and in LevelDB with exactly that
+     * moment's data. On a read-only database, the copy holds what it sees.
+     *
+     * @throws DBException if {@code dir} exists or the copy fails (nothing is left behind but
+     *     what the engine's message names)
+     */
+    void checkpoint(File dir);
+}
