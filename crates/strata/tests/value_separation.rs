@@ -350,7 +350,7 @@ fn key_lengths(db: &DB, options: &ReadOptions) -> BTreeMap<Vec<u8>, u64> {
 }
 
 #[test]
-fn head_and_keys_only_iteration_answer_from_the_tree_without_value_files() {
+fn head_contains_and_keys_only_iteration_answer_from_the_tree_without_value_files() {
     let env = Arc::new(MemEnv::new());
     let db = DB::open(DIR, separating(&env)).unwrap();
     let mut lengths = BTreeMap::new();
@@ -400,6 +400,7 @@ fn head_and_keys_only_iteration_answer_from_the_tree_without_value_files() {
         "an iterator read a deleted value file"
     );
 
+    let all_keys: Vec<Vec<u8>> = (0..201u32).map(key).collect();
     for (options, expected) in [(ReadOptions::default(), &lengths), (at_snapshot, &before)] {
         assert_eq!(&key_lengths(&db, &options), expected);
         for i in 0..201u32 {
@@ -408,7 +409,14 @@ fn head_and_keys_only_iteration_answer_from_the_tree_without_value_files() {
                 expected.get(&key(i)).copied(),
                 "head {i}"
             );
+            assert_eq!(
+                db.contains_opt(&options, &key(i)).unwrap(),
+                expected.contains_key(&key(i)),
+                "contains {i}"
+            );
         }
+        let present: Vec<bool> = all_keys.iter().map(|k| expected.contains_key(k)).collect();
+        assert_eq!(db.contains_many_opt(&options, &all_keys).unwrap(), present);
     }
 }
 

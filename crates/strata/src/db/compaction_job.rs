@@ -15,6 +15,10 @@
 //! The merge runs without the state mutex. Between entries it flushes the immutable memtable
 //! if one appeared, so writers never wait for a long compaction.
 //!
+//! With value separation, an entry whose pointer names a value file being garbage collected is
+//! written with its value relocated (`db/value_gc.rs`), synced before the outputs are
+//! installed.
+//!
 //! Range tombstones (format extension `range-deletes`) of the inputs go to the outputs, each
 //! output holding the part between its first key and the next output's (see `range_del` for
 //! how a table's key range covers them). An entry older than a tombstone every reader sees is
@@ -39,6 +43,7 @@ use std::sync::Arc;
 use parking_lot::MutexGuard;
 
 use super::background::{apply_edit, compact_memtable, panic_error, panics_as_errors};
+use super::value_gc::Relocation;
 use super::{CompactionInFlight, DbInner, DbState, LevelStats};
 use crate::compaction::filter::{Rewrite, Rewrites};
 use crate::compaction::{Compaction, KeyCursor};
@@ -87,7 +92,11 @@ pub(crate) fn run(
                 largest: user_key(&largest).to_vec(),
             }
         });
-    let result = run_and_install(db, state, c);
+    let relocation = Relocation::new(db, state);
+    let result = run_and_install(db, state, c, &relocation);
+    // Releases the value files the relocated values went to (taking the value writer's lock,
+    // never taken with the state mutex held).
+    MutexGuard::unlocked(state, || drop(relocation));
     state.compacting = None;
     state.filtering_compactions -= usize::from(filtering);
     result
@@ -97,6 +106,7 @@ fn run_and_install(
     db: &Arc<DbInner>,
     state: &mut MutexGuard<'_, DbState>,
     c: &mut Compaction,
+    relocation: &Relocation<'_>,
 ) -> Result<()> {
     let start = db.env.now_micros();
     db.info_log.log(format_args!("compacting {}", c.summary()));
@@ -112,8 +122,11 @@ fn run_and_install(
             .as_deref()
             .map(|filter| (filter, newest_snapshot)),
     };
-    let (outputs, result) =
-        MutexGuard::unlocked(state, || merge(db, c, smallest_snapshot, rewrites));
+    let (outputs, result) = MutexGuard::unlocked(state, || {
+        let (outputs, result) = merge(db, c, smallest_snapshot, rewrites, relocation);
+        // Relocated values are durable before any pointer to them is installed.
+        (outputs, result.and_then(|()| relocation.sync()))
+    });
 
     let mut stats = LevelStats {
         micros: db.env.now_micros().saturating_sub(start),
@@ -151,6 +164,7 @@ fn run_and_install(
         db.info_log.log(format_args!("compaction failed: {e}"));
         return Err(e);
     }
+    relocation.installed();
     db.info_log.log(format_args!(
         "compacted to: {} ({} bytes read, {} written)",
         state.versions.level_summary(),
@@ -168,6 +182,7 @@ fn merge(
     c: &Compaction,
     smallest_snapshot: u64,
     rewrites: Rewrites<'_>,
+    relocation: &Relocation<'_>,
 ) -> (Vec<FileMetaData>, Result<()>) {
     let ranges = key_ranges(db, c);
     if ranges.len() > 1 {
@@ -197,6 +212,7 @@ fn merge(
                     tombstones: &tombstones,
                     range,
                     rewrites,
+                    relocation,
                 },
                 flushes,
                 &failed,
@@ -364,6 +380,8 @@ struct Bounds<'a> {
     range: &'a KeyRange,
     /// Expired values reclaimed, and the user's compaction filter.
     rewrites: Rewrites<'a>,
+    /// Values moved out of value files being collected (`db/value_gc.rs`).
+    relocation: &'a Relocation<'a>,
 }
 
 /// The last internal key any entry of `user_key` can have (sequence 0, the lowest type).
@@ -391,6 +409,7 @@ fn merge_range(
         tombstones,
         range,
         rewrites,
+        relocation,
     } = bounds;
     let mut input = input_iterator(db, c, reads)?;
     let table_options = db.options.table_options();
@@ -511,6 +530,7 @@ fn merge_range(
             }
             if let Some(output) = current.as_mut() {
                 let deletion;
+                let relocated;
                 let (key, value) = match (&rewrite, parsed) {
                     (Rewrite::Delete, Some(parsed)) => {
                         deletion =
@@ -518,6 +538,10 @@ fn merge_range(
                         (deletion.as_slice(), &[][..])
                     }
                     (Rewrite::Value(value), _) => (key, value.as_slice()),
+                    (_, Some(parsed)) => {
+                        relocated = relocation.relocate(&parsed, input.value())?;
+                        (key, relocated.as_deref().unwrap_or(input.value()))
+                    }
                     _ => (key, input.value()),
                 };
                 if output.builder.num_entries() == 0 {

@@ -25,12 +25,13 @@ mod read_only;
 mod repair;
 mod table_build;
 mod value_files;
+mod value_gc;
 mod wal;
 mod write;
 
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -144,6 +145,9 @@ pub(crate) struct DbState {
     pub(crate) filtering_compactions: usize,
     /// The compaction being merged, if any (see `background::write_level0_table`).
     pub(crate) compacting: Option<CompactionInFlight>,
+    /// The value files being garbage collected, and the tables to rewrite for it
+    /// (`db/value_gc.rs`).
+    pub(crate) value_gc: value_gc::Collection,
 }
 
 impl DbState {
@@ -158,6 +162,17 @@ impl DbState {
         self.super_versions.retain(|view| view.strong_count() > 0);
         self.super_versions
             .push(Arc::downgrade(&self.super_version));
+    }
+
+    /// With value separation, notes a super version no reader holds any more: value files
+    /// only it reached can be deleted, so garbage collection looks again
+    /// (`db/value_gc.rs`). Returns whether one was released.
+    pub(crate) fn note_released_readers(&mut self) -> bool {
+        let before = self.super_versions.len();
+        self.super_versions.retain(|view| view.strong_count() > 0);
+        let released = self.super_versions.len() < before;
+        self.value_gc.sweep |= released;
+        released
     }
 
     /// Every super version still held (by the state, an iterator, a read or a snapshot).
@@ -175,6 +190,12 @@ impl DbState {
         edit.prev_log_number = Some(0);
         edit.log_number = Some(self.log_file_number);
         edit.last_sequence = Some(self.log_first_sequence - 1);
+    }
+
+    /// Whether garbage collection's plan must be redone before more writes (a snapshot it
+    /// counted was released; `db/value_gc.rs`).
+    pub(crate) fn value_gc_stale(&self, snapshots: &SnapshotList) -> bool {
+        self.value_gc.stale(self.smallest_snapshot(snapshots))
     }
 
     /// Oldest sequence number any reader may still need.
@@ -214,6 +235,15 @@ pub(crate) struct DbInner {
     /// The value file the write path appends to; locked by one writer at a time, never with
     /// the state mutex held (see `db/value_files.rs`).
     pub(crate) value_writer: Mutex<ValueFileWriter>,
+    /// Record bytes of the values the current memtable's pointers were separated from: they
+    /// count toward its size (`db/write.rs`), so the tree holds few superseded pointers.
+    pub(crate) mem_separated_bytes: AtomicU64,
+    /// The memtable is also full once `mem_separated_bytes` passes this: a sixteenth of the
+    /// live value bytes (at least 1 MiB), so superseded values waiting in memtables stay a
+    /// small share of the value files (`db/value_gc.rs`).
+    pub(crate) mem_separated_limit: AtomicU64,
+    /// Record bytes garbage collection relocated since the database opened.
+    pub(crate) relocated_bytes: AtomicU64,
 }
 
 impl DbInner {

@@ -20,7 +20,7 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -306,7 +306,11 @@ pub(super) fn new_inner(
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
     let info_log = InfoLog::open(&env, dir, options.info_log.as_ref());
     let value_files = Arc::new(ValueFiles::new(Arc::clone(&env), dir));
-    let value_writer = ValueFileWriter::new(options.value_separation.map_or(0, |s| s.file_size));
+    let value_writer = ValueFileWriter::new(
+        options
+            .value_separation
+            .map_or(0, |s| super::value_gc::value_file_size(0, s.file_size)),
+    );
     let table_entries = options.max_open_files - NON_TABLE_FILES;
     let table_cache = Arc::new(TableCache::new(
         dir,
@@ -353,6 +357,7 @@ pub(super) fn new_inner(
             compactions_suspended: 0,
             filtering_compactions: 0,
             compacting: None,
+            value_gc: Default::default(),
         }),
         snapshots: Arc::default(),
         bg_done: Condvar::new(),
@@ -364,6 +369,9 @@ pub(super) fn new_inner(
         lock: Mutex::new(None),
         value_files,
         table_value_refs: Default::default(),
+        mem_separated_bytes: AtomicU64::new(0),
+        mem_separated_limit: AtomicU64::new(u64::MAX),
+        relocated_bytes: AtomicU64::new(0),
         value_writer: Mutex::new(value_writer),
         read_only: follower.map(Mutex::new),
     })

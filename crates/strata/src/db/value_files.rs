@@ -26,18 +26,21 @@
 //! writer), since the log's mutex is taken under the state mutex and the writer under the
 //! log's.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::value_gc::{self, Needed, Refs};
 use super::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::filename::{parse_file_name, value_file_name, FileType};
+use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
 use crate::table::BlockReads;
 use crate::util::entry::Stored;
-use crate::util::internal_key::{parse_internal_key, ValueType};
+use crate::util::internal_key::{parse_internal_key, ParsedInternalKey, ValueType};
 use crate::vlog::ValuePointer;
 use crate::write_batch::{BatchOp, WriteBatch};
 
@@ -55,7 +58,8 @@ impl Drop for PendingValues<'_> {
 }
 
 /// `batch` with its large values (per `Options::value_separation`) appended to the current
-/// value file and replaced by pointers; `None` when nothing is separated.
+/// value file and replaced by pointers; `None` when nothing is separated. The records' bytes
+/// count toward the memtable's size (`DbInner::mem_separated_bytes`).
 pub(super) fn separate<'a>(
     db: &'a DbInner,
     batch: &WriteBatch,
@@ -64,13 +68,29 @@ pub(super) fn separate<'a>(
         return Ok(None);
     };
     let mut file = None;
-    let separated = batch.with_separated_values(separation.min_value_size, |large| loop {
+    let separated = batch.with_separated_values(separation.min_value_size, |large| {
+        let pointers = append(db, large)?;
+        file = pointers.first().map(|p| p.file);
+        let bytes: u64 = pointers
+            .iter()
+            .zip(large)
+            .map(|(p, (key, _))| p.record_size(key.len()))
+            .sum();
+        db.mem_separated_bytes.fetch_add(bytes, Ordering::Relaxed);
+        Ok(pointers.iter().map(|p| p.encode()).collect())
+    })?;
+    Ok(separated.zip(file.map(|file| PendingValues { db, file })))
+}
+
+/// Appends one record per `(key, value)` to the current value file (starting one when needed)
+/// with one write, and returns their pointers in order. The file stays in use until the
+/// caller reports the append done (`ValueFileWriter::done`).
+pub(super) fn append(db: &DbInner, entries: &[(&[u8], &[u8])]) -> Result<Vec<ValuePointer>> {
+    loop {
         {
             let mut writer = db.value_writer.lock();
             if !writer.needs_file() {
-                let pointers = writer.append(large.iter().copied())?;
-                file = pointers.first().map(|p| p.file);
-                return Ok(pointers.iter().map(|p| p.encode()).collect());
+                return writer.append(entries.iter().copied());
             }
         }
         // A number allocated here and not used (another writer started a file meanwhile)
@@ -80,8 +100,7 @@ pub(super) fn separate<'a>(
         if writer.needs_file() {
             writer.start(&*db.env, &db.dir, number)?;
         }
-    })?;
-    Ok(separated.zip(file.map(|file| PendingValues { db, file })))
+    }
 }
 
 /// Makes every value appended so far durable.
@@ -142,21 +161,26 @@ pub(super) fn check_replayed(
 /// per table (tables never change) and kept while the table is live.
 #[derive(Default)]
 pub(crate) struct TableRefs {
-    tables: Mutex<HashMap<u64, Arc<BTreeMap<u64, u64>>>>,
+    tables: Mutex<HashMap<u64, Arc<Refs>>>,
 }
 
-/// Record bytes named per value file.
-type Refs = BTreeMap<u64, u64>;
+/// The value pointer of the entry `parsed` holding `value`, if it holds one. A pointer that
+/// does not parse names a file no one can tell: it fails, so nothing is deleted on its account.
+fn pointer_of(parsed: &ParsedInternalKey<'_>, value: &[u8]) -> Result<Option<ValuePointer>> {
+    if parsed.value_type != ValueType::ValuePointer {
+        return Ok(None);
+    }
+    ValuePointer::decode(value)
+        .map(Some)
+        .ok_or_else(|| ValuePointer::malformed(parsed.user_key, value))
+}
 
-/// Adds the pointers of every entry `iter` yields to `refs`. A pointer that does not parse
-/// names a file no one can tell: it fails, so nothing is deleted on its account.
+/// Adds the pointers of every entry `iter` yields to `refs`.
 fn add_pointers(iter: &mut dyn InternalIterator, refs: &mut Refs) -> Result<()> {
     iter.seek_to_first();
     while iter.valid() {
         if let Some(parsed) = parse_internal_key(iter.key()) {
-            if parsed.value_type == ValueType::ValuePointer {
-                let pointer = ValuePointer::decode(iter.value())
-                    .ok_or_else(|| ValuePointer::malformed(parsed.user_key, iter.value()))?;
+            if let Some(pointer) = pointer_of(&parsed, iter.value())? {
                 *refs.entry(pointer.file).or_default() +=
                     pointer.record_size(parsed.user_key.len());
             }
@@ -164,6 +188,95 @@ fn add_pointers(iter: &mut dyn InternalIterator, refs: &mut Refs) -> Result<()> 
         iter.next();
     }
     iter.status()
+}
+
+/// What readers of `view` may still read in the value files: per file, the record bytes of
+/// the pointers that are the newest entry of their key or that a snapshot may read (no newer
+/// entry of the key at or below `smallest_snapshot`), and the lowest sequence number of a
+/// newer entry that only a snapshot keeps such a pointer needed for (once the oldest snapshot
+/// is past it, the pointer is garbage), and the other pointers (file, offset): garbage. One
+/// merged pass over the view's memtables and tables.
+fn needed(db: &DbInner, view: &SuperVersion, smallest_snapshot: u64) -> Result<Needed> {
+    let reads = BlockReads {
+        verify_checksums: true,
+        fill_cache: false,
+    };
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    for mem in [Some(&view.mem), view.imm.as_ref()].into_iter().flatten() {
+        children.push(Box::new(mem.iter()));
+    }
+    for file in view.version.files.iter().flatten() {
+        let table = db
+            .table_cache
+            .iter(reads, file.number(), file.meta.file_size)?;
+        children.push(Box::new(table));
+    }
+    let mut iter = merging_iterator(db.icmp.clone(), children);
+    let mut found = Needed::default();
+    // The user key of the previous entry, and its sequence number.
+    let mut previous: Option<(Vec<u8>, u64)> = None;
+    iter.seek_to_first();
+    while iter.valid() {
+        if let Some(parsed) = parse_internal_key(iter.key()) {
+            let newer = previous
+                .as_ref()
+                .filter(|(key, _)| db.icmp.compare_user(key, parsed.user_key).is_eq())
+                .map(|&(_, sequence)| sequence);
+            if let Some(pointer) = pointer_of(&parsed, iter.value())? {
+                let shadowed = newer.is_some_and(|sequence| sequence <= smallest_snapshot);
+                if shadowed {
+                    found.dead.insert((pointer.file, pointer.offset));
+                } else {
+                    *found.live.entry(pointer.file).or_default() +=
+                        pointer.record_size(parsed.user_key.len());
+                    if let Some(sequence) = newer {
+                        found.replan_at =
+                            Some(found.replan_at.map_or(sequence, |at| at.min(sequence)));
+                    }
+                }
+            }
+            match &mut previous {
+                Some((key, sequence)) => {
+                    key.clear();
+                    key.extend_from_slice(parsed.user_key);
+                    *sequence = parsed.sequence;
+                }
+                None => previous = Some((parsed.user_key.to_vec(), parsed.sequence)),
+            }
+        }
+        iter.next();
+    }
+    iter.status()?;
+    Ok(found)
+}
+
+/// Whether table `number` holds a pointer into one of `files` that is not `dead`: one its
+/// rewrite must relocate.
+fn points_live_into(
+    db: &DbInner,
+    (number, size): (u64, u64),
+    files: &BTreeSet<u64>,
+    dead: &HashSet<(u64, u64)>,
+) -> Result<bool> {
+    let reads = BlockReads {
+        verify_checksums: true,
+        fill_cache: false,
+    };
+    let mut iter = db.table_cache.iter(reads, number, size)?;
+    iter.seek_to_first();
+    while iter.valid() {
+        if let Some(parsed) = parse_internal_key(iter.key()) {
+            if let Some(pointer) = pointer_of(&parsed, iter.value())? {
+                if files.contains(&pointer.file) && !dead.contains(&(pointer.file, pointer.offset))
+                {
+                    return Ok(true);
+                }
+            }
+        }
+        iter.next();
+    }
+    iter.status()?;
+    Ok(false)
 }
 
 /// The pointers of every entry of `view` (both memtables and every table, hidden versions
@@ -206,58 +319,76 @@ fn add_view(
     Ok(())
 }
 
-/// Every value file in the directory with its size.
+/// Every value file in the directory with its size (one deleted meanwhile left out).
 fn listed(db: &DbInner) -> Result<Vec<(u64, u64)>> {
     let mut files = Vec::new();
     for name in db.env.children(&db.dir)? {
         if let Some((number, FileType::ValueFile)) = parse_file_name(&name) {
-            let size = db.env.file_size(&value_file_name(&db.dir, number))?;
-            files.push((number, size));
+            let path = value_file_name(&db.dir, number);
+            match db.env.file_size(&path) {
+                Ok(size) => files.push((number, size)),
+                Err(_) if !db.env.file_exists(&path) => {}
+                Err(e) => return Err(e),
+            }
         }
     }
     Ok(files)
 }
 
-/// Deletes the value files nothing can reach any more; see the module documentation. Does
-/// nothing on a database without value separation, on a read-only handle, or after a
-/// background error; a failure to read a memtable or table deletes nothing.
+/// Deletes the value files nothing can reach any more (see the module documentation), then
+/// plans garbage collection (`value_gc::plan`) from what is left and sets the size value files
+/// are cut at. Does nothing on a database without value separation, on a read-only handle, or
+/// after a background error; a failure to read a memtable or table deletes nothing.
 pub(super) fn delete_unreferenced(db: &DbInner) {
     if db.options.value_separation.is_none() || db.read_only.is_some() {
         return;
     }
-    let candidates: Vec<u64> = {
+    // Every value file with its size, and whether it is in use.
+    let files: Vec<(u64, u64, bool)> = {
         let writer = db.value_writer.lock();
         match listed(db) {
             Ok(files) => files
                 .into_iter()
-                .map(|(number, _)| number)
-                .filter(|&number| !writer.in_use(number))
+                .map(|(number, size)| (number, size, writer.in_use(number)))
                 .collect(),
             Err(_) => return,
         }
     };
-    if candidates.is_empty() {
-        return;
-    }
-    let views = {
+    let (current, views, smallest_snapshot) = {
         let state = db.state.lock();
         if state.bg_error.is_some() {
             return;
         }
-        state.live_super_versions()
+        (
+            Arc::clone(&state.super_version),
+            state.live_super_versions(),
+            state.smallest_snapshot(&db.snapshots),
+        )
     };
-    let mut refs = Refs::new();
+    // What every live view points to (the current one's tables noted), and what readers of
+    // the current one may still read.
+    let mut reachable = Refs::new();
     let mut seen = HashMap::new();
-    for view in &views {
-        if let Err(e) = add_view(db, view, &mut refs, &mut seen) {
+    let added = add_view(db, &current, &mut reachable, &mut seen).and_then(|()| {
+        let current_tables = seen.clone();
+        for view in views.iter().filter(|view| !Arc::ptr_eq(view, &current)) {
+            add_view(db, view, &mut reachable, &mut seen)?;
+        }
+        Ok((current_tables, needed(db, &current, smallest_snapshot)?))
+    });
+    let (current_tables, needed) = match added {
+        Ok(found) => found,
+        Err(e) => {
             db.info_log
                 .log(format_args!("value files: not collected: {e}"));
             return;
         }
-    }
+    };
     *db.table_value_refs.tables.lock() = seen;
-    for number in candidates {
-        if refs.contains_key(&number) {
+    let mut kept = Vec::new();
+    for (number, size, in_use) in files {
+        if in_use || reachable.contains_key(&number) {
+            kept.push((number, size, in_use));
             continue;
         }
         db.value_files.forget(number);
@@ -266,16 +397,70 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
             Ok(()) => db
                 .info_log
                 .log(format_args!("deleted value file {}", path.display())),
-            Err(e) => db
-                .info_log
-                .log(format_args!("deleting value file {}: {e}", path.display())),
+            Err(e) => {
+                db.info_log
+                    .log(format_args!("deleting value file {}: {e}", path.display()));
+                kept.push((number, size, in_use));
+            }
         }
     }
+    let total = kept.iter().map(|&(_, size, _)| size).sum();
+    let collectable: Vec<(u64, u64)> = kept
+        .iter()
+        .filter(|&&(_, _, in_use)| !in_use)
+        .map(|&(number, size, _)| (number, size))
+        .collect();
+    if let Some(separation) = db.options.value_separation {
+        let live: u64 = needed.live.values().sum();
+        db.mem_separated_limit
+            .store(value_gc::memtable_value_limit(live), Ordering::Relaxed);
+        let cut_at = value_gc::value_file_size(live, separation.file_size);
+        db.value_writer.lock().set_file_size(cut_at);
+    }
+    let collecting = db.state.lock().value_gc.files.clone();
+    let mut plan = value_gc::plan(&collectable, total, &needed, &current_tables, &collecting);
+    // The tables whose rewrite in place would relocate values (the others only hold garbage
+    // there, which compacting newer entries down onto them drops).
+    let sizes: HashMap<u64, u64> = current
+        .version
+        .files
+        .iter()
+        .flatten()
+        .map(|f| (f.number(), f.meta.file_size))
+        .collect();
+    for &table in &plan.tables {
+        let Some(&size) = sizes.get(&table) else {
+            continue;
+        };
+        match points_live_into(db, (table, size), &plan.files, &needed.dead) {
+            Ok(true) => {
+                plan.relocating.insert(table);
+            }
+            Ok(false) => {}
+            Err(e) => {
+                db.info_log
+                    .log(format_args!("value files: not collected: {e}"));
+                return;
+            }
+        }
+    }
+    let mut state = db.state.lock();
+    if plan.files != state.value_gc.files {
+        db.info_log.log(format_args!(
+            "value files: collecting {:?} ({total} bytes held, {} referenced)",
+            plan.files, plan.referenced
+        ));
+    }
+    if !plan.tables.is_empty() {
+        db.bg_work.notify_all();
+    }
+    state.value_gc = plan;
 }
 
 /// Property `strata.value-files.<what>`: `total-bytes` (the value files' sizes),
 /// `live-bytes` (the record bytes the current state's entries point to, hidden versions
-/// included) and `space-amplification` (their ratio); `None` for another name.
+/// included), `space-amplification` (their ratio) and `relocated-bytes` (record bytes garbage
+/// collection copied since the database opened); `None` for another name.
 pub(super) fn property(db: &DbInner, what: &str) -> Option<Result<String>> {
     let total = || -> Result<u64> { Ok(listed(db)?.iter().map(|(_, size)| size).sum()) };
     let live = || -> Result<u64> {
@@ -287,6 +472,7 @@ pub(super) fn property(db: &DbInner, what: &str) -> Option<Result<String>> {
     Some(match what {
         "total-bytes" => total().map(|t| t.to_string()),
         "live-bytes" => live().map(|l| l.to_string()),
+        "relocated-bytes" => Ok(db.relocated_bytes.load(Ordering::Relaxed).to_string()),
         "space-amplification" => total().and_then(|t| {
             let l = live()?;
             Ok(if l == 0 {

@@ -398,7 +398,29 @@ fn make_room_for_write(
             // writes for seconds at the stop trigger later.
             MutexGuard::unlocked(state, || std::thread::sleep(Duration::from_millis(1)));
             allow_delay = false;
-        } else if !force && state.mem.approximate_memory_usage() <= db.options.write_buffer_size {
+        } else if db.options.value_separation.is_some() && state.note_released_readers() {
+            // A released reader may leave value files to delete; no need to wait for that.
+            db.bg_work.notify_all();
+        } else if state
+            .value_gc
+            .snapshot_released(state.smallest_snapshot(&db.snapshots))
+            && state.compactions_suspended == 0
+        {
+            // A released snapshot may have left garbage: the background thread replans.
+            db.bg_work.notify_all();
+            db.bg_done.wait(state);
+        } else if state.value_gc.writes_wait() && state.compactions_suspended == 0 {
+            db.info_log.log(format_args!(
+                "value files over their bound; waiting for garbage collection"
+            ));
+            db.bg_done.wait(state);
+        } else if !force
+            && state.compactions_suspended == 0
+            && db.mem_separated_bytes.load(Ordering::Relaxed) > 0
+            && state.value_gc.wants_flush()
+        {
+            force = true; // the memtable holds entries shadowing garbage to collect
+        } else if !force && !memtable_full(db, &state.mem) {
             return Ok(());
         } else if state.imm.is_some() {
             db.info_log
@@ -413,6 +435,14 @@ fn make_room_for_write(
             force = false;
         }
     }
+}
+
+/// Whether `mem` is full: its size, with the values separated from its pointers, is over
+/// `write_buffer_size`, or those values are over `DbInner::mem_separated_limit`.
+fn memtable_full(db: &DbInner, mem: &MemTable) -> bool {
+    let separated = db.mem_separated_bytes.load(Ordering::Relaxed);
+    mem.approximate_memory_usage() as u64 + separated > db.options.write_buffer_size as u64
+        || separated > db.mem_separated_limit.load(Ordering::Relaxed)
 }
 
 /// Starts a new log and memtable; the old memtable becomes immutable for the worker to flush.
@@ -433,6 +463,7 @@ fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Re
     state.log_first_sequence = state.versions.last_sequence + 1;
     let new_mem = Arc::new(MemTable::new(db.icmp.clone()));
     let old_mem = std::mem::replace(&mut state.mem, new_mem);
+    db.mem_separated_bytes.store(0, Ordering::Relaxed);
     state.imm = Some(old_mem);
     db.has_imm.store(true, Ordering::Release);
     state.refresh_super_version();

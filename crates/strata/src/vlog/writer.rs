@@ -62,6 +62,11 @@ impl ValueFileWriter {
         }
     }
 
+    /// Cuts files at `file_size` bytes from now on (garbage collection sizes them).
+    pub(crate) fn set_file_size(&mut self, file_size: u64) {
+        self.file_size = file_size;
+    }
+
     /// True when the next append needs a new file: none is open, or the current one is full.
     pub(crate) fn needs_file(&self) -> bool {
         self.current
