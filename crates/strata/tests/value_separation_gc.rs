@@ -5,7 +5,8 @@
 //! the middle of a relocation loses nothing synced and leaves no pointer without its value.
 //!
 //! The workload's size: `STRATA_GC_KEYS` keys (default 3,000; the 40,000 by hand) of
-//! 300 B to 8 KB, `STRATA_GC_ROUNDS` rounds of overwrites (default 6).
+//! 300 B to 8 KB, then `STRATA_GC_ROUNDS` rounds (default 6) of as many overwrites of keys
+//! drawn uniformly at random.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -50,6 +51,24 @@ fn value_len(i: u32, version: u32) -> usize {
 fn value(i: u32, version: u32) -> Vec<u8> {
     let stamp = format!("<{i}:{version}>");
     stamp.bytes().cycle().take(value_len(i, version)).collect()
+}
+
+/// Uniformly random keys of `0..keys` (a fixed sequence: SplitMix64 from a fixed seed), so
+/// some values live for many rounds among dead ones and garbage collection has live values
+/// to relocate.
+struct UniformKeys {
+    state: u64,
+    keys: u32,
+}
+
+impl UniformKeys {
+    fn next(&mut self) -> u32 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % u64::from(self.keys)) as u32
+    }
 }
 
 /// Which version of each key a reader sees.
@@ -117,6 +136,7 @@ fn sustained_uniform_overwrites_keep_value_files_within_the_bound_with_readers_p
     let env = Arc::new(MemEnv::new());
     let mut db = DB::open(DIR, separating(&env)).unwrap();
     let mut model = Model::new();
+    let mut uniform = UniformKeys { state: 14, keys };
     let checkpoints = 10;
     let mut worst: f64 = 0.0;
     for round in 0..rounds {
@@ -130,14 +150,16 @@ fn sustained_uniform_overwrites_keep_value_files_within_the_bound_with_readers_p
             it.seek_to_first();
             (it, model.clone())
         });
-        for i in 0..keys {
+        for n in 0..keys {
+            // Round 0 writes every key once; later rounds overwrite uniformly random ones.
+            let i = if round == 0 { n } else { uniform.next() };
             db.put(&key(i), &value(i, round)).unwrap();
             model.insert(i, round);
-            if round > 0 && (i + 1) % (keys / checkpoints) == 0 {
+            if round > 0 && (n + 1) % (keys / checkpoints) == 0 {
                 let mut readers = vec![&model];
                 readers.extend(snapshot.iter().map(|(_, m)| m));
                 readers.extend(iterator.iter().map(|(_, m)| m));
-                let when = format!("round {round}, {} keys written", i + 1);
+                let when = format!("round {round}, {} keys written", n + 1);
                 worst = worst.max(assert_bounded(&db, &readers, &when));
             }
         }

@@ -368,14 +368,19 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
     // What every live view points to (the current one's tables noted), and what readers of
     // the current one may still read.
     let mut reachable = Refs::new();
+    // What only older states (held by iterators and reads) reach.
+    let mut pinned = Refs::new();
     let mut seen = HashMap::new();
     let added = add_view(db, &current, &mut reachable, &mut seen).and_then(|()| {
         let current_tables = seen.clone();
         for view in views.iter().filter(|view| !Arc::ptr_eq(view, &current)) {
-            add_view(db, view, &mut reachable, &mut seen)?;
+            add_view(db, view, &mut pinned, &mut seen)?;
         }
         Ok((current_tables, needed(db, &current, smallest_snapshot)?))
     });
+    for (&file, &bytes) in &pinned {
+        *reachable.entry(file).or_default() += bytes;
+    }
     let (current_tables, needed) = match added {
         Ok(found) => found,
         Err(e) => {
@@ -405,9 +410,11 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
         }
     }
     let total = kept.iter().map(|&(_, size, _)| size).sum();
+    // Files an older state still reaches are not chosen: their live values would be copied
+    // while the originals stay for that reader.
     let collectable: Vec<(u64, u64)> = kept
         .iter()
-        .filter(|&&(_, _, in_use)| !in_use)
+        .filter(|&&(number, _, in_use)| !in_use && !pinned.contains_key(&number))
         .map(|&(number, size, _)| (number, size))
         .collect();
     if let Some(separation) = db.options.value_separation {

@@ -10,7 +10,8 @@
 //! with the most garbage (size less live bytes) are chosen for collection until what would
 //! remain without them is at most [`COLLECT_DOWN_TO`] times, or until they hold a tenth of the
 //! live bytes ([`COPY_SHARE`]: relocated copies exist beside the originals until those go).
-//! The file being appended to is never chosen.
+//! The file being appended to is never chosen, nor one an older state (an open iterator or
+//! read) still reaches: its values would be copied while it stays for that reader.
 //!
 //! Rewriting ([`pick_compaction`], before any other compaction): every table of the current
 //! version pointing into a chosen file (each table's pointers are known per file). When an

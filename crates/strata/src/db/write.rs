@@ -399,8 +399,14 @@ fn make_room_for_write(
             MutexGuard::unlocked(state, || std::thread::sleep(Duration::from_millis(1)));
             allow_delay = false;
         } else if db.options.value_separation.is_some() && state.note_released_readers() {
-            // A released reader may leave value files to delete; no need to wait for that.
+            // A released reader may leave value files to delete.
             db.bg_work.notify_all();
+        } else if state.value_gc.sweep
+            && state.value_gc.over_bound
+            && state.compactions_suspended == 0
+        {
+            // Over the bound: wait for those files to go before adding more.
+            db.bg_done.wait(state);
         } else if state
             .value_gc
             .snapshot_released(state.smallest_snapshot(&db.snapshots))
@@ -409,17 +415,17 @@ fn make_room_for_write(
             // A released snapshot may have left garbage: the background thread replans.
             db.bg_work.notify_all();
             db.bg_done.wait(state);
-        } else if state.value_gc.writes_wait() && state.compactions_suspended == 0 {
-            db.info_log.log(format_args!(
-                "value files over their bound; waiting for garbage collection"
-            ));
-            db.bg_done.wait(state);
         } else if !force
             && state.compactions_suspended == 0
             && db.mem_separated_bytes.load(Ordering::Relaxed) > 0
             && state.value_gc.wants_flush()
         {
             force = true; // the memtable holds entries shadowing garbage to collect
+        } else if !force && state.value_gc.writes_wait() && state.compactions_suspended == 0 {
+            db.info_log.log(format_args!(
+                "value files over their bound; waiting for garbage collection"
+            ));
+            db.bg_done.wait(state);
         } else if !force && !memtable_full(db, &state.mem) {
             return Ok(());
         } else if state.imm.is_some() {
