@@ -225,11 +225,12 @@ pub struct ReadOptions {
     /// Let one `get_many` look its keys up in the tables on more than the caller's thread:
     /// the sorted keys are cut into runs of at least
     /// [`GET_MANY_KEYS_PER_THREAD`](crate::GET_MANY_KEYS_PER_THREAD), which the caller and
-    /// tasks spawned on a shared pool (rayon's, one thread per core) claim in turn; the caller
-    /// waits only for runs a pool thread has started and looks up itself those the pool has
-    /// not, so a busy pool costs the batch only the handing over. Random keys of a large
-    /// database mostly land in different blocks, so a batch's cost is block loads, which the
-    /// runs overlap. Default on.
+    /// the engine's helper threads (one per core but the caller's, shared by every database of
+    /// the process) claim in turn; the caller waits only for runs a helper has started and
+    /// looks up itself those no helper has, so busy helpers cost the batch only the handing
+    /// over. A helper stays awake (yielding) up to 200 µs after its last batch. Random keys
+    /// of a large database mostly land in different blocks, so a batch's cost is block
+    /// loads, which the runs overlap. Default on.
     pub get_many_parallel: bool,
 }
 

@@ -327,3 +327,48 @@ fn a_read_error_on_any_thread_fails_the_batch() {
     let err = db.get_many_opt(&read, &all).unwrap_err();
     assert!(err.to_string().contains("injected read error"), "{err}");
 }
+
+/// More callers than there are helper threads, each with batches of several runs, one after
+/// another and at once: helpers move between posted batches, callers withdraw theirs, and
+/// every batch answers exactly, whichever threads looked its runs up.
+#[test]
+fn many_callers_share_the_helpers_and_every_batch_answers() {
+    let env = Arc::new(MemEnv::new());
+    let db = Arc::new(DB::open("/db", support::options(&env)).unwrap());
+    for i in 0..3000u32 {
+        db.put(&key(i), &key(i)).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    for i in (0..3000u32).step_by(3) {
+        db.delete(&key(i)).unwrap();
+    }
+    let callers: Vec<_> = (0..8u32)
+        .map(|caller| {
+            let db = Arc::clone(&db);
+            std::thread::spawn(move || {
+                let read = ReadOptions {
+                    get_many_parallel: true,
+                    ..ReadOptions::default()
+                };
+                for round in 0..40u32 {
+                    let keys: Vec<u32> = (0..100 + round)
+                        .map(|j| (caller * 977 + round * 131 + j * 29) % 3100)
+                        .collect();
+                    let bytes: Vec<Vec<u8>> = keys.iter().map(|&k| key(k)).collect();
+                    let values = db.get_many_opt(&read, &bytes).unwrap();
+                    for (&k, value) in keys.iter().zip(&values) {
+                        let expected = (k < 3000 && k % 3 != 0).then(|| key(k));
+                        assert_eq!(value, &expected, "caller {caller} round {round} key {k}");
+                    }
+                    if round % 10 == 9 {
+                        // Batches that find the helpers asleep again.
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                }
+            })
+        })
+        .collect();
+    for caller in callers {
+        caller.join().unwrap();
+    }
+}

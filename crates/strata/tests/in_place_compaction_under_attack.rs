@@ -1,5 +1,5 @@
 //! Attacks on `compact_range`'s in-place rewrite of the deepest level, on `get_many`'s runs
-//! looked up by rayon's idle threads, and on the iterator's hints over range tombstones, by
+//! looked up by helper threads, and on the iterator's hints over range tombstones, by
 //! random workloads checked against a model after every compaction.
 //!
 //! Each workload mixes puts, deletes, range deletes and values a compaction filter removes or
@@ -513,9 +513,9 @@ impl strata::Comparator for PanickyComparator {
 
 /// A comparator that panics in the runs of a `get_many` other threads take: the panic reaches
 /// the caller (as a panic or an error) without hanging, and the database, its caches and
-/// rayon's pool go on answering every read and write afterwards. (A round where the pool took
-/// no run — the caller looks up every run no pool thread has started — must answer right;
-/// rounds repeat until some pool thread has panicked.)
+/// get_many's helper threads go on answering every read and write afterwards. (A round where
+/// no helper took a run — the caller looks up every run no helper has started — must answer
+/// right; rounds repeat until some helper has panicked.)
 #[test]
 fn a_comparator_panicking_in_get_many_runs_neither_hangs_nor_poisons() {
     use std::sync::atomic::Ordering;
@@ -599,5 +599,5 @@ fn a_comparator_panicking_in_get_many_runs_neither_hangs_nor_poisons() {
             Some(b"again".to_vec())
         );
     }
-    assert_eq!(rounds_with_panics, 3, "pool threads took runs in 3 rounds");
+    assert_eq!(rounds_with_panics, 3, "helpers took runs in 3 rounds");
 }

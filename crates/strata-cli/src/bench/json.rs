@@ -6,8 +6,11 @@
 //!   "micros_per_op_max": 2.10, "mb_per_s": null, "ops": 1000000, "found": 632000,
 //!   "ratio_to_strata": null, "num": 1000000, "value_size": 100, "threads": 1,
 //!   "repeats": [{"micros_per_op": 1.93, "mb_per_s": null, "ops": 1000000,
-//!                "seconds": 1.93, "found": 632000, "p50_us": null, "p99_us": null}, ...]}]
+//!                "seconds": 1.93, "found": 632000, "p50_us": null, "p99_us": null,
+//!                "trace": null}, ...]}]
 //! ```
+//! `trace` is set for `fillseq` and `fillrandom`: `{"median_us", "max_us", "stalls",
+//! "batches"}` over batches of 1000 writes, `stalls` counting those over 10× the median.
 //! `micros_per_op` and `mb_per_s` are medians over the repeats; `occurrence` tells apart a
 //! workload listed more than once.
 
@@ -18,7 +21,7 @@ use serde::Serialize;
 use super::config::Config;
 use super::engine::BenchResult;
 use super::report::ratio_to_strata;
-use super::stats::RunResult;
+use super::stats::{RunResult, TraceSummary};
 use super::suite::SuiteResults;
 
 #[derive(Serialize)]
@@ -49,6 +52,7 @@ struct Repeat {
     found: Option<u64>,
     p50_us: Option<f64>,
     p99_us: Option<f64>,
+    trace: Option<TraceSummary>,
 }
 
 impl Repeat {
@@ -66,6 +70,7 @@ impl Repeat {
             found: r.found,
             p50_us: q(0.5),
             p99_us: q(0.99),
+            trace: r.trace_summary(),
         }
     }
 }

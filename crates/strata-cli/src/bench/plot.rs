@@ -8,6 +8,7 @@
 //!   writes against elapsed time during `fillseq`, one line per engine (the median repeat), so
 //!   write stalls show as spikes. Points above the cap (twice the 99.5th percentile of all
 //!   points) are drawn at the cap, as the blog chopped its outliers.
+//! - `fillrandom_latency.svg`: the same chart for `fillrandom` (issue 13's stall test).
 
 use std::path::Path;
 
@@ -39,9 +40,11 @@ pub fn write_all(dir: &Path, results: &SuiteResults) -> BenchResult<Vec<std::pat
     if bar_chart(&bars, results)? {
         written.push(bars);
     }
-    let trace = dir.join("fillseq_latency.svg");
-    if trace_chart(&trace, results)? {
-        written.push(trace);
+    for bench in [Benchmark::Fillseq, Benchmark::Fillrandom] {
+        let trace = dir.join(format!("{}_latency.svg", bench.name()));
+        if trace_chart(&trace, results, bench)? {
+            written.push(trace);
+        }
     }
     Ok(written)
 }
@@ -154,7 +157,7 @@ fn short_number(v: f64) -> String {
     }
 }
 
-/// Points of one engine's fillseq trace: (elapsed seconds at the end of the batch, µs/op).
+/// Points of one engine's trace: (elapsed seconds at the end of the batch, µs/op).
 fn trace_points(trace: &[f64]) -> Vec<(f64, f64)> {
     let mut elapsed = 0.0;
     trace
@@ -166,12 +169,12 @@ fn trace_points(trace: &[f64]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The fillseq latency-over-time chart; `false` if no fillseq trace was recorded.
-fn trace_chart(path: &Path, results: &SuiteResults) -> BenchResult<bool> {
+/// The latency-over-time chart of `bench`; `false` if no trace of it was recorded.
+fn trace_chart(path: &Path, results: &SuiteResults, bench: Benchmark) -> BenchResult<bool> {
     let lines: Vec<(EngineKind, Vec<(f64, f64)>)> = results
         .series
         .iter()
-        .filter(|s| s.bench == Benchmark::Fillseq && s.occurrence == 1)
+        .filter(|s| s.bench == bench && s.occurrence == 1)
         .filter_map(|s| {
             let run = s.median_run()?;
             let trace = run.trace.as_ref()?;
@@ -203,7 +206,11 @@ fn trace_chart(path: &Path, results: &SuiteResults) -> BenchResult<bool> {
     let mut chart: ChartContext<'_, _, Cartesian2d<RangedCoordf64, RangedCoordf64>> =
         ChartBuilder::on(&root)
             .caption(
-                "fillseq: average latency per batch of 1000 writes",
+                format!(
+                    "{}: average latency per batch of {} writes",
+                    bench.name(),
+                    super::stats::TRACE_BATCH
+                ),
                 ("sans-serif", 22),
             )
             .margin(16)

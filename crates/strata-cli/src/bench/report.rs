@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 
 use super::config::{Config, EngineKind};
 use super::keys::KEY_SIZE;
-use super::stats::RunResult;
+use super::stats::{RunResult, TraceSummary, STALL_FACTOR, TRACE_BATCH};
 use super::suite::{Series, SuiteResults};
 
 /// Bytes as a short human size (`4 MiB`, `512 B`).
@@ -111,11 +111,26 @@ pub fn print_run(label: &str, engine: EngineKind, r: &RunResult, histogram: bool
         let _ = write!(line, " ({found} of {} found)", r.ops);
     }
     println!("{line}");
+    if let Some(t) = r.trace_summary() {
+        println!("{}", trace_line(&t));
+    }
     if histogram {
         if let Some(h) = &r.histogram {
             println!("{}", histogram_line(h));
         }
     }
+}
+
+/// The stall test's line: how the slowest batch of 1000 ops compares with the median one.
+pub fn trace_line(t: &TraceSummary) -> String {
+    format!(
+        "    batches of {TRACE_BATCH}: median {:.3} µs/op, max {:.3} ({:.1}x the median), {} of {} over {STALL_FACTOR}x",
+        t.median_us,
+        t.max_us,
+        t.max_us / t.median_us.max(f64::MIN_POSITIVE),
+        t.stalls,
+        t.batches
+    )
 }
 
 /// Percentiles of a nanosecond histogram, in µs.

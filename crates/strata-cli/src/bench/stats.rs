@@ -7,7 +7,7 @@
 //! deletes) report no MB/s.
 //!
 //! The per-op cost of the bookkeeping is an increment and a compare; `--histogram` adds a clock
-//! read per op, and the latency trace (kept for `fillseq`) one per 1000 ops.
+//! read per op, and the latency trace (kept for `fillseq` and `fillrandom`) one per 1000 ops.
 
 use std::time::{Duration, Instant};
 
@@ -148,7 +148,44 @@ pub struct RunResult {
     pub trace: Option<Vec<f64>>,
 }
 
+/// How even a latency trace is: seed 000's stall test asks that no batch take more than
+/// [`STALL_FACTOR`] times the median batch.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct TraceSummary {
+    /// Median and slowest batch, in µs per op.
+    pub median_us: f64,
+    pub max_us: f64,
+    /// Batches slower than [`STALL_FACTOR`] × the median, of `batches`.
+    pub stalls: usize,
+    pub batches: usize,
+}
+
+/// A batch slower than this many times the median counts as a stall.
+pub const STALL_FACTOR: f64 = 10.0;
+
+impl TraceSummary {
+    /// The summary of `trace`; `None` when it is empty.
+    pub fn of(trace: &[f64]) -> Option<TraceSummary> {
+        let median_us = median(trace);
+        let max_us = trace.iter().copied().reduce(f64::max)?;
+        Some(TraceSummary {
+            median_us,
+            max_us,
+            stalls: trace
+                .iter()
+                .filter(|&&us| us > STALL_FACTOR * median_us)
+                .count(),
+            batches: trace.len(),
+        })
+    }
+}
+
 impl RunResult {
+    /// Summary of the latency trace, when one was kept.
+    pub fn trace_summary(&self) -> Option<TraceSummary> {
+        self.trace.as_deref().and_then(TraceSummary::of)
+    }
+
     /// Merges the threads' counters. `reports_found` says whether `found` means anything.
     pub fn merge(threads: Vec<ThreadStats>, reports_found: bool) -> RunResult {
         let mut ops = 0;
@@ -236,6 +273,16 @@ mod tests {
         assert_eq!(median(&[]), 0.0);
         assert_eq!(spread(&[3.0, 1.0, 2.0]), (1.0, 3.0));
         assert_eq!(spread(&[]), (0.0, 0.0));
+    }
+
+    #[test]
+    fn trace_summary_counts_batches_over_ten_times_the_median() {
+        let trace = [1.0, 1.0, 2.0, 1.0, 10.5, 30.0, 1.0];
+        let s = TraceSummary::of(&trace).unwrap();
+        assert_eq!(s.median_us, 1.0);
+        assert_eq!(s.max_us, 30.0);
+        assert_eq!((s.stalls, s.batches), (2, 7));
+        assert_eq!(TraceSummary::of(&[]), None);
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //! record (one `fsync` for every `sync` writer in it) and applies it to the memtable. Then it
 //! wakes the writers it committed and hands leadership to the next in line. A writer that
 //! finds no leader leads at once, with its own batch by reference: the uncontended write
-//! allocates nothing and takes each lock once.
+//! allocates nothing and takes each lock once. A queued writer first watches for its outcome
+//! (or its promotion) a moment with the mutex released (`util/spin.rs`) and blocks on its
+//! condition variable only after that: a group commit takes microseconds, waking a blocked
+//! thread tens of them, which made writer threads wait on each other's wake-ups.
 //!
 //! A write is acknowledged only after its record reached the operating system (and the disk,
 //! for `sync`). If a log write or sync fails the error is kept as the background error: the log
@@ -17,7 +20,7 @@
 //! new log's writes, or never; `db/wal.rs` says how a power loss then still leaves a prefix of
 //! the acknowledged writes and every synced one.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,6 +36,7 @@ use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::util::entry::encode_expiring;
 use crate::util::internal_key::{ValueType, MAX_SEQUENCE};
+use crate::util::spin::spin_until;
 use crate::version::policy::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
 use crate::write_batch::{BatchOp, WriteBatch, HEADER_SIZE};
 
@@ -40,6 +44,8 @@ use crate::write_batch::{BatchOp, WriteBatch, HEADER_SIZE};
 const MAX_GROUP_BYTES: usize = 1 << 20;
 /// A small leading batch only takes followers up to this much more, so it is not delayed much.
 const SMALL_BATCH_BYTES: usize = 128 << 10;
+/// Longest a queued writer watches for its outcome before it blocks (`util/spin.rs`).
+const QUEUED_WRITER_SPIN: Duration = Duration::from_micros(100);
 
 /// A writer queued behind the leader.
 pub(crate) struct Writer {
@@ -51,7 +57,18 @@ pub(crate) struct Writer {
     outcome: Mutex<Option<Result<()>>>,
     /// Set when this writer was made the leader.
     promoted: Mutex<bool>,
+    /// Set after `outcome` or `promoted`, for the writer to watch without the state mutex.
+    signalled: AtomicBool,
     wake: Condvar,
+}
+
+impl Writer {
+    /// Wakes the writer after its `outcome` or `promoted` was set (with the state mutex held,
+    /// so a writer about to wait cannot miss it).
+    fn signal(&self) {
+        self.signalled.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
 }
 
 /// Commits `batch` (or, for `None`, forces the current memtable to be flushed).
@@ -93,9 +110,15 @@ pub(crate) fn write(
             sync: options.sync,
             outcome: Mutex::new(None),
             promoted: Mutex::new(false),
+            signalled: AtomicBool::new(false),
             wake: Condvar::new(),
         });
         state.writers.push_back(Arc::clone(&writer));
+        MutexGuard::unlocked(&mut state, || {
+            spin_until(QUEUED_WRITER_SPIN, || {
+                writer.signalled.load(Ordering::Acquire)
+            })
+        });
         loop {
             if let Some(outcome) = writer.outcome.lock().take() {
                 return outcome;
@@ -112,7 +135,7 @@ pub(crate) fn write(
     match state.writers.pop_front() {
         Some(next) => {
             *next.promoted.lock() = true;
-            next.wake.notify_one();
+            next.signal();
         }
         None => state.leading = false,
     }
@@ -171,7 +194,7 @@ fn lead(
     }
     for (writer, _) in followers {
         *writer.outcome.lock() = Some(result.clone());
-        writer.wake.notify_one();
+        writer.signal();
     }
     result
 }

@@ -1,5 +1,6 @@
 //! Small, dependency-free building blocks shared by every format: integer coding, checksums,
-//! hashing, comparators, internal keys, the bloom filter and the sharded LRU cache.
+//! hashing, comparators, internal keys, the bloom filter, the sharded LRU cache and a bounded
+//! spin-wait.
 
 pub(crate) mod bloom;
 pub(crate) mod coding;
@@ -9,3 +10,4 @@ pub(crate) mod entry;
 pub(crate) mod hash;
 pub(crate) mod internal_key;
 pub(crate) mod lru;
+pub(crate) mod spin;

@@ -7,9 +7,10 @@
 //! while that work waits for the caller (a lock the caller holds, a message it would send
 //! after the read): a deadlock. Found in the review of issue 16 (review16b).
 //!
-//! Fixed: runs are claimed by the caller and by tasks spawned on the pool; the caller waits
-//! only for runs a task has started, and looks up itself those a task claimed but has not
-//! started (`version/get_many.rs`).
+//! Fixed: runs are claimed by the caller and by helper threads; the caller waits only for
+//! runs a helper has started, and looks up itself those a helper claimed but has not started.
+//! Since then the helpers are a pool of the engine's own (`version/get_many/helpers.rs`), so
+//! rayon's global pool is not involved at all; the test keeps guarding the contract.
 
 use std::sync::mpsc;
 use std::sync::Arc;

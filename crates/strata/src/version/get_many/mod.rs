@@ -9,14 +9,15 @@
 //! ([`Table::get_in`]); and each table's filter is asked before any block of it is read.
 //!
 //! Threads: with `parallel`, a batch of at least twice [`GET_MANY_KEYS_PER_THREAD`] keys is
-//! cut into runs of contiguous sorted keys, and up to one task per other run is spawned on
-//! rayon's pool (at most one fewer than the pool's threads). The caller and the tasks claim runs in turn; each run goes through the tree as
-//! above on its own (runs share nothing but the table and block caches, so every answer is the
-//! same as on one thread). When the caller has no run left to claim, it takes each run back:
-//! a run a task is looking up it waits for; a run a task claimed but has not started (a busy
-//! pool: the task may not run for a long time) it looks up itself. So the caller never waits
-//! for the pool to find a free thread, and a pool kept busy by the application costs the batch
-//! only the handing over. A panic in a run (a user comparator's) is raised on the caller.
+//! cut into runs of contiguous sorted keys (that many or a few more each) and offered to the
+//! engine's helper threads ([`helpers`]: one per core but the caller's, kept awake a moment
+//! between batches). The caller and the helpers claim runs in turn; each run goes through
+//! the tree as above on its own (runs share nothing but the table and block caches, so every
+//! answer is the same as on one thread). When the caller has no run left to claim, it takes
+//! each run back: a run a helper is looking up it waits for; a run a helper claimed but has
+//! not started it looks up itself. So the caller never waits for a helper to wake, and a
+//! batch no helper reaches costs only the offer. A panic in a run (a user comparator's) is
+//! raised on the caller.
 
 use std::cmp::Ordering;
 use std::panic::{self, AssertUnwindSafe};
@@ -26,6 +27,8 @@ use std::thread;
 
 use parking_lot::Mutex;
 
+use self::helpers::{Batch, Helpers};
+
 use super::table_cache::TableCache;
 use super::version::{find_file, FileRef, PointRead, SeekCharge, TableLookup, Version};
 use super::NUM_LEVELS;
@@ -34,8 +37,11 @@ use crate::table::reader::{RecentBlock, Table};
 use crate::table::BlockReads;
 use crate::util::internal_key::user_key;
 
+mod helpers;
+
 /// Fewest keys of a run a `get_many` lets another thread look up: handing a run over costs
-/// about as much as a few lookups of cached blocks.
+/// about as much as a few lookups of cached blocks, and neighbouring keys cut into two runs
+/// may read the block they share twice.
 pub const GET_MANY_KEYS_PER_THREAD: usize = 16;
 
 /// One key of a batched lookup.
@@ -79,7 +85,7 @@ struct Run {
     outcome: Option<thread::Result<Result<()>>>,
 }
 
-/// A batch's runs, shared by the caller and the pool tasks that help it.
+/// A batch's runs, shared by the caller and the helpers.
 struct SharedRuns {
     version: Arc<Version>,
     table_cache: Arc<TableCache>,
@@ -89,8 +95,7 @@ struct SharedRuns {
     next: AtomicUsize,
 }
 
-impl SharedRuns {
-    /// Claims runs and looks them up until none is left to claim.
+impl Batch for SharedRuns {
     fn claim_runs(&self) {
         while let Some(run) = self
             .runs
@@ -100,6 +105,12 @@ impl SharedRuns {
         }
     }
 
+    fn has_unclaimed(&self) -> bool {
+        self.next.load(AtomicOrdering::Relaxed) < self.runs.len()
+    }
+}
+
+impl SharedRuns {
     /// Looks `run` up, unless it has been.
     fn look_up(&self, run: &mut Run) {
         if run.outcome.is_none() {
@@ -120,11 +131,11 @@ struct RecentTable {
 }
 
 impl Version {
-    /// Looks every key of `lookups` up in the tables, with `parallel` helped by rayon's pool
-    /// (see the module documentation); `lookups` are sorted by user key and hold each user key
-    /// once. Returns them in the same order, each holding its answer (`result`, `None` meaning
-    /// absent) and its seek charge. Of several runs that fail, the error of the first in key
-    /// order is returned.
+    /// Looks every key of `lookups` up in the tables, with `parallel` helped by the helper
+    /// threads (see the module documentation); `lookups` are sorted by user key and hold each
+    /// user key once. Returns them in the same order, each holding its answer (`result`,
+    /// `None` meaning absent) and its seek charge. Of several runs that fail, the error of the
+    /// first in key order is returned.
     pub(crate) fn get_many(
         self: &Arc<Self>,
         reads: BlockReads,
@@ -132,16 +143,20 @@ impl Version {
         table_cache: &Arc<TableCache>,
         parallel: bool,
     ) -> Result<Vec<BatchedLookup>> {
-        let count = lookups.len() / GET_MANY_KEYS_PER_THREAD;
-        if !parallel || count < 2 {
-            self.get_many_on_this_thread(reads, &mut lookups, table_cache)?;
-            return Ok(lookups);
-        }
-        let size = lookups.len().div_ceil(count);
+        let helpers = match Helpers::get() {
+            Some(helpers) if parallel && lookups.len() >= 2 * GET_MANY_KEYS_PER_THREAD => helpers,
+            _ => {
+                self.get_many_on_this_thread(reads, &mut lookups, table_cache)?;
+                return Ok(lookups);
+            }
+        };
         let total = lookups.len();
+        // Runs of `total / count` keys, or one more.
+        let count = total / GET_MANY_KEYS_PER_THREAD;
         let mut keys = lookups.into_iter();
         let runs: Vec<Mutex<Run>> = (0..count)
-            .map(|_| {
+            .map(|i| {
+                let size = total * (i + 1) / count - total * i / count;
                 Mutex::new(Run {
                     lookups: keys.by_ref().take(size).collect(),
                     outcome: None,
@@ -155,14 +170,11 @@ impl Version {
             runs,
             next: AtomicUsize::new(0),
         });
-        // One task fewer than the pool has threads: with the caller, one runner per core (a
-        // task more only wakes a thread to compete with the caller for a core; measured
-        // slower on 2 cores).
-        for _ in 1..count.min(rayon::current_num_threads()) {
-            let shared = Arc::clone(&shared);
-            rayon::spawn(move || shared.claim_runs());
-        }
+        let batch: Arc<dyn Batch> = shared.clone();
+        let wanted = (count - 1).min(helpers.threads());
+        helpers.post(&batch, wanted);
         shared.claim_runs();
+        helpers.withdraw(&batch);
         let mut answered = Vec::with_capacity(total);
         let mut result = Ok(());
         for run in &shared.runs {
