@@ -83,41 +83,44 @@ pub(super) fn memtables_get(
 
 /// The value of `key` as of the read options' snapshot (or now).
 pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-    point_read(db, options, key, false)?
-        .map(|stored| value_files::resolve(db, key, stored))
-        .transpose()
+    point_read(db, options, key, false, |stored| {
+        value_files::resolve(db, key, stored)
+    })
 }
 
 /// The length of the value of `key` as of the read options' snapshot (or now), from the tree
 /// alone: a value kept in a value file is not read.
 pub(crate) fn head(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<u64>> {
-    point_read(db, options, key, false)?
-        .map(|stored| value_files::stored_len(key, &stored))
-        .transpose()
+    point_read(db, options, key, false, |stored| {
+        value_files::stored_len(key, &stored)
+    })
 }
 
 /// Whether `key` has a value as of the read options' snapshot (or now), without copying it
 /// (nor reading a value file).
 pub(crate) fn contains(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<bool> {
-    Ok(point_read(db, options, key, true)?.is_some())
+    Ok(point_read(db, options, key, true, |_| Ok(()))?.is_some())
 }
 
-/// What the tree holds for `key` as of the read options' snapshot (or now): its value or a
-/// pointer to it; with `presence_only` an empty value when it has one in the tree.
-fn point_read(
+/// What the tree holds for `key` as of the read options' snapshot (or now) — its value or a
+/// pointer to it; with `presence_only` an empty value when it has one in the tree — handed
+/// to `answer` while the state it was found in is still held, so the value file a pointer
+/// names stays until `answer` has read it (a file is deleted once no held state reaches it).
+fn point_read<T>(
     db: &Arc<DbInner>,
     options: &ReadOptions,
     key: &[u8],
     presence_only: bool,
-) -> Result<Option<Stored>> {
+    answer: impl FnOnce(Stored) -> Result<T>,
+) -> Result<Option<T>> {
     let (view, sequence) = read_view(db, options);
     let mut read = PointRead {
         covered: None,
         now: read_clock(db),
         presence_only,
     };
-    if let Some(answer) = memtables_get(&view, key, sequence, &mut read)? {
-        return Ok(answer);
+    if let Some(found) = memtables_get(&view, key, sequence, &mut read)? {
+        return found.map(answer).transpose();
     }
     let lookup = lookup_key(key, sequence);
     let mut charge = SeekCharge::default();
@@ -132,10 +135,10 @@ fn point_read(
         let _state = db.state.lock();
         db.bg_work.notify_all();
     }
-    Ok(match found {
-        TableLookup::Found(stored) => Some(stored),
-        TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => None,
-    })
+    match found {
+        TableLookup::Found(stored) => answer(stored).map(Some),
+        TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => Ok(None),
+    }
 }
 
 /// The values of `keys` as of the read options' snapshot (or now), in the caller's order: one

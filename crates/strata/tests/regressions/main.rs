@@ -23,6 +23,7 @@ mod failed_refresh_hid_replayed_records;
 mod faults_during_open;
 mod flush_into_a_gap_of_an_in_place_rewrite;
 mod get_many_waits_for_a_busy_rayon_pool;
+mod get_resolved_a_pointer_after_releasing_its_state;
 mod get_user_key_spanning_files;
 mod manifest_damaged_tail;
 mod missing_current_deleted_tables;
