@@ -34,7 +34,7 @@ use crate::filename::{
 use crate::iter::InternalIterator;
 use crate::log::{LogReader, Reporter};
 use crate::memtable::MemTable;
-use crate::options::Options;
+use crate::options::{Options, ValueSeparation};
 use crate::range_del::{cover, Fragments};
 use crate::table::builder::TableBuilder;
 use crate::table::{BlockReads, TableOptions};
@@ -72,10 +72,18 @@ pub(crate) fn repair(dir: &Path, options: &Options) -> Result<()> {
     let lock = env.lock_file(&lock_file_name(dir))?;
     let result = run(dir, options);
     let _ = env.unlock_file(lock);
-    if result? {
+    if let Some(recorded) = result? {
+        // The open enables every extension the new manifest records, or it would be refused.
         let options = Options {
             create_if_missing: false,
             error_if_exists: false,
+            range_deletes: recorded.contains(Extension::RangeDeletes),
+            expiring_keys: recorded.contains(Extension::ExpiringKeys),
+            value_separation: options.value_separation.or_else(|| {
+                recorded
+                    .contains(Extension::ValueSeparation)
+                    .then(ValueSeparation::default)
+            }),
             ..options.clone()
         };
         let db = super::DB::open(dir, options)?;
@@ -84,8 +92,9 @@ pub(crate) fn repair(dir: &Path, options: &Options) -> Result<()> {
     Ok(())
 }
 
-/// Rebuilds the manifest; returns whether level 0 must be compacted to read right (step 4).
-fn run(dir: &Path, options: &Options) -> Result<bool> {
+/// Rebuilds the manifest; returns the extensions it records when level 0 must be compacted
+/// to read right (step 4).
+fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
     let env = Arc::clone(&options.env);
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
     let mut table_options = options.table_options();
@@ -158,7 +167,7 @@ fn run(dir: &Path, options: &Options) -> Result<bool> {
     for name in manifests {
         repairer.archive(&dir.join(name));
     }
-    Ok(needs_compaction)
+    Ok(needs_compaction.then(|| repairer.recorded()))
 }
 
 /// Logs damage found while replaying a log during repair.
@@ -310,8 +319,10 @@ impl Repairer<'_> {
                 Some(parsed) => {
                     min_sequence = min_sequence.min(parsed.sequence);
                     max_sequence = max_sequence.max(parsed.sequence);
-                    if parsed.value_type == ValueType::ExpiringValue {
-                        self.found.insert(Extension::ExpiringKeys);
+                    match parsed.value_type {
+                        ValueType::ExpiringValue => self.found.insert(Extension::ExpiringKeys),
+                        ValueType::ValuePointer => self.found.insert(Extension::ValueSeparation),
+                        _ => {}
                     }
                 }
                 None => {
@@ -454,6 +465,12 @@ impl Repairer<'_> {
         Ok(meta)
     }
 
+    /// The extensions the new manifest records: those the options enable and those the
+    /// salvaged data uses.
+    fn recorded(&self) -> Extensions {
+        self.options.extensions().union(self.found)
+    }
+
     /// Writes a manifest listing `tables` at level 0, renumbered newest-data-last. Returns
     /// whether two tables sharing keys interleave in sequence numbers (step 4).
     fn write_manifest(&mut self, mut tables: Vec<Salvaged>) -> Result<bool> {
@@ -462,9 +479,7 @@ impl Repairer<'_> {
         let needs_compaction = self.interleaved(&tables);
         let mut edit = VersionEdit {
             comparator: Some(
-                self.options
-                    .extensions()
-                    .union(self.found)
+                self.recorded()
                     .recorded_name(self.icmp.user_comparator().name()),
             ),
             log_number: Some(0),

@@ -35,6 +35,7 @@ mod range_deleted_space_kept_for_a_snapshot;
 mod read_only_checkpoint_lost_log_records;
 mod recovered_batches_are_checked;
 mod reopen_after_io_error;
+mod repair_dropped_the_value_separation_marker;
 mod repair_keeps_newest_version;
 mod repair_kept_damaged_meta_blocks;
 mod reuse_logs_after_torn_tail;
