@@ -461,7 +461,13 @@ fn replay_log(
             // Past the expected start only after a missing log: this log starts there.
             first_sequence = first_sequence.max(logged.batch.sequence());
         }
-        if let Err(e) = value_files::check_replayed(db, &logged.batch, &mut replay.value_files) {
+        if let Err(e) = value_files::check_replayed(
+            &*db.env,
+            &db.dir,
+            &db.value_files,
+            &logged.batch,
+            &mut replay.value_files,
+        ) {
             let e = e.in_file(path.display());
             if !e.is_corruption() || db.options.paranoid_checks {
                 return Err(e);

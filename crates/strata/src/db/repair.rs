@@ -1,7 +1,8 @@
 //! Repair: rebuild a database that cannot be opened from whatever can still be read.
 //!
-//! 1. Every write-ahead log is replayed (damaged records are skipped) into a new table, and
-//!    the log is moved to `lost/`.
+//! 1. Every write-ahead log is replayed (damaged records are skipped, as are records with a
+//!    value pointer whose value is missing or damaged) into a new table, and the log is moved
+//!    to `lost/`. The value files replayed pointers name are synced first.
 //! 2. Every table is scanned. One that cannot be opened (damaged footer or index block) is
 //!    moved to `lost/`; one with damaged data blocks is rewritten with the entries of every
 //!    readable block, and one whose filter or metaindex block is damaged is rewritten whole
@@ -20,10 +21,12 @@
 //! is written to the `LOG`. Compactions at the next open move the tables down the levels.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::table_build::build_table;
+use super::value_files;
 use super::write::{check_logged_batch, insert_into_memtable};
 use super::InfoLog;
 use crate::error::{Error, Result};
@@ -42,6 +45,7 @@ use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyCompara
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::manifest::write_first_manifest;
 use crate::version::table_cache::TableCache;
+use crate::vlog::reader::ValueFiles;
 use crate::write_batch::WriteBatch;
 
 struct Repairer<'a> {
@@ -58,6 +62,10 @@ struct Repairer<'a> {
     /// Format extensions the salvaged data uses: the new manifest records them with those the
     /// options enable, so LevelDB still refuses a database whose data it cannot read.
     found: Extensions,
+    /// The value files, to check the values replayed pointers name.
+    value_files: ValueFiles,
+    /// The value files replayed pointers name, synced before their tables are written.
+    synced_value_files: HashSet<u64>,
 }
 
 /// A table that survived the scan.
@@ -121,6 +129,8 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
         log: InfoLog::open(&env, dir, options.info_log.as_ref()),
         next_file_number: 1,
         found: Extensions::NONE,
+        value_files: ValueFiles::new(Arc::clone(&env), dir),
+        synced_value_files: HashSet::new(),
     };
 
     let mut manifests = Vec::new();
@@ -212,6 +222,14 @@ impl Repairer<'_> {
         while let Some(record) = reader.read_record(&mut scratch) {
             let applied = WriteBatch::from_contents(record.to_vec()).and_then(|batch| {
                 let used = check_logged_batch(&batch, Extensions::all())?;
+                // A pointer whose value is missing or damaged would outlive its value.
+                value_files::check_replayed(
+                    &**env,
+                    self.dir,
+                    &self.value_files,
+                    &batch,
+                    &mut self.synced_value_files,
+                )?;
                 insert_into_memtable(&batch, &mem)?;
                 self.found = self.found.union(used);
                 Ok(())

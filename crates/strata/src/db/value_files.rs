@@ -27,6 +27,7 @@
 //! log's.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -34,6 +35,7 @@ use parking_lot::Mutex;
 
 use super::value_gc::{self, Needed, Refs};
 use super::{DbInner, SuperVersion};
+use crate::env::Env;
 use crate::error::Result;
 use crate::filename::{parse_file_name, value_file_name, FileType};
 use crate::iter::merging::merging_iterator;
@@ -41,6 +43,7 @@ use crate::iter::InternalIterator;
 use crate::table::BlockReads;
 use crate::util::entry::Stored;
 use crate::util::internal_key::{parse_internal_key, ParsedInternalKey, ValueType};
+use crate::vlog::reader::ValueFiles;
 use crate::vlog::ValuePointer;
 use crate::write_batch::{BatchOp, WriteBatch};
 
@@ -136,19 +139,21 @@ pub(super) fn pointer_len(key: &[u8], pointer: &[u8]) -> Result<u64> {
 /// value file the first time it is met (`synced` holds those done): the replayed pointers
 /// may reach a table, their values must be durable first. A pointer whose value is missing
 /// or damaged fails with the corruption error.
+/// Recovery and repair (`db/repair.rs`) both check so (`files` reads the value files of
+/// `dir`).
 pub(super) fn check_replayed(
-    db: &DbInner,
+    env: &dyn Env,
+    dir: &Path,
+    files: &ValueFiles,
     batch: &WriteBatch,
     synced: &mut HashSet<u64>,
 ) -> Result<()> {
     for op in batch.iter() {
         if let BatchOp::PutSeparated { key, pointer } = op? {
-            db.value_files.read(key, pointer)?;
+            files.read(key, pointer)?;
             if let Some(file) = ValuePointer::decode(pointer).map(|p| p.file) {
                 if synced.insert(file) {
-                    let mut handle = db
-                        .env
-                        .new_appendable_file(&value_file_name(&db.dir, file))?;
+                    let mut handle = env.new_appendable_file(&value_file_name(dir, file))?;
                     handle.sync()?;
                 }
             }

@@ -38,6 +38,7 @@ mod reopen_after_io_error;
 mod repair_dropped_the_value_separation_marker;
 mod repair_keeps_newest_version;
 mod repair_kept_damaged_meta_blocks;
+mod repair_kept_pointers_without_values;
 mod reuse_logs_after_torn_tail;
 mod unverified_meta_blocks;
 mod zeroed_record_header;
