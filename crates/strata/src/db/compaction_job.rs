@@ -1,9 +1,11 @@
 //! Running one compaction: merge the inputs, drop what no reader can see, write new tables to
 //! the next level, and install the result.
 //!
-//! An entry is dropped when a newer entry for the same user key is already visible to the
-//! oldest live snapshot (it is shadowed for every reader), or when it is a deletion visible to
-//! every reader and no deeper level can hold the key (nothing left for it to hide). Entries
+//! An entry is dropped when a newer entry for the same user key hides it from every reader:
+//! no live snapshot reads at a sequence number from the entry's up to before the newer one's
+//! (`snapshot::hidden_by_newer`; LevelDB drops only entries the oldest snapshot sees shadowed,
+//! and keeps every version written after it), or when it is a deletion visible to every reader
+//! and no deeper level can hold the key (nothing left for it to hide). Entries
 //! whose keys cannot be parsed are kept, so corruption is never silently erased.
 //!
 //! Input blocks are always read with their checksums verified, whatever `paranoid_checks`
@@ -52,6 +54,7 @@ use crate::filename::table_file_name;
 use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
 use crate::range_del::{clip, cover, Fragment, Fragments, RangeTombstone};
+use crate::snapshot::hidden_by_newer;
 use crate::table::builder::TableBuilder;
 use crate::table::reader::Table;
 use crate::table::{BlockReads, TableOptions};
@@ -111,6 +114,7 @@ fn run_and_install(
     let start = db.env.now_micros();
     db.info_log.log(format_args!("compacting {}", c.summary()));
     let smallest_snapshot = state.smallest_snapshot(&db.snapshots);
+    let snapshots = db.snapshots.pinned();
     // Read under the state mutex, as snapshots are pinned: the filter may be asked about no
     // entry a snapshot taken before now can see.
     let newest_snapshot = db.snapshots.newest().unwrap_or(0);
@@ -123,7 +127,7 @@ fn run_and_install(
             .map(|filter| (filter, newest_snapshot)),
     };
     let (outputs, result) = MutexGuard::unlocked(state, || {
-        let (outputs, result) = merge(db, c, smallest_snapshot, rewrites, relocation);
+        let (outputs, result) = merge(db, c, (smallest_snapshot, &snapshots), rewrites, relocation);
         // Relocated values are durable before any pointer to them is installed.
         (outputs, result.and_then(|()| relocation.sync()))
     });
@@ -180,7 +184,7 @@ fn run_and_install(
 fn merge(
     db: &Arc<DbInner>,
     c: &Compaction,
-    smallest_snapshot: u64,
+    (smallest_snapshot, snapshots): (u64, &[u64]),
     rewrites: Rewrites<'_>,
     relocation: &Relocation<'_>,
 ) -> (Vec<FileMetaData>, Result<()>) {
@@ -209,6 +213,7 @@ fn merge(
                 c,
                 Bounds {
                     smallest_snapshot,
+                    snapshots,
                     tombstones: &tombstones,
                     range,
                     rewrites,
@@ -375,6 +380,8 @@ struct KeyRange {
 struct Bounds<'a> {
     /// Oldest sequence number a reader may read at.
     smallest_snapshot: u64,
+    /// Every snapshot's sequence number, oldest first.
+    snapshots: &'a [u64],
     /// The range tombstones of every input.
     tombstones: &'a Fragments,
     range: &'a KeyRange,
@@ -406,6 +413,7 @@ fn merge_range(
     };
     let Bounds {
         smallest_snapshot,
+        snapshots,
         tombstones,
         range,
         rewrites,
@@ -493,8 +501,10 @@ fn merge_range(
                     current_user_key = Some(parsed.user_key.to_vec());
                     last_sequence_for_key = MAX_SEQUENCE + 1;
                 }
-                if last_sequence_for_key <= smallest_snapshot {
-                    drop = true; // shadowed by a newer entry every reader sees
+                if last_sequence_for_key <= MAX_SEQUENCE
+                    && hidden_by_newer(snapshots, parsed.sequence, last_sequence_for_key)
+                {
+                    drop = true; // every reader that sees it sees a newer entry
                 } else if parsed.value_type == ValueType::Deletion
                     && parsed.sequence <= smallest_snapshot
                     && cursor.is_base_level_for_key(c, parsed.user_key)

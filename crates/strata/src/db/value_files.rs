@@ -40,6 +40,7 @@ use crate::error::Result;
 use crate::filename::{parse_file_name, value_file_name, FileType};
 use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
+use crate::snapshot::hidden_by_newer;
 use crate::table::BlockReads;
 use crate::util::entry::Stored;
 use crate::util::internal_key::{parse_internal_key, ParsedInternalKey, ValueType};
@@ -196,12 +197,13 @@ fn add_pointers(iter: &mut dyn InternalIterator, refs: &mut Refs) -> Result<()> 
 }
 
 /// What readers of `view` may still read in the value files: per file, the record bytes of
-/// the pointers that are the newest entry of their key or that a snapshot may read (no newer
-/// entry of the key at or below `smallest_snapshot`), and the lowest sequence number of a
+/// the pointers that are the newest entry of their key or that a snapshot of `snapshots`
+/// (oldest first) may read (`snapshot::hidden_by_newer`: compactions keep exactly those), and
+/// the lowest sequence number of a
 /// newer entry that only a snapshot keeps such a pointer needed for (once the oldest snapshot
 /// is past it, the pointer is garbage), and the other pointers (file, offset): garbage. One
 /// merged pass over the view's memtables and tables.
-fn needed(db: &DbInner, view: &SuperVersion, smallest_snapshot: u64) -> Result<Needed> {
+fn needed(db: &DbInner, view: &SuperVersion, snapshots: &[u64]) -> Result<Needed> {
     let reads = BlockReads {
         verify_checksums: true,
         fill_cache: false,
@@ -228,7 +230,9 @@ fn needed(db: &DbInner, view: &SuperVersion, smallest_snapshot: u64) -> Result<N
                 .filter(|(key, _)| db.icmp.compare_user(key, parsed.user_key).is_eq())
                 .map(|&(_, sequence)| sequence);
             if let Some(pointer) = pointer_of(&parsed, iter.value())? {
-                let shadowed = newer.is_some_and(|sequence| sequence <= smallest_snapshot);
+                // As compactions judge it: they drop a pointer no reader can read.
+                let shadowed =
+                    newer.is_some_and(|newer| hidden_by_newer(snapshots, parsed.sequence, newer));
                 if shadowed {
                     found.dead.insert((pointer.file, pointer.offset));
                 } else {
@@ -255,9 +259,13 @@ fn needed(db: &DbInner, view: &SuperVersion, smallest_snapshot: u64) -> Result<N
     Ok(found)
 }
 
-/// Whether table `number` holds a pointer into one of `files` that is not `dead`: one its
-/// rewrite must relocate.
-fn points_live_into(
+/// Whether rewriting table `number` in place reclaims space in `files`: it holds a pointer
+/// into one of them that is not `dead` (the rewrite relocates it), or a `dead` one whose
+/// newer entry is in the table too (the rewrite drops it: entries of a key in upper levels
+/// and memtables are newer than the table's, so that entry is the one hiding it). A table
+/// holding only pointers there that entries outside it hide waits for those entries to be
+/// compacted down onto it instead: rewriting it alone would drop nothing.
+fn rewrite_reclaims(
     db: &DbInner,
     (number, size): (u64, u64),
     files: &BTreeSet<u64>,
@@ -268,15 +276,24 @@ fn points_live_into(
         fill_cache: false,
     };
     let mut iter = db.table_cache.iter(reads, number, size)?;
+    // The user key of the previous entry of the table.
+    let mut previous: Vec<u8> = Vec::new();
+    let mut first = true;
     iter.seek_to_first();
     while iter.valid() {
         if let Some(parsed) = parse_internal_key(iter.key()) {
             if let Some(pointer) = pointer_of(&parsed, iter.value())? {
-                if files.contains(&pointer.file) && !dead.contains(&(pointer.file, pointer.offset))
-                {
-                    return Ok(true);
+                if files.contains(&pointer.file) {
+                    let hidden_here =
+                        !first && db.icmp.compare_user(&previous, parsed.user_key).is_eq();
+                    if !dead.contains(&(pointer.file, pointer.offset)) || hidden_here {
+                        return Ok(true);
+                    }
                 }
             }
+            previous.clear();
+            previous.extend_from_slice(parsed.user_key);
+            first = false;
         }
         iter.next();
     }
@@ -359,7 +376,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
             Err(_) => return,
         }
     };
-    let (current, views, smallest_snapshot) = {
+    let (current, views, snapshots) = {
         let state = db.state.lock();
         if state.bg_error.is_some() {
             return;
@@ -367,7 +384,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
         (
             Arc::clone(&state.super_version),
             state.live_super_versions(),
-            state.smallest_snapshot(&db.snapshots),
+            db.snapshots.pinned(),
         )
     };
     // What every live view points to (the current one's tables noted), and what readers of
@@ -381,7 +398,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
         for view in views.iter().filter(|view| !Arc::ptr_eq(view, &current)) {
             add_view(db, view, &mut pinned, &mut seen)?;
         }
-        Ok((current_tables, needed(db, &current, smallest_snapshot)?))
+        Ok((current_tables, needed(db, &current, &snapshots)?))
     });
     for (&file, &bytes) in &pinned {
         *reachable.entry(file).or_default() += bytes;
@@ -431,8 +448,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
     }
     let collecting = db.state.lock().value_gc.files.clone();
     let mut plan = value_gc::plan(&collectable, total, &needed, &current_tables, &collecting);
-    // The tables whose rewrite in place would relocate values (the others only hold garbage
-    // there, which compacting newer entries down onto them drops).
+    // The tables whose rewrite in place reclaims space (`rewrite_reclaims`).
     let sizes: HashMap<u64, u64> = current
         .version
         .files
@@ -444,7 +460,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
         let Some(&size) = sizes.get(&table) else {
             continue;
         };
-        match points_live_into(db, (table, size), &plan.files, &needed.dead) {
+        match rewrite_reclaims(db, (table, size), &plan.files, &needed.dead) {
             Ok(true) => {
                 plan.relocating.insert(table);
             }

@@ -93,10 +93,11 @@ pub(crate) struct Collection {
     pub(crate) files: BTreeSet<u64>,
     /// Tables of the current version pointing into those files, still to rewrite.
     pub(crate) tables: BTreeSet<u64>,
-    /// Those of `tables` holding a pointer into those files that some reader may read: a
-    /// rewrite in place relocates it. The others hold only garbage there (shadowed by newer
-    /// entries, in a memtable when no upper level holds them); they wait for those entries to
-    /// be compacted down onto them, which drops the garbage.
+    /// Those of `tables` a rewrite in place reclaims space with: holding a pointer into those
+    /// files that some reader may read (the rewrite relocates it) or one a newer entry in the
+    /// same table hides from every reader (the rewrite drops it). The others hold only garbage
+    /// there that entries outside them hide (in a memtable when no upper level holds them);
+    /// they wait for those entries to be compacted down onto them, which drops the garbage.
     pub(crate) relocating: BTreeSet<u64>,
     /// Pointers into those files no reader can read: never relocated.
     pub(crate) dead: Arc<HashSet<(u64, u64)>>,

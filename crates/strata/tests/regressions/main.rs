@@ -40,5 +40,6 @@ mod repair_keeps_newest_version;
 mod repair_kept_damaged_meta_blocks;
 mod repair_kept_pointers_without_values;
 mod reuse_logs_after_torn_tail;
+mod snapshot_kept_every_later_version;
 mod unverified_meta_blocks;
 mod zeroed_record_header;
