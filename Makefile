@@ -38,8 +38,9 @@ test: deps
 # a directory.
 test-value-separation: deps
 	$(CARGO) test -p strata-kv --features testing --test value_separation \
-		--test value_separation_gc --test value_separation_marker --test format_extensions
-	$(CARGO) test -p strata-kv --features testing --lib -- vlog:: extension:: db::value_gc::
+		--test value_separation_gc --test value_separation_marker --test value_separation_under_attack \
+		--test format_extensions
+	$(CARGO) test -p strata-kv --features testing --lib -- vlog:: extension:: db::value_gc:: snapshot::
 	$(CARGO) test -p strata-kv-leveldb-peer --test extension_refusal
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv

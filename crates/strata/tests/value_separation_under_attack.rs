@@ -180,7 +180,7 @@ fn check_reads(
 
 enum Pinned {
     Snapshot(strata::Snapshot, Model),
-    Iterator(strata::DbIterator, Model),
+    Iterator(Box<strata::DbIterator>, Model),
 }
 
 #[test]
@@ -245,7 +245,7 @@ fn pinned_readers_read_their_exact_values_while_collection_relocates_and_deletes
             // Pin a reader now and then; release the oldest at times.
             match rng.gen_range(0..4) {
                 0 => pinned.push(Pinned::Snapshot(db.snapshot(), model.clone())),
-                1 => pinned.push(Pinned::Iterator(db.iter(), model.clone())),
+                1 => pinned.push(Pinned::Iterator(Box::new(db.iter()), model.clone())),
                 2 if !pinned.is_empty() => {
                     pinned.remove(rng.gen_range(0..pinned.len()));
                 }
