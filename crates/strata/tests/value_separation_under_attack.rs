@@ -1,15 +1,11 @@
 //! Value separation attacked (review of issue 14): garbage collection relocating and deleting
-//! value files under every kind of reader, a crash or power loss at every kind of operation
-//! a collection makes, and the accounting after a reopen.
+//! value files under every kind of reader, and the accounting after a reopen. (Crashes at
+//! every kind of operation a collection makes: `value_separation_gc.rs`.)
 //!
 //! - Readers pinned at random moments — snapshots read by `get`, `get_many` (its runs on the
 //!   engine's helper threads) and scans, iterators walked with seeks, `next` and `prev` — read
 //!   exactly their moment's values while collection relocates values and deletes files, and
 //!   threads reading the latest state meanwhile never meet a missing value.
-//! - A crash at the n-th append, sync, open, rename or deletion a background thread makes to
-//!   a value file, table, manifest or `CURRENT`, then power loss in each mode: the reopened
-//!   database holds a prefix of the writes with every synced one, every pointer names its
-//!   value, and files nothing reaches are collected again (none leaks for good).
 //! - Reopened, the live bytes counted equal those before.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
@@ -17,14 +13,12 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use strata::testing::{FaultEnv, OpKind, PowerLossMode};
-use strata::{MemEnv, Options, ReadOptions, ValueSeparation, WriteOptions, DB};
+use strata::{MemEnv, Options, ReadOptions, ValueSeparation, DB};
 
 const DIR: &str = "/db";
 
@@ -284,140 +278,4 @@ fn pinned_readers_read_their_exact_values_while_collection_relocates_and_deletes
         );
         assert!(relocated > 0, "seed {seed}: nothing was relocated");
     }
-}
-
-/// Whether the current thread is one of the engine's background threads.
-fn on_background_thread() -> bool {
-    std::thread::current()
-        .name()
-        .is_some_and(|name| name.starts_with("strata-bg"))
-}
-
-/// The kind of file a path names.
-fn file_kind(path: &Path) -> &'static str {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if name.ends_with(".vlog") {
-        "vlog"
-    } else if name.ends_with(".ldb") || name.ends_with(".sst") {
-        "table"
-    } else if name.starts_with("MANIFEST") {
-        "manifest"
-    } else if name.starts_with("CURRENT") || name.ends_with(".dbtmp") {
-        "current"
-    } else {
-        "other"
-    }
-}
-
-#[test]
-fn a_crash_at_any_background_operation_then_power_loss_loses_nothing_synced() {
-    let keys = 400u32;
-    let points: &[(OpKind, &str)] = &[
-        (OpKind::Append, "vlog"),
-        (OpKind::Sync, "vlog"),
-        (OpKind::Open, "vlog"),
-        (OpKind::Append, "table"),
-        (OpKind::Sync, "table"),
-        (OpKind::Append, "manifest"),
-        (OpKind::Sync, "manifest"),
-        (OpKind::Rename, "current"),
-        (OpKind::Remove, "vlog"),
-        (OpKind::Remove, "table"),
-    ];
-    let modes = [
-        PowerLossMode::DropUnsynced,
-        PowerLossMode::TornTail,
-        PowerLossMode::GarbageTail,
-    ];
-    let mut crashed = 0;
-    let mut trials = 0u64;
-    for &(kind, what) in points {
-        for n in [1u64, 3, 9, 25] {
-            trials += 1;
-            let mode = modes[(trials % 3) as usize];
-            let env = FaultEnv::new(Arc::new(MemEnv::new()));
-            let options = separating(&env);
-            let db = DB::open(DIR, options.clone()).unwrap();
-            env.crash_after_matching(kind, n, move |path| {
-                file_kind(path) == what && on_background_thread()
-            });
-            let mut written = 0u64;
-            let mut synced = None;
-            'writing: for round in 0..30u32 {
-                for i in 0..keys {
-                    let sync = (u64::from(i) + trials) % 61 == 0;
-                    if db
-                        .put_opt(&WriteOptions { sync }, &key(i), &value(i, round))
-                        .is_err()
-                    {
-                        break 'writing;
-                    }
-                    written += 1;
-                    if sync {
-                        synced = Some(written);
-                    }
-                }
-                if env.crash_point().is_some() {
-                    break;
-                }
-            }
-            let trial = format!("{kind:?} {what} #{n} {mode:?}");
-            if env.crash_point().is_some() {
-                crashed += 1;
-            }
-            env.crash_now();
-            drop(db);
-            env.simulate_power_loss(mode, trials).unwrap();
-            env.clear_faults();
-            let db = DB::open(DIR, options.clone())
-                .unwrap_or_else(|e| panic!("{trial}: reopening: {e}"));
-            // A prefix of the writes (version r of key i is write r * keys + i + 1), with
-            // every synced one, every value readable.
-            let mut it = db.iter();
-            it.seek_to_first();
-            let mut model = Model::new();
-            let mut prefix = 0u64;
-            while it.valid() {
-                let (i, version) = parse_value(it.key(), it.value());
-                model.insert(i, version);
-                prefix = prefix.max(u64::from(version) * u64::from(keys) + u64::from(i) + 1);
-                it.next();
-            }
-            it.status()
-                .unwrap_or_else(|e| panic!("{trial}: a pointer without its value: {e}"));
-            drop(it);
-            let expected: Model = (0..keys.min(prefix as u32))
-                .map(|i| (i, ((prefix - 1 - u64::from(i)) / u64::from(keys)) as u32))
-                .collect();
-            assert_eq!(model, expected, "{trial}: not a prefix of the writes");
-            if let Some(synced) = synced {
-                assert!(
-                    prefix >= synced,
-                    "{trial}: synced write {synced} lost (prefix {prefix})"
-                );
-            }
-            // Nothing leaks for good: after every key is written again and compacted, the
-            // files left are within the bound.
-            for round in 100..103 {
-                for i in 0..keys {
-                    db.put(&key(i), &value(i, round)).unwrap();
-                }
-                db.compact_range(None, None).unwrap();
-            }
-            let live: u64 = (0..keys)
-                .map(|i| value(i, 102).len() as u64)
-                .filter(|&l| l >= 256)
-                .sum();
-            let total = property(&db, "total-bytes");
-            assert!(
-                total as f64 <= 1.5 * live as f64,
-                "{trial}: {total} bytes of value files for {live} live"
-            );
-        }
-    }
-    eprintln!("{crashed} of {trials} trials crashed");
-    assert!(
-        crashed * 2 >= trials,
-        "only {crashed} of {trials} trials crashed"
-    );
 }

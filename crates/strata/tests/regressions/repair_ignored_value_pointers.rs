@@ -1,17 +1,25 @@
-//! Repair learned which format extensions the salvaged data uses from the logs and from
-//! tables' expiring values and range tombstones, but not from tables' value pointers: a
-//! database with value separation whose pointers were all in tables, repaired without
-//! `Options::value_separation` (as `strata repair` does), got a manifest without the
-//! `value-separation` marker, so LevelDB 1.23 and Strata without the option opened it again
-//! (LevelDB then reports its entries corrupted instead of refusing the directory). Now a
-//! table's pointer records the extension as a log's does; and repair's last step, which opens
-//! and compacts the database when its tables interleave, enables every extension the new
-//! manifest records (it was refused before, once the marker was kept). Found in the review
-//! of issue 14 (branch `review-vsep`).
+//! Repair did not know value pointers (found in the review of issue 14, branch `review-vsep`).
+//!
+//! 1. It learned which format extensions the salvaged data uses from the logs and from
+//!    tables' expiring values and range tombstones, but not from tables' value pointers: a
+//!    database with value separation whose pointers were all in tables, repaired without
+//!    `Options::value_separation` (as `strata repair` does), got a manifest without the
+//!    `value-separation` marker, so LevelDB 1.23 and Strata without the option opened it again
+//!    (LevelDB then reports its entries corrupted instead of refusing the directory). Now a
+//!    table's pointer records the extension as a log's does; and repair's last step, which
+//!    opens and compacts the database when its tables interleave, enables every extension the
+//!    new manifest records (it was refused before, once the marker was kept).
+//! 2. It replayed every readable log record into a table without checking that the values its
+//!    pointers name exist: a log whose value file lost its tail (values appended by unsynced
+//!    writes, or a torn file) became a table of pointers without values, every read of them a
+//!    corruption error. Now a record with a pointer whose value is missing or damaged is
+//!    skipped and said in the `LOG`, as a damaged record is, and the value files the kept
+//!    pointers name are synced before their table is written (as recovery does).
 
+use std::path::Path;
 use std::sync::Arc;
 
-use strata::{MemEnv, Options, ReadOptions, ValueSeparation, DB};
+use strata::{Env, MemEnv, Options, ReadOptions, ValueSeparation, WriteOptions, DB};
 
 use crate::support;
 
@@ -109,4 +117,37 @@ fn repair_without_the_option_compacts_interleaved_separated_tables() {
     expected[100].1 = value(2000);
     assert_eq!(scan(&db).unwrap(), expected);
     assert_eq!(db.get(&key(0)).unwrap(), Some(value(1000)));
+}
+
+#[test]
+fn repair_skips_log_records_whose_values_were_lost() {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    for i in 0..40 {
+        db.put_opt(&WriteOptions { sync: i == 19 }, &key(i), &value(i))
+            .unwrap();
+    }
+    drop(db);
+    // The value file loses the values of the last ten (unsynced) writes; the log kept them.
+    let vlog = support::files::numbered_files(&*env, Path::new(DIR), ".vlog")
+        .last()
+        .map(|number| Path::new(DIR).join(format!("{number:06}.vlog")))
+        .expect("a value file");
+    let size = env.file_size(&vlog).unwrap();
+    let lost: u64 = (30..40).map(|i| value(i).len() as u64 + 20).sum();
+    support::files::rewrite_file(&*env, &vlog, |bytes| bytes.truncate((size - lost) as usize));
+    strata::repair(DIR, &separating(&env)).unwrap();
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    let all = scan(&db).unwrap_or_else(|e| panic!("a pointer without its value after repair: {e}"));
+    // Every synced write is there, every value reads back, nothing else.
+    assert!(all.len() >= 20, "{} keys left", all.len());
+    for (k, v) in &all {
+        let i: u32 = std::str::from_utf8(&k[3..]).unwrap().parse().unwrap();
+        assert_eq!(*v, value(i), "key {i}");
+    }
+    for i in 0..40 {
+        if let Err(e) = db.get(&key(i)) {
+            panic!("key {i}: {e}");
+        }
+    }
 }
