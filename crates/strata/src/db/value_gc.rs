@@ -66,7 +66,7 @@ pub(crate) const COLLECT_DOWN_TO: u64 = 103;
 pub(crate) const COPY_SHARE: u64 = 10;
 /// Writes wait for garbage collection while the value files hold more than this many times
 /// the live bytes (over 100) and tables are left to rewrite.
-pub(crate) const WRITES_WAIT_ABOVE: u64 = 125;
+pub(crate) const WRITES_WAIT_ABOVE: u64 = 120;
 /// Smallest size a value file is cut at.
 const MIN_VALUE_FILE_SIZE: u64 = 1 << 20;
 
