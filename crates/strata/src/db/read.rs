@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::iterator::DbIterator;
+use super::value_files;
 use super::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::iter::db_iter::DbIter;
@@ -13,6 +14,7 @@ use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
 use crate::options::ReadOptions;
 use crate::range_del::Fragments;
+use crate::util::entry::Stored;
 use crate::util::internal_key::lookup_key;
 use crate::version::get_many::{BatchSources, BatchedLookup};
 use crate::version::level_iter::{LevelFiles, LevelIter};
@@ -49,29 +51,44 @@ pub(super) fn read_clock(db: &DbInner) -> u64 {
 
 /// The value of `key` as of the read options' snapshot (or now).
 pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-    point_read(db, options, key, false)
+    point_read(db, options, key, false, |stored| {
+        value_files::resolve(db, key, stored)
+    })
 }
 
-/// Whether `key` has a value as of the read options' snapshot (or now), without copying it.
+/// The length of the value of `key` as of the read options' snapshot (or now), from the tree
+/// alone: a value kept in a value file is not read.
+pub(crate) fn head(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<u64>> {
+    point_read(db, options, key, false, |stored| {
+        value_files::stored_len(key, &stored)
+    })
+}
+
+/// Whether `key` has a value as of the read options' snapshot (or now), without copying it
+/// (nor reading a value file).
 pub(crate) fn contains(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<bool> {
-    Ok(point_read(db, options, key, true)?.is_some())
+    Ok(point_read(db, options, key, true, |_| Ok(()))?.is_some())
 }
 
-/// A point lookup of `key`: its value, or with `presence_only` an empty vector when it has one.
-fn point_read(
+/// What the tree holds for `key` as of the read options' snapshot (or now) — its value or a
+/// pointer to it; with `presence_only` an empty value when it has one in the tree — handed
+/// to `answer` while the state it was found in is still held, so the value file a pointer
+/// names stays until `answer` has read it (a file is deleted once no held state reaches it).
+fn point_read<T>(
     db: &Arc<DbInner>,
     options: &ReadOptions,
     key: &[u8],
     presence_only: bool,
-) -> Result<Option<Vec<u8>>> {
+    answer: impl FnOnce(Stored) -> Result<T>,
+) -> Result<Option<T>> {
     let (view, sequence) = read_view(db, options);
     let mut read = PointRead {
         covered: None,
         now: read_clock(db),
         presence_only,
     };
-    if let Some(answer) = memtables_get(view.memtables(), key, sequence, &mut read)? {
-        return Ok(answer);
+    if let Some(found) = memtables_get(view.memtables(), key, sequence, &mut read)? {
+        return found.map(answer).transpose();
     }
     let lookup = lookup_key(key, sequence);
     let mut charge = SeekCharge::default();
@@ -86,10 +103,10 @@ fn point_read(
         let _state = db.state.lock();
         db.bg_work.notify_all();
     }
-    Ok(match found {
-        TableLookup::Found(value) => Some(value),
-        TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => None,
-    })
+    match found {
+        TableLookup::Found(stored) => answer(stored).map(Some),
+        TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => Ok(None),
+    }
 }
 
 /// The values of `keys` as of the read options' snapshot (or now), in the caller's order: one
@@ -129,6 +146,8 @@ fn batched_read<K: AsRef<[u8]>>(
     // Each distinct key once: `slot[i]` is where key `i`'s answer is decided.
     let mut slot = vec![0; keys.len()];
     let mut lookups: Vec<BatchedLookup> = Vec::with_capacity(keys.len());
+    // The caller position of a key of each lookup.
+    let mut lookup_keys = Vec::with_capacity(keys.len());
     let mut previous: Option<&[u8]> = None;
     for &i in &order {
         let key = keys[i].as_ref();
@@ -144,6 +163,7 @@ fn batched_read<K: AsRef<[u8]>>(
             presence_only,
         };
         lookups.push(BatchedLookup::new(lookup_key(key, sequence), read));
+        lookup_keys.push(i);
     }
     let lookups = view.version.get_many(
         options.block_reads(),
@@ -156,12 +176,12 @@ fn batched_read<K: AsRef<[u8]>>(
         options.get_many_parallel,
     )?;
     let mut compaction_wanted = false;
-    let mut values: Vec<Option<Vec<u8>>> = lookups
+    let answers: Vec<Option<Stored>> = lookups
         .into_iter()
         .map(|lookup| {
             compaction_wanted |= view.version.charge_seek(lookup.charge);
             match lookup.result {
-                Some(TableLookup::Found(value)) => Some(value),
+                Some(TableLookup::Found(stored)) => Some(stored),
                 _ => None,
             }
         })
@@ -169,6 +189,18 @@ fn batched_read<K: AsRef<[u8]>>(
     if compaction_wanted {
         let _state = db.state.lock();
         db.bg_work.notify_all();
+    }
+    // Pointers are resolved in key order, each distinct key once; not at all for presence.
+    let mut values = Vec::with_capacity(answers.len());
+    for (answer, &i) in answers.into_iter().zip(&lookup_keys) {
+        values.push(
+            answer
+                .map(|stored| match presence_only {
+                    true => Ok(Vec::new()),
+                    false => value_files::resolve(db, keys[i].as_ref(), stored),
+                })
+                .transpose()?,
+        );
     }
     // Each distinct key's value goes to its last caller position; earlier ones get copies.
     let mut last_use = vec![usize::MAX; values.len()];
@@ -188,8 +220,13 @@ fn batched_read<K: AsRef<[u8]>>(
         .collect())
 }
 
-/// A user iterator over every source, as of the read options' snapshot (or now).
-pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterator {
+/// A user iterator over every source, as of the read options' snapshot (or now); with
+/// `read_values` false it never reads a value file (see [`DbIterator::keys_only`]).
+pub(crate) fn new_iterator(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    read_values: bool,
+) -> DbIterator {
     let (view, sequence) = read_view(db, options);
     let version = &view.version;
     // The memtables, each level-0 table, one cursor per other non-empty level.
@@ -255,7 +292,8 @@ pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterat
         }),
         db.env.now_micros() ^ sequence,
     );
-    DbIterator::new(iter, view)
+    let value_files = read_values.then(|| Arc::clone(&db.value_files));
+    DbIterator::new(iter, view, value_files)
 }
 
 /// The range tombstones of every source of `view`: each memtable's, and every table's merged

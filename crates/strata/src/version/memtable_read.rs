@@ -6,22 +6,23 @@
 
 use std::sync::Arc;
 
-use super::version::{value_keeper, PointRead};
+use super::version::PointRead;
 use crate::error::Result;
 use crate::memtable::MemTable;
-use crate::util::entry::{visible, Visible};
+use crate::util::entry::{visible, Stored};
 use crate::util::internal_key::SequenceNumber;
 
 /// What `memtables` (newest first) say of `key` at `sequence`: `Ok(Some(answer))` when they
 /// decide it (an entry, or a range tombstone covering it), `Ok(None)` to look in the tables,
 /// with `read.covered` then holding the newest tombstone they have covering it (none: it
-/// would have decided).
+/// would have decided). A value found may be a pointer into a value file, which the database
+/// layer resolves.
 pub(crate) fn memtables_get<'a>(
     memtables: impl IntoIterator<Item = &'a Arc<MemTable>>,
     key: &[u8],
     sequence: SequenceNumber,
     read: &mut PointRead,
-) -> Result<Option<Option<Vec<u8>>>> {
+) -> Result<Option<Option<Stored>>> {
     for mem in memtables {
         if let Some(tombstones) = mem.range_tombstones() {
             read.covered = read.covered.max(tombstones.newest_covering(key, sequence));
@@ -34,10 +35,7 @@ pub(crate) fn memtables_get<'a>(
                 read.covered,
                 read.now,
             )?;
-            return Ok(Some(match seen {
-                Visible::Value(value) => Some(value_keeper(read.presence_only)(value)),
-                Visible::Gone => None,
-            }));
+            return Ok(Some(seen.to_stored(read.presence_only)));
         }
         if read.covered.is_some() {
             return Ok(Some(None));
