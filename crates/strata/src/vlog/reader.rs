@@ -22,6 +22,10 @@ use crate::filename::value_file_name;
 /// Open value files kept at most; past it the map starts over (files reopen on demand).
 const MAX_OPEN_FILES: usize = 256;
 
+/// Records larger than this are checked against their file's length before a buffer is
+/// allocated for them (a stat per read of a value that size costs nothing to speak of).
+const CHECKED_RECORD_SIZE: usize = 1 << 20;
+
 /// The value files of one database directory, opened on demand for reading.
 pub(crate) struct ValueFiles {
     env: Arc<dyn Env>,
@@ -48,6 +52,13 @@ impl ValueFiles {
             |reason: String| Error::corruption_at(pointer.offset, reason).in_file(path.display());
         let size = usize::try_from(pointer.record_size(user_key.len()))
             .map_err(|_| at("value record larger than memory".into()))?;
+        // A damaged pointer may claim any length: a large record is checked against the file
+        // before its buffer is allocated.
+        if size > CHECKED_RECORD_SIZE && pointer.offset + size as u64 > self.file_len(&path)? {
+            return Err(at(format!(
+                "value record of {size} bytes runs past the end of the value file"
+            )));
+        }
         let mut bytes = vec![0u8; size];
         let mut read = self.read_at(&path, pointer.file, pointer.offset, &mut bytes, false)?;
         if read < size {
@@ -77,6 +88,17 @@ impl ValueFiles {
             )));
         }
         Ok(record.value.to_vec())
+    }
+
+    /// The length of the value file at `path`; a missing file is corruption.
+    fn file_len(&self, path: &Path) -> Result<u64> {
+        self.env.file_size(path).map_err(|e| {
+            if self.env.file_exists(path) {
+                e
+            } else {
+                Error::corruption("value file is missing").in_file(path.display())
+            }
+        })
     }
 
     /// Reads into `buf` at `offset` of value file `number`, reopening it first when `reopen`;
@@ -127,5 +149,55 @@ impl ValueFiles {
     /// Closes value file `number` if it is open (it is being deleted).
     pub(crate) fn forget(&self, number: u64) {
         self.open.lock().remove(&number);
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::env::MemEnv;
+    use crate::testing::{EnvOp, HookEnv};
+    use crate::vlog::encode_record;
+
+    #[test]
+    fn a_pointer_claiming_more_than_its_file_holds_is_refused_before_any_allocation_or_read() {
+        let mem: Arc<dyn Env> = Arc::new(MemEnv::new());
+        mem.create_dir(Path::new("/db")).unwrap();
+        let mut record = Vec::new();
+        let crc = encode_record(&mut record, b"k", b"value");
+        let path = value_file_name(Path::new("/db"), 7);
+        crate::env::write_file(&*mem, &path, &record, false).unwrap();
+        let reads = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&reads);
+        let env = HookEnv::new(Arc::clone(&mem), move |call| {
+            if call.op == EnvOp::ReadAt {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        });
+        let files = ValueFiles::new(Arc::new(env), Path::new("/db"));
+        let honest = ValuePointer {
+            file: 7,
+            offset: 0,
+            length: 5,
+            crc,
+        };
+        assert_eq!(files.read(b"k", &honest.encode()).unwrap(), b"value");
+        assert_eq!(reads.swap(0, Ordering::Relaxed), 1);
+        // A damaged length: 4 GiB claimed of a 12-byte file.
+        let damaged = ValuePointer {
+            length: u32::MAX,
+            ..honest
+        };
+        let err = files.read(b"k", &damaged.encode()).unwrap_err().to_string();
+        assert!(err.contains("runs past the end of the value file"), "{err}");
+        assert!(err.contains("000007.vlog"), "{err}");
+        assert_eq!(
+            reads.load(Ordering::Relaxed),
+            0,
+            "the damaged record was read"
+        );
     }
 }
