@@ -107,6 +107,30 @@ impl PySnapshot {
         })
     }
 
+    /// The length of `key`'s value as of the snapshot, or `None`; see `DB.head`.
+    #[pyo3(signature = (key, *, verify_checksums=false, fill_cache=true))]
+    fn head(
+        &self,
+        py: Python<'_>,
+        key: &[u8],
+        #[pyo3(from_py_with = flag)] verify_checksums: bool,
+        #[pyo3(from_py_with = flag)] fill_cache: bool,
+    ) -> PyResult<Option<u64>> {
+        let options = ReadOptions {
+            verify_checksums,
+            fill_cache,
+            snapshot: Some(self.pinned(py)?),
+            ..ReadOptions::default()
+        };
+        let key: Cow<'_, [u8]> = match &self.prefix {
+            Some(prefix) => Cow::Owned([prefix.as_slice(), key].concat()),
+            None => Cow::Borrowed(key),
+        };
+        self.handle
+            .call(py, move |db| db.head_opt(&options, &key))
+            .map_err(|e| self.closed_or(e))
+    }
+
     /// The values of `keys` as of the snapshot; see `DB.get_many`.
     #[pyo3(signature = (keys, *, verify_checksums=false, fill_cache=true))]
     fn get_many<'py>(
