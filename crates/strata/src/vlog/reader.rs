@@ -69,7 +69,7 @@ impl ValueFiles {
             // The file may have grown since it was opened (a mapping keeps its length).
             read = self.read_at(&path, pointer.file, pointer.offset, &mut bytes, true)?;
         }
-        let (record, _) = decode_record(&bytes[..read]).map_err(|e| match e {
+        let (record, end) = decode_record(&bytes[..read]).map_err(|e| match e {
             RecordError::Truncated => at(format!(
                 "value record of {size} bytes runs past the end of the value file"
             )),
@@ -91,7 +91,12 @@ impl ValueFiles {
                 pointer.length
             )));
         }
-        Ok(record.value.to_vec())
+        // The value ends the record: it is handed out in the buffer it was read into, not
+        // copied into a second one.
+        let start = end - record.value.len();
+        bytes.truncate(end);
+        bytes.drain(..start);
+        Ok(bytes)
     }
 
     /// The length of the value file at `path`; a missing file is corruption.
