@@ -31,7 +31,17 @@ test: deps
 	# The C API under valgrind and installed as libleveldb, the Go, Python, Node and Java
 	# bindings, CometBFT validators on Strata, the releasable packages, read-only handles.
 	$(MAKE) --no-print-directory capi-test go-test test-python test-node test-java test-cometbft \
-		test-release test-readonly
+		test-release test-readonly test-value-separation
+
+# Value separation (issue 14; docs/design.md, section 4.4): the engine's value-file tests (with
+# garbage collection's space bound), the extension's marker, and real LevelDB 1.23 refusing such
+# a directory.
+test-value-separation: deps
+	$(CARGO) test -p strata-kv --features testing --test value_separation \
+		--test value_separation_gc --test value_separation_marker --test value_separation_under_attack \
+		--test format_extensions
+	$(CARGO) test -p strata-kv --features testing --lib -- vlog:: extension:: db::value_gc:: snapshot::
+	$(CARGO) test -p strata-kv-leveldb-peer --test extension_refusal
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv
 # built from the system Python with its site packages (Debian's python3-plyvel, i.e. real

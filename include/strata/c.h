@@ -35,6 +35,12 @@
  *   / strata_options_set_expiring_keys, and from that open on LevelDB refuses the directory
  *   ("does not match existing comparator") and Strata needs the option. strata_clear_range
  *   deletes a range key by key in bounded batches on any database, LevelDB's format kept.
+ *
+ * Value separation (a format extension)
+ *   strata_options_set_value_separation keeps values at or above a size in value files beside
+ *   the tree, so compactions move small pointers instead of large values; from the first open
+ *   with it on, LevelDB refuses the directory and Strata needs the option. strata_head answers
+ *   whether a key has a value and its length without reading a value file (on any database).
  */
 
 #ifndef STRATA_INCLUDE_STRATA_C_H
@@ -101,6 +107,17 @@ void strata_writebatch_delete_range(leveldb_writebatch_t* b, const char* start, 
                                     const char* end, size_t endlen);
 void strata_writebatch_put_with_ttl(leveldb_writebatch_t* b, const char* key, size_t klen,
                                     const char* val, size_t vlen, uint64_t ttl_millis);
+
+/* Keeps values of at least min_value_size bytes in value files beside the tree (0: off, the
+ * default). From the first open with it on, LevelDB refuses the directory and Strata needs
+ * the option. */
+void strata_options_set_value_separation(leveldb_options_t* options, size_t min_value_size);
+
+/* 1 with *vallen set to the length of key's value when key has one (at the snapshot of
+ * `options`, or now), 0 when it has none or on failure (*errptr set). Answered from the tree
+ * alone: a value kept in a value file is not read. */
+uint8_t strata_head(leveldb_t* db, const leveldb_readoptions_t* options, const char* key,
+                    size_t keylen, uint64_t* vallen, char** errptr);
 
 #ifdef __cplusplus
 } /* extern "C" */

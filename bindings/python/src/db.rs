@@ -90,7 +90,8 @@ impl PyDB {
         paranoid_checks=None, write_buffer_size=None, max_open_files=None, lru_cache_size=None,
         block_size=None, block_restart_interval=None, max_file_size=None,
         compression=Compression::SNAPPY, bloom_filter_bits=0, comparator=None,
-        comparator_name=None, read_only=false, range_deletes=false, expiring_keys=false))]
+        comparator_name=None, read_only=false, range_deletes=false, expiring_keys=false,
+        value_separation=None))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
         py: Python<'py>,
@@ -111,6 +112,7 @@ impl PyDB {
         read_only: bool,
         range_deletes: bool,
         expiring_keys: bool,
+        value_separation: Option<usize>,
     ) -> PyResult<PyDB> {
         let path = fs_path(&name)?;
         let bytewise = comparator.is_none();
@@ -132,6 +134,9 @@ impl PyDB {
         let options = strata::Options {
             range_deletes,
             expiring_keys,
+            value_separation: value_separation
+                .filter(|&size| size > 0)
+                .map(strata::ValueSeparation::new),
             ..args.to_options()?
         };
         let handle = Handle::open(py, path, options, bytewise, read_only)?;
@@ -206,6 +211,24 @@ impl PyDB {
         #[pyo3(from_py_with = flag)] fill_cache: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         get_value(py, &self.handle, key, default, verify_checksums, fill_cache)
+    }
+
+    /// The length of `key`'s value, or `None` when it has none — answered from the tree alone:
+    /// with `value_separation` a value kept in a value file is not read.
+    #[pyo3(signature = (key, *, verify_checksums=false, fill_cache=true))]
+    fn head(
+        &self,
+        py: Python<'_>,
+        key: &[u8],
+        #[pyo3(from_py_with = flag)] verify_checksums: bool,
+        #[pyo3(from_py_with = flag)] fill_cache: bool,
+    ) -> PyResult<Option<u64>> {
+        let options = ReadOptions {
+            verify_checksums,
+            fill_cache,
+            ..ReadOptions::default()
+        };
+        self.handle.call(py, move |db| db.head_opt(&options, key))
     }
 
     /// Sets `key` to `value`; `sync` waits until the write is on disk. With `ttl` (seconds,

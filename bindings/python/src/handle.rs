@@ -20,14 +20,15 @@ use std::sync::{Arc, Weak};
 use parking_lot::{Mutex, RwLock};
 use pyo3::prelude::*;
 use pyo3::sync::{MutexExt, RwLockExt};
-use strata::{Comparator, DbIterator, ReadOptions};
+use strata::{Comparator, ReadOptions};
 
+use crate::engine_cursor::EngineCursor;
 use crate::errors::{db_closed, to_py};
 
 /// The engine iterator of a Python iterator, with the Python iterator's position state.
 /// `iter` is `None` once the iterator or its database is closed.
 pub(crate) struct Cursor<S> {
-    pub(crate) iter: Option<DbIterator>,
+    pub(crate) iter: Option<EngineCursor>,
     pub(crate) state: S,
 }
 
@@ -152,18 +153,23 @@ impl Handle {
         self.with_db(py, f)?.map_err(to_py)
     }
 
-    /// A new engine iterator, registered so that `close()` can release it. The registration
+    /// A new engine iterator (over entries, or with `values` false over keys alone, reading
+    /// no value file), registered so that `close()` can release it. The registration
     /// happens under the read lock, so a concurrent `close()` (which takes the write lock before
     /// it looks at the registry) always sees it.
     pub(crate) fn new_cursor<S: Send + 'static>(
         &self,
         py: Python<'_>,
         options: ReadOptions,
+        values: bool,
         state: S,
     ) -> PyResult<Arc<Mutex<Cursor<S>>>> {
         let guard = self.db.read_py_attached(py);
         let db = guard.as_ref().ok_or_else(db_closed)?;
-        let iter = py.detach(move || db.iter_opt(&options));
+        let iter = py.detach(move || match values {
+            true => EngineCursor::Entries(db.iter_opt(&options)),
+            false => EngineCursor::Keys(db.iter_keys_opt(&options)),
+        });
         let cursor = Arc::new(Mutex::new(Cursor {
             iter: Some(iter),
             state,

@@ -34,9 +34,10 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
-use strata::{DbIterator, ReadOptions};
+use strata::ReadOptions;
 
 use crate::convert::{flag, prefix_successor};
+use crate::engine_cursor::EngineCursor;
 use crate::errors::{iterator_closed, iterator_invalid, to_py};
 use crate::handle::{Cursor, Handle};
 
@@ -130,12 +131,12 @@ impl IterArgs {
 }
 
 /// Runs one engine step with the GIL released.
-fn step(py: Python<'_>, iter: &mut DbIterator, f: impl FnOnce(&mut DbIterator) + Send) {
+fn step(py: Python<'_>, iter: &mut EngineCursor, f: impl FnOnce(&mut EngineCursor) + Send) {
     py.detach(|| f(iter))
 }
 
 /// The engine iterator's error, if it stopped on one.
-fn check(iter: &DbIterator) -> PyResult<()> {
+fn check(iter: &EngineCursor) -> PyResult<()> {
     iter.status().map_err(to_py)
 }
 
@@ -218,7 +219,7 @@ impl PyIterator {
         } else {
             State::BeforeStart
         };
-        let cursor = handle.new_cursor(py, options, state)?;
+        let cursor = handle.new_cursor(py, options, args.include_value, state)?;
         Ok(PyIterator {
             handle: Arc::clone(handle),
             cursor,
@@ -267,7 +268,7 @@ impl PyIterator {
     }
 
     /// The entry at the engine iterator, shaped by `include_key`/`include_value`.
-    fn current<'py>(&self, py: Python<'py>, iter: &DbIterator) -> PyResult<Bound<'py, PyAny>> {
+    fn current<'py>(&self, py: Python<'py>, iter: &EngineCursor) -> PyResult<Bound<'py, PyAny>> {
         let key = || {
             PyBytes::new(
                 py,
@@ -492,7 +493,7 @@ impl PyRawIterator {
             snapshot,
             ..ReadOptions::default()
         };
-        let cursor = handle.new_cursor(py, options, ())?;
+        let cursor = handle.new_cursor(py, options, true, ())?;
         Ok(PyRawIterator { cursor })
     }
 
@@ -500,7 +501,7 @@ impl PyRawIterator {
     fn with<R>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut DbIterator) -> PyResult<R>,
+        f: impl FnOnce(&mut EngineCursor) -> PyResult<R>,
     ) -> PyResult<R> {
         let mut cursor = self.cursor.lock_py_attached(py);
         let iter = cursor.iter.as_mut().ok_or_else(iterator_closed)?;
@@ -512,7 +513,7 @@ impl PyRawIterator {
         &self,
         py: Python<'_>,
         need_valid: bool,
-        f: impl FnOnce(&mut DbIterator) + Send,
+        f: impl FnOnce(&mut EngineCursor) + Send,
     ) -> PyResult<()> {
         self.with(py, |iter| {
             if need_valid && !iter.valid() {
@@ -526,7 +527,7 @@ impl PyRawIterator {
     fn valid_entry<'py, R>(
         &self,
         py: Python<'py>,
-        f: impl FnOnce(&DbIterator) -> R,
+        f: impl FnOnce(&EngineCursor) -> R,
     ) -> PyResult<R> {
         self.with(py, |iter| {
             if iter.valid() {

@@ -18,6 +18,7 @@ mod batch;
 mod comparator;
 mod convert;
 mod db;
+mod engine_cursor;
 mod errors;
 mod handle;
 mod iterator;

@@ -67,6 +67,31 @@ impl PySnapshot {
     }
 }
 
+impl PySnapshot {
+    /// Read options at this snapshot.
+    fn read_options(
+        &self,
+        py: Python<'_>,
+        verify_checksums: bool,
+        fill_cache: bool,
+    ) -> PyResult<ReadOptions> {
+        Ok(ReadOptions {
+            verify_checksums,
+            fill_cache,
+            snapshot: Some(self.pinned(py)?),
+            ..ReadOptions::default()
+        })
+    }
+
+    /// `key` with the prefix of a prefixed database's snapshot in front.
+    fn full_key<'k>(&self, key: &'k [u8]) -> Cow<'k, [u8]> {
+        match &self.prefix {
+            Some(prefix) => Cow::Owned([prefix.as_slice(), key].concat()),
+            None => Cow::Borrowed(key),
+        }
+    }
+}
+
 impl Drop for PySnapshot {
     fn drop(&mut self) {
         if let Some(snapshot) = self.snapshot.get_mut().take() {
@@ -87,16 +112,8 @@ impl PySnapshot {
         #[pyo3(from_py_with = flag)] verify_checksums: bool,
         #[pyo3(from_py_with = flag)] fill_cache: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = ReadOptions {
-            verify_checksums,
-            fill_cache,
-            snapshot: Some(self.pinned(py)?),
-            ..ReadOptions::default()
-        };
-        let key: Cow<'_, [u8]> = match &self.prefix {
-            Some(prefix) => Cow::Owned([prefix.as_slice(), key].concat()),
-            None => Cow::Borrowed(key),
-        };
+        let options = self.read_options(py, verify_checksums, fill_cache)?;
+        let key = self.full_key(key);
         let value = self
             .handle
             .call(py, move |db| db.get_opt(&options, &key))
@@ -105,6 +122,22 @@ impl PySnapshot {
             Some(value) => PyBytes::new(py, &value).into_any(),
             None => default.unwrap_or_else(|| py.None().into_bound(py)),
         })
+    }
+
+    /// The length of `key`'s value as of the snapshot, or `None`; see `DB.head`.
+    #[pyo3(signature = (key, *, verify_checksums=false, fill_cache=true))]
+    fn head(
+        &self,
+        py: Python<'_>,
+        key: &[u8],
+        #[pyo3(from_py_with = flag)] verify_checksums: bool,
+        #[pyo3(from_py_with = flag)] fill_cache: bool,
+    ) -> PyResult<Option<u64>> {
+        let options = self.read_options(py, verify_checksums, fill_cache)?;
+        let key = self.full_key(key);
+        self.handle
+            .call(py, move |db| db.head_opt(&options, &key))
+            .map_err(|e| self.closed_or(e))
     }
 
     /// The values of `keys` as of the snapshot; see `DB.get_many`.
@@ -116,12 +149,7 @@ impl PySnapshot {
         #[pyo3(from_py_with = flag)] verify_checksums: bool,
         #[pyo3(from_py_with = flag)] fill_cache: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let options = ReadOptions {
-            verify_checksums,
-            fill_cache,
-            snapshot: Some(self.pinned(py)?),
-            ..ReadOptions::default()
-        };
+        let options = self.read_options(py, verify_checksums, fill_cache)?;
         let keys = range_ops::keys_of(keys, self.prefix.as_deref())?;
         range_ops::get_many(py, &self.handle, options, keys).map_err(|e| self.closed_or(e))
     }

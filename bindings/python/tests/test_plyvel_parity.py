@@ -30,7 +30,12 @@ NO_DEFAULT = inspect.Parameter.empty
 # Strata's own keywords beyond plyvel's: after all of plyvel's, keyword-only, defaulting to
 # plyvel's behaviour.
 STRATA_EXTRAS = {
-    ("DB", None): [("read_only", False), ("range_deletes", False), ("expiring_keys", False)],
+    ("DB", None): [
+        ("read_only", False),
+        ("range_deletes", False),
+        ("expiring_keys", False),
+        ("value_separation", None),
+    ],
     ("DB", "put"): [("ttl", None)],
     ("WriteBatch", "put"): [("ttl", None)],
 }

@@ -61,6 +61,7 @@ mod filter_policy;
 mod iterator;
 mod options;
 mod range_ops;
+mod value_separation;
 mod write_batch;
 
 pub use comparator::leveldb_comparator_t;

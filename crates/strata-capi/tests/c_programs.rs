@@ -175,6 +175,11 @@ fn batched_reads_range_deletes_and_expiring_keys_from_c() {
 }
 
 #[test]
+fn value_separation_and_head_from_c() {
+    build_and_run("strata_value_separation_test.c");
+}
+
+#[test]
 fn readme_c_example_runs_and_prints_the_scan() {
     let output = build_and_run("example.c");
     assert_eq!(
@@ -251,7 +256,7 @@ fn library_exports_exactly_the_functions_the_headers_declare() {
         .collect();
     let (leveldb, strata) = header_functions();
     assert_eq!(leveldb.len(), 68, "{leveldb:?}");
-    assert_eq!(strata.len(), 12, "{strata:?}");
+    assert_eq!(strata.len(), 14, "{strata:?}");
     let declared: BTreeSet<String> = leveldb.union(&strata).cloned().collect();
     assert_eq!(
         exported, declared,
@@ -318,6 +323,7 @@ fn c_tests_call_every_function_of_the_headers() {
         "threads_test.c",
         "strata_ext_test.c",
         "strata_range_ops_test.c",
+        "strata_value_separation_test.c",
     ] {
         sources += &std::fs::read_to_string(c_source(name)).expect("C test source");
     }

@@ -89,6 +89,15 @@ struct BenchArgs {
     #[arg(long, default_value_t = 2)]
     subcompactions: usize,
 
+    /// Keep values of at least this many bytes beside the tree: Strata's value separation,
+    /// RocksDB's integrated BlobDB with the same `min_blob_size` (LevelDB has none); 0: off.
+    #[arg(
+        long = "value_separation",
+        alias = "value-separation",
+        default_value_t = 0
+    )]
+    value_separation: usize,
+
     /// Parent directory of the databases (each engine uses <db>/<engine>).
     #[arg(long)]
     db: Option<PathBuf>,
@@ -154,6 +163,7 @@ impl BenchArgs {
                 bloom_bits: u32::try_from(self.bloom_bits).ok(),
                 compression: self.compression,
                 range_deletes,
+                value_separation: (self.value_separation > 0).then_some(self.value_separation),
                 ..defaults
             },
             db: self

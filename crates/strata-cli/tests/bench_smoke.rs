@@ -106,6 +106,43 @@ fn batched_reads_and_range_deletes_run_on_both_engines() {
     }
 }
 
+#[test]
+fn value_separation_keeps_large_values_in_value_files_and_reads_them_back() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let db = dir.path().join("db");
+    let out = strata()
+        .args([
+            "bench",
+            "--no_progress",
+            "--engines",
+            "strata",
+            "--num",
+            "2000",
+        ])
+        .args(["--value_size", "8192", "--value_separation", "4096"])
+        .args(["--benchmarks", "fillseq,readrandom", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run strata: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Separated:  values of 4 KiB and more"),
+        "\n{stdout}"
+    );
+    assert!(stdout.contains("(2000 of 2000 found)"), "\n{stdout}");
+    let value_files = std::fs::read_dir(db.join("strata"))
+        .unwrap_or_else(|e| panic!("read db dir: {e}"))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".vlog"))
+        .count();
+    assert!(value_files > 0, "no value file written\n{stdout}");
+}
+
 #[cfg(not(feature = "leveldb"))]
 #[test]
 fn bench_without_peers_runs_strata_alone_and_says_so() {

@@ -1,15 +1,16 @@
 //! Extensions of LevelDB's format, and the mark in the manifest that says which a database
 //! uses.
 //!
-//! An extension writes what LevelDB 1.23 cannot read (range tombstones, expiring values). It is
-//! opt-in per database, and a database that uses one records, in place of its comparator's
+//! An extension writes what LevelDB 1.23 cannot read (range tombstones, expiring values,
+//! pointers to values in value files). It is opt-in per database, and a database that uses one records, in place of its comparator's
 //! name, a *marker* that LevelDB cannot match: LevelDB checks the comparator name of the
 //! manifest's first edit before it reads any log or table, and refuses the directory with its
 //! "does not match existing comparator" error. The marker's grammar (ASCII, no spaces):
 //!
 //! ```text
 //! marker    := "strata.v1" ("+" extension)+ ":" comparator
-//! extension := "range-deletes" | "expiring-keys"      (each at most once, in this order)
+//! extension := "range-deletes" | "expiring-keys" | "value-separation" | "value-separation"
+//!                                                   (each at most once, in this order)
 //! ```
 //!
 //! `comparator` is the user comparator's own name, whatever bytes it holds (the first `:`
@@ -38,17 +39,24 @@ pub(crate) enum Extension {
     RangeDeletes,
     /// Values that expire: `DB::put_with_ttl` and `WriteBatch::put_with_ttl`.
     ExpiringKeys,
+    /// Large values in value files beside the tree, pointers in it (docs/design.md, 4.4).
+    ValueSeparation,
 }
 
 impl Extension {
     /// Every extension, in the order markers list them.
-    pub(crate) const ALL: [Extension; 2] = [Extension::RangeDeletes, Extension::ExpiringKeys];
+    pub(crate) const ALL: [Extension; 3] = [
+        Extension::RangeDeletes,
+        Extension::ExpiringKeys,
+        Extension::ValueSeparation,
+    ];
 
     /// The extension's token in a marker. On-disk: never change.
     pub(crate) fn token(self) -> &'static str {
         match self {
             Extension::RangeDeletes => "range-deletes",
             Extension::ExpiringKeys => "expiring-keys",
+            Extension::ValueSeparation => "value-separation",
         }
     }
 
@@ -57,14 +65,18 @@ impl Extension {
         match self {
             Extension::RangeDeletes => "range deletes",
             Extension::ExpiringKeys => "expiring keys",
+            Extension::ValueSeparation => "value files",
         }
     }
 
-    /// The option that enables the extension.
+    /// The setting of the option that enables the extension.
     pub(crate) fn option(self) -> &'static str {
         match self {
-            Extension::RangeDeletes => "Options::range_deletes",
-            Extension::ExpiringKeys => "Options::expiring_keys",
+            Extension::RangeDeletes => "Options::range_deletes = true",
+            Extension::ExpiringKeys => "Options::expiring_keys = true",
+            Extension::ValueSeparation => {
+                "Options::value_separation = Some(ValueSeparation { .. })"
+            }
         }
     }
 
@@ -72,7 +84,7 @@ impl Extension {
     /// it.
     pub(crate) fn not_enabled(self) -> Error {
         Error::NotSupported(format!(
-            "{} are an extension of LevelDB's format: open the database with {} = true \
+            "{} are an extension of LevelDB's format: open the database with {} \
              (LevelDB then refuses to open it)",
             self.what(),
             self.option()
@@ -83,6 +95,7 @@ impl Extension {
         match self {
             Extension::RangeDeletes => 1,
             Extension::ExpiringKeys => 2,
+            Extension::ValueSeparation => 4,
         }
     }
 }
@@ -105,13 +118,20 @@ impl Extensions {
     }
 
     /// The set with each extension whose flag is true.
-    pub(crate) fn from_flags(range_deletes: bool, expiring_keys: bool) -> Extensions {
+    pub(crate) fn from_flags(
+        range_deletes: bool,
+        expiring_keys: bool,
+        value_separation: bool,
+    ) -> Extensions {
         let mut set = Extensions::NONE;
-        if range_deletes {
-            set.insert(Extension::RangeDeletes);
-        }
-        if expiring_keys {
-            set.insert(Extension::ExpiringKeys);
+        for (extension, on) in [
+            (Extension::RangeDeletes, range_deletes),
+            (Extension::ExpiringKeys, expiring_keys),
+            (Extension::ValueSeparation, value_separation),
+        ] {
+            if on {
+                set.insert(extension);
+            }
         }
         set
     }
@@ -150,7 +170,7 @@ impl Extensions {
         match self.first_missing_from(enabled) {
             None => Ok(()),
             Some(missing) => Err(Error::InvalidArgument(format!(
-                "this database uses {} (format extension `{}`): open it with {} = true",
+                "this database uses {} (format extension `{}`): open it with {}",
                 missing.what(),
                 missing.token(),
                 missing.option()
@@ -264,14 +284,23 @@ mod tests {
 
     #[test]
     fn markers_list_extensions_in_order() {
-        let both = Extensions::from_flags(true, true);
+        let both = Extensions::from_flags(true, true, false);
         assert_eq!(
             both.recorded_name(BYTEWISE),
             "strata.v1+range-deletes+expiring-keys:leveldb.BytewiseComparator"
         );
         assert_eq!(
-            Extensions::from_flags(false, true).recorded_name("a:b"),
+            Extensions::from_flags(false, true, false).recorded_name("a:b"),
             "strata.v1+expiring-keys:a:b"
+        );
+        assert_eq!(
+            Extensions::from_flags(true, true, true).recorded_name(BYTEWISE),
+            "strata.v1+range-deletes+expiring-keys+value-separation:leveldb.BytewiseComparator"
+        );
+        let parsed = parse_recorded_name("strata.v1+value-separation:c").unwrap();
+        assert_eq!(
+            parsed.extensions,
+            Extensions::from_flags(false, false, true)
         );
         let parsed = parse_recorded_name("strata.v1+expiring-keys:a:b").unwrap();
         assert_eq!(parsed.comparator, "a:b");
@@ -319,9 +348,9 @@ mod tests {
 
     #[test]
     fn a_recorded_extension_must_be_enabled() {
-        let recorded = Extensions::from_flags(true, false);
+        let recorded = Extensions::from_flags(true, false, false);
         recorded
-            .check_enabled(Extensions::from_flags(true, true))
+            .check_enabled(Extensions::from_flags(true, true, false))
             .unwrap();
         let err = recorded.check_enabled(Extensions::NONE).unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
@@ -336,9 +365,10 @@ mod tests {
         fn markers_round_trip(
             range_deletes in any::<bool>(),
             expiring_keys in any::<bool>(),
+            value_separation in any::<bool>(),
             comparator in "[ -~]{0,40}",
         ) {
-            let set = Extensions::from_flags(range_deletes, expiring_keys);
+            let set = Extensions::from_flags(range_deletes, expiring_keys, value_separation);
             let name = set.recorded_name(&comparator);
             let plain_marker_lookalike = set.is_empty()
                 && comparator.starts_with(MARKER_FAMILY)

@@ -8,6 +8,7 @@
 //! NNNNNN.log          write-ahead log
 //! NNNNNN.ldb          table (NNNNNN.sst is read too: LevelDB before 1.14 wrote that)
 //! NNNNNN.dbtmp        temporary file, e.g. the next CURRENT before its rename
+//! NNNNNN.vlog         value file (format extension value-separation, see `vlog`)
 //! ```
 //! `NNNNNN` is a decimal file number, zero-padded to at least six digits.
 
@@ -27,6 +28,7 @@ pub(crate) enum FileType {
     Current,
     Temp,
     InfoLog,
+    ValueFile,
 }
 
 fn numbered(dir: &Path, number: u64, suffix: &str) -> PathBuf {
@@ -43,6 +45,10 @@ pub(crate) fn table_file_name(dir: &Path, number: u64) -> PathBuf {
 
 pub(crate) fn sst_table_file_name(dir: &Path, number: u64) -> PathBuf {
     numbered(dir, number, "sst")
+}
+
+pub(crate) fn value_file_name(dir: &Path, number: u64) -> PathBuf {
+    numbered(dir, number, "vlog")
 }
 
 pub(crate) fn temp_file_name(dir: &Path, number: u64) -> PathBuf {
@@ -86,6 +92,7 @@ pub(crate) fn parse_file_name(name: &str) -> Option<(u64, FileType)> {
         "log" => FileType::Log,
         "ldb" | "sst" => FileType::Table,
         "dbtmp" => FileType::Temp,
+        "vlog" => FileType::ValueFile,
         _ => return None,
     };
     Some((number, kind))
@@ -120,6 +127,7 @@ mod tests {
             ("LOCK", (0, FileType::DbLock)),
             ("LOG.old", (0, FileType::InfoLog)),
             ("000003.dbtmp", (3, FileType::Temp)),
+            ("000004.vlog", (4, FileType::ValueFile)),
             ("18446744073709551615.log", (u64::MAX, FileType::Log)),
         ] {
             assert_eq!(parse_file_name(name), Some(expected), "{name}");

@@ -23,6 +23,7 @@ mod table;
 pub mod tools;
 mod util;
 mod version;
+mod vlog;
 mod write_batch;
 
 #[cfg(feature = "testing")]
@@ -34,12 +35,12 @@ pub mod testing;
 struct ReadmeExamples;
 
 pub use compaction::filter::{CompactionFilter, FilterDecision};
-pub use db::{destroy, repair, DbIterator, Range, CLEAR_RANGE_BATCH, DB};
+pub use db::{destroy, repair, DbIterator, KeyIterator, Range, CLEAR_RANGE_BATCH, DB};
 pub use env::{
     Env, FileLock, Logger, MemEnv, PosixEnv, RandomAccessFile, SequentialFile, WritableFile,
 };
 pub use error::{Corruption, Error, Result};
-pub use options::{Options, ReadOptions, WriteOptions};
+pub use options::{Options, ReadOptions, ValueSeparation, WriteOptions};
 pub use snapshot::Snapshot;
 pub use table::block_cache::BlockCache;
 pub use table::format::CompressionType;

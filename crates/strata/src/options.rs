@@ -70,6 +70,44 @@ pub struct Options {
     /// snapshot sees: a snapshot taken while a compaction with a filter runs keeps the
     /// tables and memtables it was taken on until it is dropped.
     pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
+    /// Keeps values of at least [`ValueSeparation::min_value_size`] bytes in value files
+    /// beside the tree, with pointers to them in the tree (default `None`: every value in
+    /// the tree). An extension of LevelDB's format recorded like
+    /// [`range_deletes`](Self::range_deletes); docs/design.md, section 4.4.
+    pub value_separation: Option<ValueSeparation>,
+}
+
+/// How [`Options::value_separation`] separates values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ValueSeparation {
+    /// Values of at least this many bytes go to value files; smaller ones stay in the tree
+    /// (default 4096).
+    pub min_value_size: usize,
+    /// A value file is closed, and the next one started, once it holds this many bytes
+    /// (default 64 MiB; at least 64 KiB).
+    pub file_size: u64,
+}
+
+impl ValueSeparation {
+    /// Separates values of at least `min_value_size` bytes, in files of the default size.
+    pub fn new(min_value_size: usize) -> ValueSeparation {
+        ValueSeparation {
+            min_value_size,
+            file_size: 64 << 20,
+        }
+    }
+
+    /// These settings with value files of `file_size` bytes.
+    pub fn with_file_size(self, file_size: u64) -> ValueSeparation {
+        ValueSeparation { file_size, ..self }
+    }
+}
+
+impl Default for ValueSeparation {
+    fn default() -> ValueSeparation {
+        ValueSeparation::new(4096)
+    }
 }
 
 impl Options {
@@ -101,7 +139,11 @@ impl Options {
 
     /// The format extensions these options enable.
     pub(crate) fn extensions(&self) -> Extensions {
-        Extensions::from_flags(self.range_deletes, self.expiring_keys)
+        Extensions::from_flags(
+            self.range_deletes,
+            self.expiring_keys,
+            self.value_separation.is_some(),
+        )
     }
 }
 
@@ -127,6 +169,7 @@ impl Default for Options {
             range_deletes: false,
             expiring_keys: false,
             compaction_filter: None,
+            value_separation: None,
         }
     }
 }
@@ -150,6 +193,7 @@ impl std::fmt::Debug for Options {
             .field("range_deletes", &self.range_deletes)
             .field("expiring_keys", &self.expiring_keys)
             .field("compaction_filter", &self.compaction_filter.is_some())
+            .field("value_separation", &self.value_separation)
             .field(
                 "filter_policy",
                 &self.filter_policy.as_ref().map(|p| p.name().to_owned()),

@@ -2,7 +2,8 @@
 //!
 //! A [`SnapshotList`] counts, per sequence number, the [`Snapshot`] handles that pin it; while
 //! a sequence number is pinned, compactions keep every entry a read at it can see (they ask
-//! [`SnapshotList::oldest`]). Dropping the last clone of a snapshot releases its pin.
+//! [`SnapshotList::oldest`] and [`SnapshotList::pinned`]: an entry a newer one hides from every
+//! pinned sequence number that sees it goes, [`hidden_by_newer`]). Dropping the last clone of a snapshot releases its pin.
 //!
 //! A snapshot of a read-only handle also holds the view it was taken on (`pin_with_view`):
 //! the writer beside it compacts without knowing about this process's snapshots, so reads at
@@ -61,6 +62,11 @@ impl SnapshotList {
         self.pins.lock().keys().next().copied()
     }
 
+    /// Every pinned sequence number, oldest first.
+    pub(crate) fn pinned(&self) -> Vec<u64> {
+        self.pins.lock().keys().copied().collect()
+    }
+
     /// The newest pinned sequence number, if any.
     pub(crate) fn newest(&self) -> Option<u64> {
         self.pins.lock().keys().next_back().copied()
@@ -75,6 +81,15 @@ impl SnapshotList {
             }
         }
     }
+}
+
+/// Whether an entry at `sequence`, whose key has a newer entry at `newer`, is one no reader
+/// can see: no snapshot of `pinned` (oldest first) reads at a sequence number from `sequence`
+/// up to before `newer`, so every snapshot that sees it sees the newer entry, and so do reads
+/// of the latest state (a read or iterator begun earlier holds the tables it reads from).
+pub(crate) fn hidden_by_newer(pinned: &[u64], sequence: u64, newer: u64) -> bool {
+    let first_seeing = pinned.partition_point(|&pin| pin < sequence);
+    pinned.get(first_seeing).is_none_or(|&pin| pin >= newer)
 }
 
 /// A consistent, read-only view of the database at the moment it was taken: pass it in
@@ -126,6 +141,18 @@ impl Drop for Pin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_is_hidden_when_no_pin_sees_it_without_its_newer_one() {
+        // No pins: the newer entry hides it from every reader.
+        assert!(hidden_by_newer(&[], 5, 9));
+        // A pin between the two sees it and not the newer one.
+        assert!(!hidden_by_newer(&[7], 5, 9));
+        assert!(!hidden_by_newer(&[5], 5, 9));
+        // Pins before it (they see neither) or at or after the newer one (they see both).
+        assert!(hidden_by_newer(&[1, 4, 9, 20], 5, 9));
+        assert!(!hidden_by_newer(&[1, 4, 8, 20], 5, 9));
+    }
 
     #[test]
     fn the_oldest_pin_lasts_until_its_last_clone_is_dropped() {

@@ -11,6 +11,8 @@
 //!   2 start end               range deletion of [start, end)      (extension range-deletes)
 //!   3 key value expires_at    put of a value that expires         (extension expiring-keys)
 //!   4 key value ttl           put with a time to live, unresolved (never in a log)
+//!   5 key pointer             put of a value kept in a value file (extension
+//!                             value-separation; only the write path makes it)
 //! ```
 //!
 //! Keys, values and range bounds are length-prefixed (a varint32 length, then the bytes);
@@ -54,6 +56,9 @@ const TAG_PUT_EXPIRING: u8 = 3;
 /// Record tag of a put with a time to live not yet turned into an expiry time: only in batches
 /// not yet written, never in a log.
 const TAG_PUT_TTL: u8 = 4;
+/// Record tag of a put whose value is in a value file: the record holds the pointer
+/// (extension `value-separation`; see `vlog`). On-disk: never change.
+const TAG_PUT_SEPARATED: u8 = 5;
 
 /// An atomic group of updates, applied all or nothing by a write.
 ///
@@ -113,6 +118,14 @@ pub enum BatchOp<'a> {
         /// When the value is gone.
         expires_at_micros: u64,
     },
+    /// Set `key` to the value `pointer` names in a value file: what the write path makes of a
+    /// large put on a database with [`Options::value_separation`](crate::Options).
+    PutSeparated {
+        /// The key.
+        key: &'a [u8],
+        /// Where the value is (an encoding of the engine's own).
+        pointer: &'a [u8],
+    },
 }
 
 /// Receives the updates of a batch, in order, from [`WriteBatch::iterate`].
@@ -139,6 +152,11 @@ pub trait WriteBatchHandler {
     fn put_expiring(&mut self, key: &[u8], value: &[u8], expires_at_micros: u64) -> Result<()> {
         let _ = (key, value, expires_at_micros);
         Err(unhandled("a put of an expiring value"))
+    }
+    /// A put of `key` to the value `pointer` names in a value file.
+    fn put_separated(&mut self, key: &[u8], pointer: &[u8]) -> Result<()> {
+        let _ = (key, pointer);
+        Err(unhandled("a put of a separated value"))
     }
 }
 
@@ -304,6 +322,7 @@ impl WriteBatch {
                     value,
                     expires_at_micros,
                 } => handler.put_expiring(key, value, expires_at_micros)?,
+                BatchOp::PutSeparated { key, pointer } => handler.put_separated(key, pointer)?,
             }
         }
         Ok(())
@@ -346,27 +365,90 @@ impl WriteBatch {
             return Ok(None);
         }
         let now_micros = now_micros();
+        self.rebuilt(|out, op| match op {
+            BatchOp::PutWithTtl { key, value, ttl } => {
+                out.put_expiring(key, value, now_micros.saturating_add(duration_micros(ttl)))
+            }
+            other => out.push_op(other),
+        })
+        .map(Some)
+    }
+
+    /// This batch with the value of every put of at least `min_value_size` bytes replaced by
+    /// a pointer (tag 5): `store` is given those puts' keys and values, in order, and returns
+    /// their pointers' encodings in the same order. `None` when the batch holds no such put.
+    pub(crate) fn with_separated_values(
+        &self,
+        min_value_size: usize,
+        store: impl FnOnce(&[(&[u8], &[u8])]) -> Result<Vec<Vec<u8>>>,
+    ) -> Result<Option<WriteBatch>> {
+        let mut large = Vec::new();
+        for op in self.iter() {
+            if let BatchOp::Put { key, value } = op? {
+                if value.len() >= min_value_size {
+                    large.push((key, value));
+                }
+            }
+        }
+        if large.is_empty() {
+            return Ok(None);
+        }
+        let pointers = store(&large)?;
+        if pointers.len() != large.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} values were stored for {} separated puts",
+                pointers.len(),
+                large.len()
+            )));
+        }
+        let mut pointers = pointers.into_iter();
+        self.rebuilt(|out, op| match op {
+            BatchOp::Put { key, value } if value.len() >= min_value_size => {
+                let pointer = pointers.next().unwrap_or_default();
+                out.put_separated(key, &pointer);
+            }
+            other => out.push_op(other),
+        })
+        .map(Some)
+    }
+
+    /// A copy of this batch (its sequence number and count too) whose records `rewrite` adds,
+    /// given each of this batch's in order.
+    fn rebuilt(&self, mut rewrite: impl FnMut(&mut WriteBatch, BatchOp<'_>)) -> Result<WriteBatch> {
         let mut out = WriteBatch::with_capacity(self.rep.len());
         out.rep.truncate(0);
         out.rep.extend_from_slice(&self.rep[..HEADER_SIZE]);
         out.extensions = self.extensions;
         for op in self.iter() {
-            match op? {
-                BatchOp::Put { key, value } => out.put(key, value),
-                BatchOp::Delete { key } => out.delete(key),
-                BatchOp::DeleteRange { start, end } => out.delete_range(start, end),
-                BatchOp::PutWithTtl { key, value, ttl } => {
-                    out.put_expiring(key, value, now_micros.saturating_add(duration_micros(ttl)))
-                }
-                BatchOp::PutExpiring {
-                    key,
-                    value,
-                    expires_at_micros,
-                } => out.put_expiring(key, value, expires_at_micros),
-            }
+            rewrite(&mut out, op?);
         }
         out.set_count(self.count());
-        Ok(Some(out))
+        Ok(out)
+    }
+
+    /// Adds `op` as it is.
+    fn push_op(&mut self, op: BatchOp<'_>) {
+        match op {
+            BatchOp::Put { key, value } => self.put(key, value),
+            BatchOp::Delete { key } => self.delete(key),
+            BatchOp::DeleteRange { start, end } => self.delete_range(start, end),
+            BatchOp::PutWithTtl { key, value, ttl } => self.put_with_ttl(key, value, ttl),
+            BatchOp::PutExpiring {
+                key,
+                value,
+                expires_at_micros,
+            } => self.put_expiring(key, value, expires_at_micros),
+            BatchOp::PutSeparated { key, pointer } => self.put_separated(key, pointer),
+        }
+    }
+
+    /// Adds a put whose value is in a value file at `pointer` (tag 5).
+    pub(crate) fn put_separated(&mut self, key: &[u8], pointer: &[u8]) {
+        self.rep.push(TAG_PUT_SEPARATED);
+        put_length_prefixed(&mut self.rep, key);
+        put_length_prefixed(&mut self.rep, pointer);
+        self.set_count(self.count().wrapping_add(1));
+        self.extensions.insert(Extension::ValueSeparation);
     }
 
     /// Adds a put of a value that expires at `expires_at_micros` (tag 3).
@@ -519,6 +601,12 @@ impl<'a> BatchIter<'a> {
                         expires_at_micros: micros,
                     }
                 }
+            }
+            TAG_PUT_SEPARATED => {
+                let key = get_length_prefixed(&mut cursor).ok_or_else(|| truncated("put key"))?;
+                let pointer =
+                    get_length_prefixed(&mut cursor).ok_or_else(|| truncated("value pointer"))?;
+                BatchOp::PutSeparated { key, pointer }
             }
             other => {
                 return Err(Error::corruption_at(

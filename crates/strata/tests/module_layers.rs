@@ -20,6 +20,7 @@ const LAYERS: &[&str] = &[
     "env",
     "filename",
     "log",
+    "vlog",
     "write_batch",
     "range_del",
     "iter",

@@ -57,6 +57,7 @@ class DB:
         read_only: bool = False,
         range_deletes: bool = False,
         expiring_keys: bool = False,
+        value_separation: Optional[int] = None,
     ) -> None: ...
     @property
     def name(self) -> _Name: ...
@@ -75,6 +76,9 @@ class DB:
     def get(
         self, key: bytes, default: _T, *, verify_checksums: Optional[bool] = False, fill_cache: Optional[bool] = True
     ) -> Union[bytes, _T]: ...
+    def head(
+        self, key: bytes, *, verify_checksums: Optional[bool] = False, fill_cache: Optional[bool] = True
+    ) -> Optional[int]: ...
     def put(
         self, key: bytes, value: _Value, *, sync: Optional[bool] = False, ttl: Optional[_Ttl] = None
     ) -> None: ...
@@ -180,6 +184,9 @@ class Snapshot:
     def get(
         self, key: bytes, default: _T, *, verify_checksums: Optional[bool] = False, fill_cache: Optional[bool] = True
     ) -> Union[bytes, _T]: ...
+    def head(
+        self, key: bytes, *, verify_checksums: Optional[bool] = False, fill_cache: Optional[bool] = True
+    ) -> Optional[int]: ...
     def get_many(
         self, keys: Iterable[bytes], *, verify_checksums: Optional[bool] = False, fill_cache: Optional[bool] = True
     ) -> list[Optional[bytes]]: ...

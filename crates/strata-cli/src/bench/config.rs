@@ -199,6 +199,10 @@ pub struct BenchOptions {
     /// Open Strata with `Options::range_deletes` (set when the workloads include
     /// `deleterange`; the other engines need no option for it).
     pub range_deletes: bool,
+    /// Keep values of at least this many bytes beside the tree: Strata's value separation and
+    /// RocksDB's integrated BlobDB (`enable_blob_files`, `min_blob_size`); LevelDB has no such
+    /// thing. `None`: every value in the tree.
+    pub value_separation: Option<usize>,
 }
 
 impl Default for BenchOptions {
@@ -215,6 +219,7 @@ impl Default for BenchOptions {
             max_open_files: 1000,
             subcompactions: 2,
             range_deletes: false,
+            value_separation: None,
         }
     }
 }

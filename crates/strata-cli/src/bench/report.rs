@@ -83,6 +83,13 @@ pub fn print_header(cfg: &Config, engines: &[(EngineKind, String)]) {
         o.compression.name(),
         o.subcompactions
     );
+    if let Some(size) = o.value_separation {
+        println!(
+            "Separated:  values of {} and more beside the tree (Strata's value files, RocksDB's BlobDB; \
+             LevelDB keeps them in its tables)",
+            self::size(size)
+        );
+    }
     println!(
         "Runs:       {} repeat(s), {} thread(s), {}",
         cfg.repeat,

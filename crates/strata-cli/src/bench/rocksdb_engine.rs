@@ -21,6 +21,7 @@
 //! | one background thread                 | `max_background_jobs` 1 (*differs*, below)                |
 //! | Strata: `max_subcompactions` (`--subcompactions`, default 2) | `max_subcompactions`, the same |
 //! | `max_open_files` 1000                 | `max_open_files` 1000 (RocksDB's default is unlimited)    |
+//! | Strata: `value_separation` (`--value_separation N`) | integrated BlobDB: `enable_blob_files`, `min_blob_size` N, `enable_blob_gc` (its default age cutoff 0.25) |
 //! | `paranoid_checks` false               | `paranoid_checks` false (RocksDB's default is true)       |
 //! | tables read through `mmap`            | `allow_mmap_reads` true (LevelDB 1.23 maps up to 1000 tables on 64-bit) |
 //! | reads: no checksum check, fill cache  | `verify_checksums` false (RocksDB's default is true), `fill_cache` true |
@@ -127,6 +128,11 @@ fn options(o: &BenchOptions) -> BenchResult<Options> {
     opts.set_max_subcompactions(u32::try_from(o.subcompactions).unwrap_or(u32::MAX));
     opts.set_max_open_files(to_c_int("max_open_files", o.max_open_files)?);
     opts.set_allow_mmap_reads(true);
+    if let Some(size) = o.value_separation {
+        opts.set_enable_blob_files(true);
+        opts.set_min_blob_size(size as u64);
+        opts.set_enable_blob_gc(true);
+    }
     Ok(opts)
 }
 

@@ -14,6 +14,8 @@
 //!   `MultiGet` pins them).
 //! - `deleterange` opens the database with `Options::range_deletes` (a format extension);
 //!   every other workload runs without it, in LevelDB's format.
+//! - `--value_separation N` opens it with `Options::value_separation` (values of N bytes and
+//!   more in value files; a format extension), RocksDB then with BlobDB at the same size.
 //! - `DB::write` takes the batch by reference, so the harness clears and reuses one batch, as
 //!   db_bench does and as LevelDB's C API allows. The RocksDB crate's `write` takes the batch
 //!   by value, so its harness starts a fresh batch per write (see the RocksDB adapter).
@@ -23,7 +25,7 @@ use std::sync::Arc;
 
 use strata::{
     BlockCache, BloomFilterPolicy, CompressionType, DbIterator, FilterPolicy, Options, ReadOptions,
-    WriteBatch, WriteOptions, DB,
+    ValueSeparation, WriteBatch, WriteOptions, DB,
 };
 
 use super::config::{BenchOptions, Compression};
@@ -67,6 +69,7 @@ impl Engine for StrataEngine {
                 Arc::new(BloomFilterPolicy::new(bits as usize)) as Arc<dyn FilterPolicy>
             }),
             range_deletes: o.range_deletes,
+            value_separation: o.value_separation.map(ValueSeparation::new),
             ..Options::default()
         };
         let db = DB::open(dir, options).map_err(|e| error("open", e))?;

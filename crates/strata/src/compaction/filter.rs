@@ -110,7 +110,10 @@ impl Rewrites<'_> {
                     Some(FilterDecision::Keep) | None => Rewrite::Keep,
                 }
             }
-            ValueType::Deletion | ValueType::RangeDeletion => Rewrite::Keep,
+            // Value separation and compaction filters are not enabled together (`db/open.rs`).
+            ValueType::Deletion | ValueType::RangeDeletion | ValueType::ValuePointer => {
+                Rewrite::Keep
+            }
         }
     }
 }

@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 use parking_lot::MutexGuard;
 
 use super::table_build::build_table;
-use super::{DbInner, DbState, LevelStats, ManualCompaction};
+use super::{value_files, value_gc, DbInner, DbState, LevelStats, ManualCompaction};
 use crate::compaction::picker::{self, needs_compaction, pick_level_for_memtable_output};
 use crate::compaction::Compaction;
 use crate::error::{Error, Result};
@@ -49,6 +49,8 @@ fn has_work(db: &DbInner, state: &DbState) -> bool {
         && (state.imm.is_some()
             || (state.compactions_suspended == 0
                 && (state.manual.as_ref().is_some_and(|m| !m.done)
+                    || !state.value_gc.tables.is_empty()
+                    || state.value_gc_stale(&db.snapshots)
                     || needs_compaction(state.versions.current()))))
         && !db.shutting_down.load(Ordering::Acquire)
 }
@@ -133,6 +135,17 @@ fn background_job(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Res
             Err(_) => mark_manual_done(state, None),
         }
         return result;
+    }
+    // Garbage collection first: the space bound holds only while it keeps up.
+    if state.value_gc_stale(&db.snapshots) {
+        // Done once, even if planning fails.
+        state.value_gc.replan_at = None;
+        state.value_gc.sweep = false;
+        delete_obsolete_files(db, state);
+        return Ok(());
+    }
+    if let Some(c) = value_gc::pick_compaction(state) {
+        return run_compaction(db, state, c, true);
     }
     match picker::pick_compaction(&mut state.versions) {
         Some(c) => run_compaction(db, state, c, false),
@@ -250,6 +263,8 @@ pub(crate) fn write_level0_table(
         .log(format_args!("level-0 table #{number}: started"));
     let options = db.options.table_options();
     let result = MutexGuard::unlocked(state, || {
+        // The values the memtable's pointers name become durable before the table does.
+        value_files::sync(db)?;
         let mut iter = mem.iter();
         build_table(
             &db.dir,
@@ -324,13 +339,15 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
             FileType::Log => number >= log_number || number == prev_log_number,
             FileType::Descriptor => number >= manifest_number,
             FileType::Table | FileType::Temp => live.contains(&number),
-            FileType::Current | FileType::DbLock | FileType::InfoLog => true,
+            // Value files go by their own rule, below.
+            FileType::Current | FileType::DbLock | FileType::InfoLog | FileType::ValueFile => true,
         };
         if !keep {
             doomed.push((name, number, kind));
         }
     }
     MutexGuard::unlocked(state, || {
+        value_files::delete_unreferenced(db);
         for (name, number, kind) in doomed {
             if db.has_imm.load(Ordering::Acquire) {
                 // Writers may be waiting for that flush, and removing a file can take

@@ -62,6 +62,13 @@ pub(crate) fn checkpoint(db: &DbInner, target: &Path) -> Result<()> {
     // The options' env: a read-only handle's own refuses every write, and the target is no
     // part of the database it reads.
     let env = &*db.options.env;
+    if db.options.value_separation.is_some() {
+        return Err(Error::NotSupported(
+            "checkpoint: a database with Options::value_separation cannot be checkpointed \
+             yet (its value files would be left out)"
+                .into(),
+        ));
+    }
     if env.file_exists(target) {
         return Err(Error::InvalidArgument(format!(
             "checkpoint: {} exists",

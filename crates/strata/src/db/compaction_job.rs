@@ -1,9 +1,11 @@
 //! Running one compaction: merge the inputs, drop what no reader can see, write new tables to
 //! the next level, and install the result.
 //!
-//! An entry is dropped when a newer entry for the same user key is already visible to the
-//! oldest live snapshot (it is shadowed for every reader), or when it is a deletion visible to
-//! every reader and no deeper level can hold the key (nothing left for it to hide). Entries
+//! An entry is dropped when a newer entry for the same user key hides it from every reader:
+//! no live snapshot reads at a sequence number from the entry's up to before the newer one's
+//! (`snapshot::hidden_by_newer`; LevelDB drops only entries the oldest snapshot sees shadowed,
+//! and keeps every version written after it), or when it is a deletion visible to every reader
+//! and no deeper level can hold the key (nothing left for it to hide). Entries
 //! whose keys cannot be parsed are kept, so corruption is never silently erased.
 //!
 //! Input blocks are always read with their checksums verified, whatever `paranoid_checks`
@@ -14,6 +16,10 @@
 //!
 //! The merge runs without the state mutex. Between entries it flushes the immutable memtable
 //! if one appeared, so writers never wait for a long compaction.
+//!
+//! With value separation, an entry whose pointer names a value file being garbage collected is
+//! written with its value relocated (`db/value_gc.rs`), synced before the outputs are
+//! installed.
 //!
 //! Range tombstones (format extension `range-deletes`) of the inputs go to the outputs, each
 //! output holding the part between its first key and the next output's (see `range_del` for
@@ -39,6 +45,7 @@ use std::sync::Arc;
 use parking_lot::MutexGuard;
 
 use super::background::{apply_edit, compact_memtable, panic_error, panics_as_errors};
+use super::value_gc::Relocation;
 use super::{CompactionInFlight, DbInner, DbState, LevelStats};
 use crate::compaction::filter::{Rewrite, Rewrites};
 use crate::compaction::{Compaction, KeyCursor};
@@ -47,6 +54,7 @@ use crate::filename::table_file_name;
 use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
 use crate::range_del::{clip, cover, Fragment, Fragments, RangeTombstone};
+use crate::snapshot::hidden_by_newer;
 use crate::table::builder::TableBuilder;
 use crate::table::reader::Table;
 use crate::table::{BlockReads, TableOptions};
@@ -87,7 +95,11 @@ pub(crate) fn run(
                 largest: user_key(&largest).to_vec(),
             }
         });
-    let result = run_and_install(db, state, c);
+    let relocation = Relocation::new(db, state);
+    let result = run_and_install(db, state, c, &relocation);
+    // Releases the value files the relocated values went to (taking the value writer's lock,
+    // never taken with the state mutex held).
+    MutexGuard::unlocked(state, || drop(relocation));
     state.compacting = None;
     state.filtering_compactions -= usize::from(filtering);
     result
@@ -97,10 +109,12 @@ fn run_and_install(
     db: &Arc<DbInner>,
     state: &mut MutexGuard<'_, DbState>,
     c: &mut Compaction,
+    relocation: &Relocation<'_>,
 ) -> Result<()> {
     let start = db.env.now_micros();
     db.info_log.log(format_args!("compacting {}", c.summary()));
     let smallest_snapshot = state.smallest_snapshot(&db.snapshots);
+    let snapshots = db.snapshots.pinned();
     // Read under the state mutex, as snapshots are pinned: the filter may be asked about no
     // entry a snapshot taken before now can see.
     let newest_snapshot = db.snapshots.newest().unwrap_or(0);
@@ -112,8 +126,11 @@ fn run_and_install(
             .as_deref()
             .map(|filter| (filter, newest_snapshot)),
     };
-    let (outputs, result) =
-        MutexGuard::unlocked(state, || merge(db, c, smallest_snapshot, rewrites));
+    let (outputs, result) = MutexGuard::unlocked(state, || {
+        let (outputs, result) = merge(db, c, (smallest_snapshot, &snapshots), rewrites, relocation);
+        // Relocated values are durable before any pointer to them is installed.
+        (outputs, result.and_then(|()| relocation.sync()))
+    });
 
     let mut stats = LevelStats {
         micros: db.env.now_micros().saturating_sub(start),
@@ -151,6 +168,7 @@ fn run_and_install(
         db.info_log.log(format_args!("compaction failed: {e}"));
         return Err(e);
     }
+    relocation.installed();
     db.info_log.log(format_args!(
         "compacted to: {} ({} bytes read, {} written)",
         state.versions.level_summary(),
@@ -166,8 +184,9 @@ fn run_and_install(
 fn merge(
     db: &Arc<DbInner>,
     c: &Compaction,
-    smallest_snapshot: u64,
+    (smallest_snapshot, snapshots): (u64, &[u64]),
     rewrites: Rewrites<'_>,
+    relocation: &Relocation<'_>,
 ) -> (Vec<FileMetaData>, Result<()>) {
     let ranges = key_ranges(db, c);
     if ranges.len() > 1 {
@@ -194,9 +213,11 @@ fn merge(
                 c,
                 Bounds {
                     smallest_snapshot,
+                    snapshots,
                     tombstones: &tombstones,
                     range,
                     rewrites,
+                    relocation,
                 },
                 flushes,
                 &failed,
@@ -359,11 +380,15 @@ struct KeyRange {
 struct Bounds<'a> {
     /// Oldest sequence number a reader may read at.
     smallest_snapshot: u64,
+    /// Every snapshot's sequence number, oldest first.
+    snapshots: &'a [u64],
     /// The range tombstones of every input.
     tombstones: &'a Fragments,
     range: &'a KeyRange,
     /// Expired values reclaimed, and the user's compaction filter.
     rewrites: Rewrites<'a>,
+    /// Values moved out of value files being collected (`db/value_gc.rs`).
+    relocation: &'a Relocation<'a>,
 }
 
 /// The last internal key any entry of `user_key` can have (sequence 0, the lowest type).
@@ -388,9 +413,11 @@ fn merge_range(
     };
     let Bounds {
         smallest_snapshot,
+        snapshots,
         tombstones,
         range,
         rewrites,
+        relocation,
     } = bounds;
     let mut input = input_iterator(db, c, reads)?;
     let table_options = db.options.table_options();
@@ -474,8 +501,10 @@ fn merge_range(
                     current_user_key = Some(parsed.user_key.to_vec());
                     last_sequence_for_key = MAX_SEQUENCE + 1;
                 }
-                if last_sequence_for_key <= smallest_snapshot {
-                    drop = true; // shadowed by a newer entry every reader sees
+                if last_sequence_for_key <= MAX_SEQUENCE
+                    && hidden_by_newer(snapshots, parsed.sequence, last_sequence_for_key)
+                {
+                    drop = true; // every reader that sees it sees a newer entry
                 } else if parsed.value_type == ValueType::Deletion
                     && parsed.sequence <= smallest_snapshot
                     && cursor.is_base_level_for_key(c, parsed.user_key)
@@ -511,6 +540,7 @@ fn merge_range(
             }
             if let Some(output) = current.as_mut() {
                 let deletion;
+                let relocated;
                 let (key, value) = match (&rewrite, parsed) {
                     (Rewrite::Delete, Some(parsed)) => {
                         deletion =
@@ -518,6 +548,10 @@ fn merge_range(
                         (deletion.as_slice(), &[][..])
                     }
                     (Rewrite::Value(value), _) => (key, value.as_slice()),
+                    (_, Some(parsed)) => {
+                        relocated = relocation.relocate(&parsed, input.value())?;
+                        (key, relocated.as_deref().unwrap_or(input.value()))
+                    }
                     _ => (key, input.value()),
                 };
                 if output.builder.num_entries() == 0 {

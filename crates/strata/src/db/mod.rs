@@ -26,13 +26,15 @@ mod read;
 mod read_only;
 mod repair;
 mod table_build;
+mod value_files;
+mod value_gc;
 mod wal;
 mod write;
 
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -50,9 +52,11 @@ use crate::version::table_cache::TableCache;
 use crate::version::version::Version;
 use crate::version::version_set::VersionSet;
 use crate::version::NUM_LEVELS;
+use crate::vlog::reader::ValueFiles;
+use crate::vlog::writer::ValueFileWriter;
 use crate::write_batch::WriteBatch;
 
-pub use iterator::DbIterator;
+pub use iterator::{DbIterator, KeyIterator};
 
 pub(crate) use info_log::InfoLog;
 
@@ -68,6 +72,13 @@ pub(crate) struct SuperVersion {
     /// The range tombstones of every table of `version`, merged: built by the first iterator
     /// that needs them (`db/read.rs`).
     pub(crate) table_tombstones: OnceLock<Arc<Fragments>>,
+}
+
+impl SuperVersion {
+    /// The memtables, newest first.
+    pub(crate) fn memtables(&self) -> impl Iterator<Item = &Arc<MemTable>> {
+        std::iter::once(&self.mem).chain(self.imm.as_ref())
+    }
 }
 
 /// Per-level compaction statistics for `leveldb.stats`.
@@ -130,6 +141,9 @@ pub(crate) struct DbState {
     /// Writers queued behind the leader, in arrival order.
     pub(crate) writers: VecDeque<Arc<write::Writer>>,
     pub(crate) super_version: Arc<SuperVersion>,
+    /// Every super version made, as long as something holds it (value-file deletion looks
+    /// at them all: `db/value_files.rs`).
+    pub(crate) super_versions: Vec<Weak<SuperVersion>>,
     /// True while the background worker is running a job.
     pub(crate) bg_busy: bool,
     /// How many [`DB::suspend_compactions`] calls are not yet resumed; while above zero the
@@ -140,6 +154,9 @@ pub(crate) struct DbState {
     pub(crate) filtering_compactions: usize,
     /// The compaction being merged, if any (see `background::write_level0_table`).
     pub(crate) compacting: Option<CompactionInFlight>,
+    /// The value files being garbage collected, and the tables to rewrite for it
+    /// (`db/value_gc.rs`).
+    pub(crate) value_gc: value_gc::Collection,
 }
 
 impl DbState {
@@ -151,6 +168,28 @@ impl DbState {
             version: Arc::clone(self.versions.current()),
             table_tombstones: OnceLock::new(),
         });
+        self.super_versions.retain(|view| view.strong_count() > 0);
+        self.super_versions
+            .push(Arc::downgrade(&self.super_version));
+    }
+
+    /// With value separation, notes a super version no reader holds any more: value files
+    /// only it reached can be deleted, so garbage collection looks again
+    /// (`db/value_gc.rs`). Returns whether one was released.
+    pub(crate) fn note_released_readers(&mut self) -> bool {
+        let before = self.super_versions.len();
+        self.super_versions.retain(|view| view.strong_count() > 0);
+        let released = self.super_versions.len() < before;
+        self.value_gc.sweep |= released;
+        released
+    }
+
+    /// Every super version still held (by the state, an iterator, a read or a snapshot).
+    pub(crate) fn live_super_versions(&self) -> Vec<Arc<SuperVersion>> {
+        self.super_versions
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
     }
 
     /// Records in `edit` that only the current log is needed: the logs before it hold nothing
@@ -160,6 +199,12 @@ impl DbState {
         edit.prev_log_number = Some(0);
         edit.log_number = Some(self.log_file_number);
         edit.last_sequence = Some(self.log_first_sequence - 1);
+    }
+
+    /// Whether garbage collection's plan must be redone before more writes (a snapshot it
+    /// counted was released; `db/value_gc.rs`).
+    pub(crate) fn value_gc_stale(&self, snapshots: &SnapshotList) -> bool {
+        self.value_gc.stale(self.smallest_snapshot(snapshots))
     }
 
     /// Oldest sequence number any reader may still need.
@@ -192,6 +237,22 @@ pub(crate) struct DbInner {
     /// What a read-only handle follows of the writer's files (`db/read_only.rs`); `None` for a
     /// handle that writes. Locked by one refresh at a time.
     pub(crate) read_only: Option<Mutex<read_only::Follower>>,
+    /// The value files, read by pointer (format extension `value-separation`).
+    pub(crate) value_files: Arc<ValueFiles>,
+    /// The value files each table points into (see `db/value_files.rs`).
+    pub(crate) table_value_refs: value_files::TableRefs,
+    /// The value file the write path appends to; locked by one writer at a time, never with
+    /// the state mutex held (see `db/value_files.rs`).
+    pub(crate) value_writer: Mutex<ValueFileWriter>,
+    /// Record bytes of the values the current memtable's pointers were separated from: they
+    /// count toward its size (`db/write.rs`), so the tree holds few superseded pointers.
+    pub(crate) mem_separated_bytes: AtomicU64,
+    /// The memtable is also full once `mem_separated_bytes` passes this: a sixteenth of the
+    /// live value bytes (at least 1 MiB), so superseded values waiting in memtables stay a
+    /// small share of the value files (`db/value_gc.rs`).
+    pub(crate) mem_separated_limit: AtomicU64,
+    /// Record bytes garbage collection relocated since the database opened.
+    pub(crate) relocated_bytes: AtomicU64,
 }
 
 impl DbInner {
@@ -466,7 +527,30 @@ impl DB {
 
     /// An iterator with explicit read options (snapshot, bounds, checksums, caching).
     pub fn iter_opt(&self, options: &ReadOptions) -> DbIterator {
-        read::new_iterator(&self.inner, options)
+        read::new_iterator(&self.inner, options, true)
+    }
+
+    /// An iterator over the keys and their values' lengths that never reads a value kept in
+    /// a value file ([`Options::value_separation`]): a scan of keys reads the tree alone.
+    pub fn iter_keys(&self) -> KeyIterator {
+        self.iter_keys_opt(&ReadOptions::default())
+    }
+
+    /// [`DB::iter_keys`] with explicit read options (snapshot, bounds, checksums, caching).
+    pub fn iter_keys_opt(&self, options: &ReadOptions) -> KeyIterator {
+        KeyIterator::new(read::new_iterator(&self.inner, options, false))
+    }
+
+    /// Whether `key` has a value, and its length in bytes (`None` when absent), answered
+    /// from the tree alone: a value kept in a value file ([`Options::value_separation`]) is
+    /// not read, so this costs what a `get` of a small value does.
+    pub fn head(&self, key: &[u8]) -> Result<Option<u64>> {
+        self.head_opt(&ReadOptions::default(), key)
+    }
+
+    /// [`DB::head`] with explicit read options (snapshot, checksums, caching).
+    pub fn head_opt(&self, options: &ReadOptions, key: &[u8]) -> Result<Option<u64>> {
+        read::head(&self.inner, options, key)
     }
 
     /// A consistent point-in-time view; released when dropped.

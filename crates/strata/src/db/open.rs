@@ -20,7 +20,7 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -29,7 +29,7 @@ use super::background::{apply_edit, delete_obsolete_files, write_level0_table};
 use super::log_replay::{LogBatches, LogEnd, Sequences};
 use super::read_only::Follower;
 use super::wal::Wal;
-use super::{DbInner, DbState, InfoLog, SuperVersion};
+use super::{value_files, DbInner, DbState, InfoLog, SuperVersion};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::filename::{
@@ -44,6 +44,8 @@ use crate::version::edit::VersionEdit;
 use crate::version::manifest::write_first_manifest;
 use crate::version::table_cache::TableCache;
 use crate::version::version_set::{VersionSet, VersionSetOptions};
+use crate::vlog::reader::ValueFiles;
+use crate::vlog::writer::ValueFileWriter;
 
 /// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
 const NON_TABLE_FILES: usize = 10;
@@ -58,15 +60,32 @@ pub(super) fn sanitize(mut options: Options) -> Options {
     options.block_size = options.block_size.clamp(1 << 10, 4 << 20);
     options.max_subcompactions = options.max_subcompactions.clamp(1, 16);
     options.block_restart_interval = options.block_restart_interval.max(1);
+    if let Some(separation) = &mut options.value_separation {
+        separation.file_size = separation.file_size.max(64 << 10);
+    }
     if options.block_cache.is_none() {
         options.block_cache = Some(BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES));
     }
     options
 }
 
+/// Refuses options this build cannot honour together: a compaction filter would be handed
+/// value pointers instead of the values kept in value files.
+pub(super) fn refuse_unsupported_combinations(options: &Options) -> Result<()> {
+    if options.value_separation.is_some() && options.compaction_filter.is_some() {
+        return Err(Error::NotSupported(
+            "Options::compaction_filter with Options::value_separation: compaction filters \
+             do not see values kept in value files yet"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Opens the database in `dir`; the caller starts the background worker.
 pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
     let options = Arc::new(sanitize(options));
+    refuse_unsupported_combinations(&options)?;
     let env = Arc::clone(&options.env);
     if options.create_if_missing {
         refuse_orphan_tables(&*env, dir)?;
@@ -233,6 +252,7 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
         // A missing live log is damage, not a power loss (a later log's directory entry
         // becomes durable only with it): it costs its own writes, not the later logs'.
         sequences: Sequences::new(state.versions.last_sequence, !live_log_missing),
+        value_files: HashSet::new(),
     };
     for (i, &number) in logs.iter().enumerate() {
         let last = i + 1 == logs.len();
@@ -285,6 +305,12 @@ pub(super) fn new_inner(
 ) -> Arc<DbInner> {
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
     let info_log = InfoLog::open(&env, dir, options.info_log.as_ref());
+    let value_files = Arc::new(ValueFiles::new(Arc::clone(&env), dir));
+    let value_writer = ValueFileWriter::new(
+        options
+            .value_separation
+            .map_or(0, |s| super::value_gc::value_file_size(0, s.file_size)),
+    );
     let table_entries = options.max_open_files - NON_TABLE_FILES;
     let table_cache = Arc::new(TableCache::new(
         dir,
@@ -325,11 +351,13 @@ pub(super) fn new_inner(
             stats: Default::default(),
             leading: false,
             writers: VecDeque::new(),
+            super_versions: vec![Arc::downgrade(&super_version)],
             super_version,
             bg_busy: false,
             compactions_suspended: 0,
             filtering_compactions: 0,
             compacting: None,
+            value_gc: Default::default(),
         }),
         snapshots: Arc::default(),
         bg_done: Condvar::new(),
@@ -339,6 +367,12 @@ pub(super) fn new_inner(
         has_imm: AtomicBool::new(false),
         info_log,
         lock: Mutex::new(None),
+        value_files,
+        table_value_refs: Default::default(),
+        mem_separated_bytes: AtomicU64::new(0),
+        mem_separated_limit: AtomicU64::new(u64::MAX),
+        relocated_bytes: AtomicU64::new(0),
+        value_writer: Mutex::new(value_writer),
         read_only: follower.map(Mutex::new),
     })
 }
@@ -393,6 +427,8 @@ struct Replay {
     /// The tables flushed from replayed memtables.
     edit: VersionEdit,
     sequences: Sequences,
+    /// The value files replayed pointers name, synced (see `value_files::check_replayed`).
+    value_files: HashSet<u64>,
 }
 
 /// Replays log `number` into memtables (see `db/log_replay.rs` for the rules). Returns whether
@@ -425,6 +461,26 @@ fn replay_log(
         if logged.starts_log {
             // Past the expected start only after a missing log: this log starts there.
             first_sequence = first_sequence.max(logged.batch.sequence());
+        }
+        if let Err(e) = value_files::check_replayed(
+            &*db.env,
+            &db.dir,
+            &db.value_files,
+            &logged.batch,
+            &mut replay.value_files,
+        ) {
+            let e = e.in_file(path.display());
+            if !e.is_corruption() || db.options.paranoid_checks {
+                return Err(e);
+            }
+            // A value never synced (a sync covers every value appended before it): this
+            // write and every later one were never acknowledged as durable.
+            db.info_log.log(format_args!(
+                "log #{number}: a write at sequence {} names a value that is not in its value                  file ({e}); leaving out it and every later write",
+                logged.batch.sequence()
+            ));
+            replay.sequences.gap = true;
+            break;
         }
         let memtable = mem.get_or_insert_with(|| Arc::new(MemTable::new(db.icmp.clone())));
         if !batches.apply(&logged, memtable, &db.info_log)? {

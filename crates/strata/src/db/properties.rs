@@ -2,18 +2,24 @@
 //!
 //! Property names are LevelDB's, so tools written for it keep working:
 //! `leveldb.num-files-at-level<N>`, `leveldb.stats`, `leveldb.sstables`,
-//! `leveldb.approximate-memory-usage`.
+//! `leveldb.approximate-memory-usage`. Strata's own: `strata.value-files.total-bytes`,
+//! `strata.value-files.live-bytes` and `strata.value-files.space-amplification` (format
+//! extension `value-separation`, see `db/value_files.rs`).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use super::{DbInner, Range};
+use super::{value_files, DbInner, Range};
 use crate::util::internal_key::{internal_key, ValueType, MAX_SEQUENCE};
 use crate::version::version_set::VersionSet;
 use crate::version::NUM_LEVELS;
 
 /// The value of property `name`, or `None` when the name is unknown.
 pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
+    if let Some(what) = name.strip_prefix("strata.value-files.") {
+        // A property that cannot be computed (a table that cannot be read) is unknown.
+        return value_files::property(db, what)?.ok();
+    }
     let rest = name.strip_prefix("leveldb.")?;
     let state = db.state.lock();
     let version = state.versions.current();

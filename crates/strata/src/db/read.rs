@@ -6,19 +6,20 @@
 use std::sync::Arc;
 
 use super::iterator::DbIterator;
+use super::value_files;
 use super::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::iter::db_iter::DbIter;
 use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
-use crate::memtable::MemTable;
 use crate::options::ReadOptions;
 use crate::range_del::Fragments;
-use crate::util::entry::{visible, Visible};
-use crate::util::internal_key::{lookup_key, SequenceNumber};
-use crate::version::get_many::BatchedLookup;
+use crate::util::entry::Stored;
+use crate::util::internal_key::lookup_key;
+use crate::version::get_many::{BatchSources, BatchedLookup};
 use crate::version::level_iter::{LevelFiles, LevelIter};
-use crate::version::version::{value_keeper, PointRead, SeekCharge, TableLookup};
+use crate::version::memtable_read::memtables_get;
+use crate::version::version::{PointRead, SeekCharge, TableLookup};
 
 /// The state to read and the sequence number to read it at: the snapshot's, or the latest.
 /// A read-only handle's snapshot brings the state it was taken on (see `snapshot.rs`).
@@ -48,66 +49,46 @@ pub(super) fn read_clock(db: &DbInner) -> u64 {
     }
 }
 
-/// What the memtables say of `key` at `sequence`: `Ok(Some(answer))` when they decide it (an
-/// entry, or a range tombstone covering it), `Ok(None)` to look in the tables, with
-/// `read.covered` then holding the newest tombstone they have covering it (none: it would
-/// have decided).
-pub(super) fn memtables_get(
-    view: &SuperVersion,
-    key: &[u8],
-    sequence: SequenceNumber,
-    read: &mut PointRead,
-) -> Result<Option<Option<Vec<u8>>>> {
-    let memtables: [Option<&Arc<MemTable>>; 2] = [Some(&view.mem), view.imm.as_ref()];
-    for mem in memtables.into_iter().flatten() {
-        if let Some(tombstones) = mem.range_tombstones() {
-            read.covered = read.covered.max(tombstones.newest_covering(key, sequence));
-        }
-        if let Some(entry) = mem.get(key, sequence) {
-            let seen = visible(
-                entry.value_type,
-                entry.sequence,
-                entry.value,
-                read.covered,
-                read.now,
-            )?;
-            return Ok(Some(match seen {
-                Visible::Value(value) => Some(value_keeper(read.presence_only)(value)),
-                Visible::Gone => None,
-            }));
-        }
-        if read.covered.is_some() {
-            return Ok(Some(None));
-        }
-    }
-    Ok(None)
-}
-
 /// The value of `key` as of the read options' snapshot (or now).
 pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-    point_read(db, options, key, false)
+    point_read(db, options, key, false, |stored| {
+        value_files::resolve(db, key, stored)
+    })
 }
 
-/// Whether `key` has a value as of the read options' snapshot (or now), without copying it.
+/// The length of the value of `key` as of the read options' snapshot (or now), from the tree
+/// alone: a value kept in a value file is not read.
+pub(crate) fn head(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<u64>> {
+    point_read(db, options, key, false, |stored| {
+        value_files::stored_len(key, &stored)
+    })
+}
+
+/// Whether `key` has a value as of the read options' snapshot (or now), without copying it
+/// (nor reading a value file).
 pub(crate) fn contains(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<bool> {
-    Ok(point_read(db, options, key, true)?.is_some())
+    Ok(point_read(db, options, key, true, |_| Ok(()))?.is_some())
 }
 
-/// A point lookup of `key`: its value, or with `presence_only` an empty vector when it has one.
-fn point_read(
+/// What the tree holds for `key` as of the read options' snapshot (or now) — its value or a
+/// pointer to it; with `presence_only` an empty value when it has one in the tree — handed
+/// to `answer` while the state it was found in is still held, so the value file a pointer
+/// names stays until `answer` has read it (a file is deleted once no held state reaches it).
+fn point_read<T>(
     db: &Arc<DbInner>,
     options: &ReadOptions,
     key: &[u8],
     presence_only: bool,
-) -> Result<Option<Vec<u8>>> {
+    answer: impl FnOnce(Stored) -> Result<T>,
+) -> Result<Option<T>> {
     let (view, sequence) = read_view(db, options);
     let mut read = PointRead {
         covered: None,
         now: read_clock(db),
         presence_only,
     };
-    if let Some(answer) = memtables_get(&view, key, sequence, &mut read)? {
-        return Ok(answer);
+    if let Some(found) = memtables_get(view.memtables(), key, sequence, &mut read)? {
+        return found.map(answer).transpose();
     }
     let lookup = lookup_key(key, sequence);
     let mut charge = SeekCharge::default();
@@ -122,16 +103,16 @@ fn point_read(
         let _state = db.state.lock();
         db.bg_work.notify_all();
     }
-    Ok(match found {
-        TableLookup::Found(value) => Some(value),
-        TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => None,
-    })
+    match found {
+        TableLookup::Found(stored) => answer(stored).map(Some),
+        TableLookup::Deleted | TableLookup::Absent | TableLookup::Corrupt => Ok(None),
+    }
 }
 
 /// The values of `keys` as of the read options' snapshot (or now), in the caller's order: one
 /// view and one clock reading for the whole batch, so the answers are those of one moment.
-/// The keys are looked up sorted and each distinct key once: the memtables key by key, then
-/// the tables level by level (`version/get_many.rs`).
+/// The keys are looked up sorted and each distinct key once, in runs of neighbouring keys
+/// that go through the memtables and then the tables level by level (`version/get_many/`).
 pub(crate) fn get_many<K: AsRef<[u8]>>(
     db: &Arc<DbInner>,
     options: &ReadOptions,
@@ -164,51 +145,63 @@ fn batched_read<K: AsRef<[u8]>>(
     order.sort_by(|&a, &b| db.icmp.compare_user(keys[a].as_ref(), keys[b].as_ref()));
     // Each distinct key once: `slot[i]` is where key `i`'s answer is decided.
     let mut slot = vec![0; keys.len()];
-    let mut answers: Vec<Option<Option<Vec<u8>>>> = Vec::new();
-    let mut lookups = Vec::new();
-    let mut pending = Vec::new();
+    let mut lookups: Vec<BatchedLookup> = Vec::with_capacity(keys.len());
+    // The caller position of a key of each lookup.
+    let mut lookup_keys = Vec::with_capacity(keys.len());
     let mut previous: Option<&[u8]> = None;
     for &i in &order {
         let key = keys[i].as_ref();
         if previous.is_some_and(|p| db.icmp.compare_user(p, key) == std::cmp::Ordering::Equal) {
-            slot[i] = answers.len() - 1;
+            slot[i] = lookups.len() - 1;
             continue;
         }
         previous = Some(key);
-        slot[i] = answers.len();
-        let mut read = PointRead {
+        slot[i] = lookups.len();
+        let read = PointRead {
             covered: None,
             now,
             presence_only,
         };
-        let decided = memtables_get(&view, key, sequence, &mut read)?;
-        if decided.is_none() {
-            pending.push(answers.len());
-            lookups.push(BatchedLookup::new(lookup_key(key, sequence), read));
-        }
-        answers.push(decided);
+        lookups.push(BatchedLookup::new(lookup_key(key, sequence), read));
+        lookup_keys.push(i);
     }
-    if !lookups.is_empty() {
-        lookups = view.version.get_many(
-            options.block_reads(),
-            lookups,
-            &db.table_cache,
-            options.get_many_parallel,
-        )?;
-    }
+    let lookups = view.version.get_many(
+        options.block_reads(),
+        lookups,
+        BatchSources {
+            memtables: view.memtables().cloned().collect(),
+            sequence,
+            table_cache: Arc::clone(&db.table_cache),
+        },
+        options.get_many_parallel,
+    )?;
     let mut compaction_wanted = false;
-    for (lookup, at) in lookups.into_iter().zip(pending) {
-        compaction_wanted |= view.version.charge_seek(lookup.charge);
-        answers[at] = Some(match lookup.result {
-            Some(TableLookup::Found(value)) => Some(value),
-            _ => None,
-        });
-    }
+    let answers: Vec<Option<Stored>> = lookups
+        .into_iter()
+        .map(|lookup| {
+            compaction_wanted |= view.version.charge_seek(lookup.charge);
+            match lookup.result {
+                Some(TableLookup::Found(stored)) => Some(stored),
+                _ => None,
+            }
+        })
+        .collect();
     if compaction_wanted {
         let _state = db.state.lock();
         db.bg_work.notify_all();
     }
-    let mut values: Vec<Option<Vec<u8>>> = answers.into_iter().map(Option::flatten).collect();
+    // Pointers are resolved in key order, each distinct key once; not at all for presence.
+    let mut values = Vec::with_capacity(answers.len());
+    for (answer, &i) in answers.into_iter().zip(&lookup_keys) {
+        values.push(
+            answer
+                .map(|stored| match presence_only {
+                    true => Ok(Vec::new()),
+                    false => value_files::resolve(db, keys[i].as_ref(), stored),
+                })
+                .transpose()?,
+        );
+    }
     // Each distinct key's value goes to its last caller position; earlier ones get copies.
     let mut last_use = vec![usize::MAX; values.len()];
     for (i, &s) in slot.iter().enumerate() {
@@ -227,8 +220,13 @@ fn batched_read<K: AsRef<[u8]>>(
         .collect())
 }
 
-/// A user iterator over every source, as of the read options' snapshot (or now).
-pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterator {
+/// A user iterator over every source, as of the read options' snapshot (or now); with
+/// `read_values` false it never reads a value file (see [`DbIterator::keys_only`]).
+pub(crate) fn new_iterator(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    read_values: bool,
+) -> DbIterator {
     let (view, sequence) = read_view(db, options);
     let version = &view.version;
     // The memtables, each level-0 table, one cursor per other non-empty level.
@@ -294,7 +292,8 @@ pub(crate) fn new_iterator(db: &Arc<DbInner>, options: &ReadOptions) -> DbIterat
         }),
         db.env.now_micros() ^ sequence,
     );
-    DbIterator::new(iter, view)
+    let value_files = read_values.then(|| Arc::clone(&db.value_files));
+    DbIterator::new(iter, view, value_files)
 }
 
 /// The range tombstones of every source of `view`: each memtable's, and every table's merged

@@ -128,6 +128,15 @@ fn is_not_found(e: &Error) -> bool {
 
 /// Opens the database in `dir` read-only; see `DB::open_read_only`.
 pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
+    if options.value_separation.is_some() {
+        // A writer in another process deletes value files without knowing this handle's
+        // readers (tables are pinned open; value files are opened as values are read).
+        return Err(Error::NotSupported(
+            "read-only handles of a database with Options::value_separation are not supported \
+             yet: the writer may delete value files they still need"
+                .into(),
+        ));
+    }
     let options = Arc::new(sanitize(options));
     let env = Arc::new(ReadOnlyEnv::new(Arc::clone(&options.env)));
     // A `CURRENT` that cannot be reached (a directory this user may not enter) is that error,

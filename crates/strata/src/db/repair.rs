@@ -1,7 +1,8 @@
 //! Repair: rebuild a database that cannot be opened from whatever can still be read.
 //!
-//! 1. Every write-ahead log is replayed (damaged records are skipped) into a new table, and
-//!    the log is moved to `lost/`.
+//! 1. Every write-ahead log is replayed (damaged records are skipped, as are records with a
+//!    value pointer whose value is missing or damaged) into a new table, and the log is moved
+//!    to `lost/`. The value files replayed pointers name are synced first.
 //! 2. Every table is scanned. One that cannot be opened (damaged footer or index block) is
 //!    moved to `lost/`; one with damaged data blocks is rewritten with the entries of every
 //!    readable block, and one whose filter or metaindex block is damaged is rewritten whole
@@ -20,10 +21,12 @@
 //! is written to the `LOG`. Compactions at the next open move the tables down the levels.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::table_build::build_table;
+use super::value_files;
 use super::write::{check_logged_batch, insert_into_memtable};
 use super::InfoLog;
 use crate::error::{Error, Result};
@@ -34,7 +37,7 @@ use crate::filename::{
 use crate::iter::InternalIterator;
 use crate::log::{LogReader, Reporter};
 use crate::memtable::MemTable;
-use crate::options::Options;
+use crate::options::{Options, ValueSeparation};
 use crate::range_del::{cover, Fragments};
 use crate::table::builder::TableBuilder;
 use crate::table::{BlockReads, TableOptions};
@@ -42,6 +45,7 @@ use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyCompara
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::manifest::write_first_manifest;
 use crate::version::table_cache::TableCache;
+use crate::vlog::reader::ValueFiles;
 use crate::write_batch::WriteBatch;
 
 struct Repairer<'a> {
@@ -58,6 +62,10 @@ struct Repairer<'a> {
     /// Format extensions the salvaged data uses: the new manifest records them with those the
     /// options enable, so LevelDB still refuses a database whose data it cannot read.
     found: Extensions,
+    /// The value files, to check the values replayed pointers name.
+    value_files: ValueFiles,
+    /// The value files replayed pointers name, synced before their tables are written.
+    synced_value_files: HashSet<u64>,
 }
 
 /// A table that survived the scan.
@@ -72,10 +80,18 @@ pub(crate) fn repair(dir: &Path, options: &Options) -> Result<()> {
     let lock = env.lock_file(&lock_file_name(dir))?;
     let result = run(dir, options);
     let _ = env.unlock_file(lock);
-    if result? {
+    if let Some(recorded) = result? {
+        // The open enables every extension the new manifest records, or it would be refused.
         let options = Options {
             create_if_missing: false,
             error_if_exists: false,
+            range_deletes: recorded.contains(Extension::RangeDeletes),
+            expiring_keys: recorded.contains(Extension::ExpiringKeys),
+            value_separation: options.value_separation.or_else(|| {
+                recorded
+                    .contains(Extension::ValueSeparation)
+                    .then(ValueSeparation::default)
+            }),
             ..options.clone()
         };
         let db = super::DB::open(dir, options)?;
@@ -84,8 +100,9 @@ pub(crate) fn repair(dir: &Path, options: &Options) -> Result<()> {
     Ok(())
 }
 
-/// Rebuilds the manifest; returns whether level 0 must be compacted to read right (step 4).
-fn run(dir: &Path, options: &Options) -> Result<bool> {
+/// Rebuilds the manifest; returns the extensions it records when level 0 must be compacted
+/// to read right (step 4).
+fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
     let env = Arc::clone(&options.env);
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
     let mut table_options = options.table_options();
@@ -112,6 +129,8 @@ fn run(dir: &Path, options: &Options) -> Result<bool> {
         log: InfoLog::open(&env, dir, options.info_log.as_ref()),
         next_file_number: 1,
         found: Extensions::NONE,
+        value_files: ValueFiles::new(Arc::clone(&env), dir),
+        synced_value_files: HashSet::new(),
     };
 
     let mut manifests = Vec::new();
@@ -158,7 +177,7 @@ fn run(dir: &Path, options: &Options) -> Result<bool> {
     for name in manifests {
         repairer.archive(&dir.join(name));
     }
-    Ok(needs_compaction)
+    Ok(needs_compaction.then(|| repairer.recorded()))
 }
 
 /// Logs damage found while replaying a log during repair.
@@ -212,6 +231,14 @@ impl Repairer<'_> {
             }
             let applied = WriteBatch::from_contents(record).and_then(|batch| {
                 let used = check_logged_batch(&batch, Extensions::all())?;
+                // A pointer whose value is missing or damaged would outlive its value.
+                value_files::check_replayed(
+                    &**env,
+                    self.dir,
+                    &self.value_files,
+                    &batch,
+                    &mut self.synced_value_files,
+                )?;
                 insert_into_memtable(&batch, &mem)?;
                 self.found = self.found.union(used);
                 Ok(())
@@ -319,8 +346,10 @@ impl Repairer<'_> {
                 Some(parsed) => {
                     min_sequence = min_sequence.min(parsed.sequence);
                     max_sequence = max_sequence.max(parsed.sequence);
-                    if parsed.value_type == ValueType::ExpiringValue {
-                        self.found.insert(Extension::ExpiringKeys);
+                    match parsed.value_type {
+                        ValueType::ExpiringValue => self.found.insert(Extension::ExpiringKeys),
+                        ValueType::ValuePointer => self.found.insert(Extension::ValueSeparation),
+                        _ => {}
                     }
                 }
                 None => {
@@ -463,6 +492,12 @@ impl Repairer<'_> {
         Ok(meta)
     }
 
+    /// The extensions the new manifest records: those the options enable and those the
+    /// salvaged data uses.
+    fn recorded(&self) -> Extensions {
+        self.options.extensions().union(self.found)
+    }
+
     /// Writes a manifest listing `tables` at level 0, renumbered newest-data-last. Returns
     /// whether two tables sharing keys interleave in sequence numbers (step 4).
     fn write_manifest(&mut self, mut tables: Vec<Salvaged>) -> Result<bool> {
@@ -471,9 +506,7 @@ impl Repairer<'_> {
         let needs_compaction = self.interleaved(&tables);
         let mut edit = VersionEdit {
             comparator: Some(
-                self.options
-                    .extensions()
-                    .union(self.found)
+                self.recorded()
                     .recorded_name(self.icmp.user_comparator().name()),
             ),
             log_number: Some(0),

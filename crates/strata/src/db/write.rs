@@ -27,7 +27,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::background::panics_as_errors;
-use super::{DbInner, DbState};
+use super::{value_files, DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::extension::{Extension, Extensions};
 use crate::filename::log_file_name;
@@ -97,6 +97,12 @@ pub(crate) fn write(
         None => None,
     };
     let batch = resolved.as_ref().or(batch);
+    // Large values go to a value file now, before their pointers can reach the log.
+    let separated = match batch {
+        Some(b) => value_files::separate(db, b)?,
+        None => None,
+    };
+    let batch = separated.as_ref().map(|(b, _)| b).or(batch);
     let mut state = db.state.lock();
     if state.leading {
         let writer = Arc::new(Writer {
@@ -228,6 +234,8 @@ fn commit_group(db: &DbInner, group: &Group<'_>, mem: &MemTable, sync: Option<u6
         let mut wal = db.wal.lock();
         wal.append_with(|record| group.encode(record))?;
         if let Some(min_live_log) = sync {
+            // The values the log's pointers name become durable before the pointers do.
+            value_files::sync(db)?;
             wal.sync(&*db.env, &db.dir, min_live_log)?;
         }
     }
@@ -275,6 +283,7 @@ pub(crate) fn check_logged_batch(batch: &WriteBatch, recorded: Extensions) -> Re
             BatchOp::Put { .. } | BatchOp::Delete { .. } => continue,
             BatchOp::DeleteRange { .. } => Extension::RangeDeletes,
             BatchOp::PutExpiring { .. } => Extension::ExpiringKeys,
+            BatchOp::PutSeparated { .. } => Extension::ValueSeparation,
             BatchOp::PutWithTtl { .. } => {
                 return Err(Error::corruption_at(
                     0,
@@ -336,6 +345,9 @@ fn insert_batch(batch: &WriteBatch, sequence: u64, mem: &MemTable) -> Result<()>
                 expiring.clear();
                 encode_expiring(&mut expiring, expires_at_micros, value);
                 writer.add(sequence, ValueType::ExpiringValue, key, &expiring);
+            }
+            BatchOp::PutSeparated { key, pointer } => {
+                writer.add(sequence, ValueType::ValuePointer, key, pointer)
             }
             // The write path resolves these and recovery refuses them before a batch gets here.
             BatchOp::PutWithTtl { .. } => {
@@ -409,7 +421,35 @@ fn make_room_for_write(
             // writes for seconds at the stop trigger later.
             MutexGuard::unlocked(state, || std::thread::sleep(Duration::from_millis(1)));
             allow_delay = false;
-        } else if !force && state.mem.approximate_memory_usage() <= db.options.write_buffer_size {
+        } else if db.options.value_separation.is_some() && state.note_released_readers() {
+            // A released reader may leave value files to delete.
+            db.bg_work.notify_all();
+        } else if state.value_gc.sweep
+            && state.value_gc.over_bound
+            && state.compactions_suspended == 0
+        {
+            // Over the bound: wait for those files to go before adding more.
+            db.bg_done.wait(state);
+        } else if state
+            .value_gc
+            .snapshot_released(state.smallest_snapshot(&db.snapshots))
+            && state.compactions_suspended == 0
+        {
+            // A released snapshot may have left garbage: the background thread replans.
+            db.bg_work.notify_all();
+            db.bg_done.wait(state);
+        } else if !force
+            && state.compactions_suspended == 0
+            && db.mem_separated_bytes.load(Ordering::Relaxed) > 0
+            && state.value_gc.wants_flush()
+        {
+            force = true; // the memtable holds entries shadowing garbage to collect
+        } else if !force && state.value_gc.writes_wait() && state.compactions_suspended == 0 {
+            db.info_log.log(format_args!(
+                "value files over their bound; waiting for garbage collection"
+            ));
+            db.bg_done.wait(state);
+        } else if !force && !memtable_full(db, &state.mem) {
             return Ok(());
         } else if state.imm.is_some() {
             db.info_log
@@ -424,6 +464,14 @@ fn make_room_for_write(
             force = false;
         }
     }
+}
+
+/// Whether `mem` is full: its size, with the values separated from its pointers, is over
+/// `write_buffer_size`, or those values are over `DbInner::mem_separated_limit`.
+fn memtable_full(db: &DbInner, mem: &MemTable) -> bool {
+    let separated = db.mem_separated_bytes.load(Ordering::Relaxed);
+    mem.approximate_memory_usage() as u64 + separated > db.options.write_buffer_size as u64
+        || separated > db.mem_separated_limit.load(Ordering::Relaxed)
 }
 
 /// Starts a new log and memtable; the old memtable becomes immutable for the worker to flush.
@@ -444,6 +492,7 @@ fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Re
     state.log_first_sequence = state.versions.last_sequence + 1;
     let new_mem = Arc::new(MemTable::new(db.icmp.clone()));
     let old_mem = std::mem::replace(&mut state.mem, new_mem);
+    db.mem_separated_bytes.store(0, Ordering::Relaxed);
     state.imm = Some(old_mem);
     db.has_imm.store(true, Ordering::Release);
     state.refresh_super_version();

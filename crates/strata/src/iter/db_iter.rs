@@ -108,6 +108,8 @@ pub(crate) struct DbIter {
     saved_value: Vec<u8>,
     /// Forward: where the user's value starts in the inner value (after an expiry time).
     value_offset: usize,
+    /// Whether the current value is a pointer to the user's value in a value file.
+    value_is_pointer: bool,
     sampling: Option<Sampling>,
     /// The range tombstones of every source (each list a source's, or several merged), each
     /// with where its last search ended (the hint of `Fragments::covering_near`).
@@ -138,6 +140,7 @@ impl DbIter {
             saved_key: Vec::new(),
             saved_value: Vec::new(),
             value_offset: 0,
+            value_is_pointer: false,
             sampling: None,
             tombstones: Vec::new(),
             clock: None,
@@ -190,6 +193,12 @@ impl DbIter {
 
     pub(crate) fn valid(&self) -> bool {
         self.valid
+    }
+
+    /// Whether [`DbIter::value`] is a pointer to the user's value in a value file (see
+    /// `vlog`) rather than the value.
+    pub(crate) fn value_is_pointer(&self) -> bool {
+        self.valid && self.value_is_pointer
     }
 
     /// The current user key; empty when not valid.
@@ -410,8 +419,9 @@ impl DbIter {
                         )
                     };
                     match seen {
-                        Ok(Visible::Value(value)) => {
+                        Ok(Visible::Value(value) | Visible::Pointer(value)) => {
                             self.value_offset = stored.len() - value.len();
+                            self.value_is_pointer = parsed.value_type == ValueType::ValuePointer;
                             self.valid = true;
                             return;
                         }
@@ -474,8 +484,9 @@ impl DbIter {
                     )
                 };
                 match seen {
-                    Ok(Visible::Value(value)) => {
+                    Ok(Visible::Value(value) | Visible::Pointer(value)) => {
                         found = true;
+                        self.value_is_pointer = parsed.value_type == ValueType::ValuePointer;
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(parsed.user_key);
                         self.saved_value.clear();

@@ -9,7 +9,9 @@
 //!
 //! and is gone — like a deletion, hiding every older entry of its key — at and after
 //! `expires_at` by the `Env`'s clock. An entry older than the newest range tombstone covering its
-//! key (at the read's sequence) is gone too. Every read path (point lookups, `get_many`,
+//! key (at the read's sequence) is gone too. A value pointer (type 4, extension
+//! `value-separation`) is a value whose bytes are in a value file: the reader resolves it
+//! (`vlog`). Every read path (point lookups, `get_many`,
 //! iterators) decides through [`visible`], so they agree.
 
 use super::coding::{decode_fixed64, put_fixed64};
@@ -42,8 +44,31 @@ pub(crate) fn expired(expires_at: u64, now: u64) -> bool {
 pub(crate) enum Visible<'a> {
     /// The key has this value (the user's bytes, without an expiry time).
     Value(&'a [u8]),
+    /// The key has the value this pointer names in a value file (see `vlog`).
+    Pointer(&'a [u8]),
     /// The key has no value: deleted, deleted by a range tombstone, or expired.
     Gone,
+}
+
+impl Visible<'_> {
+    /// What a point read keeps of this: the owned value (empty when only the key's presence is
+    /// asked) or pointer (a few bytes; a presence read never resolves it); `None` when gone.
+    pub(crate) fn to_stored(self, presence_only: bool) -> Option<Stored> {
+        match self {
+            Visible::Value(_) if presence_only => Some(Stored::Value(Vec::new())),
+            Visible::Value(value) => Some(Stored::Value(value.to_vec())),
+            Visible::Pointer(pointer) => Some(Stored::Pointer(pointer.to_vec())),
+            Visible::Gone => None,
+        }
+    }
+}
+
+/// A value a point read found, owned: the user's bytes, or a pointer to them in a value file
+/// that the database layer resolves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stored {
+    Value(Vec<u8>),
+    Pointer(Vec<u8>),
 }
 
 /// What a read at time `now` sees of the newest entry of a key it can see: `value_type`,
@@ -62,6 +87,7 @@ pub(crate) fn visible(
     }
     match value_type {
         ValueType::Value => Ok(Visible::Value(stored)),
+        ValueType::ValuePointer => Ok(Visible::Pointer(stored)),
         ValueType::Deletion => Ok(Visible::Gone),
         ValueType::ExpiringValue => match split_expiring(stored) {
             Some((expires_at, _)) if expired(expires_at, now) => Ok(Visible::Gone),

@@ -7,6 +7,8 @@
 //!                                     fixed64 expires_at ++ the user's value)
 //!               | 3 range deletion   (extension range-deletes: only in range-deletion blocks
 //!                                     and table bounds, see `range_del`)
+//!               | 4 value pointer    (extension value-separation: the value is a pointer
+//!                                     to the user's value in a value file, see `vlog`)
 //! ```
 //!
 //! Internal keys order by user key ascending (the user comparator), then by sequence descending,
@@ -39,6 +41,8 @@ pub(crate) enum ValueType {
     ExpiringValue = 2,
     /// The start of a range tombstone (extension `range-deletes`; see `range_del`).
     RangeDeletion = 3,
+    /// A pointer to the value in a value file (extension `value-separation`; see `vlog`).
+    ValuePointer = 4,
 }
 
 impl ValueType {
@@ -48,6 +52,7 @@ impl ValueType {
             1 => Some(ValueType::Value),
             2 => Some(ValueType::ExpiringValue),
             3 => Some(ValueType::RangeDeletion),
+            4 => Some(ValueType::ValuePointer),
             _ => None,
         }
     }
@@ -55,7 +60,7 @@ impl ValueType {
 
 /// The type used in lookup keys: the highest, so a seek lands before every entry of that
 /// sequence number.
-pub(crate) const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::RangeDeletion;
+pub(crate) const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::ValuePointer;
 
 /// The type of the keys a table's index block gets from `find_shortest_separator` and
 /// `find_short_successor`: LevelDB's (its highest type), so tables stay byte for byte

@@ -17,6 +17,7 @@ pub(crate) mod follow;
 pub(crate) mod get_many;
 pub(crate) mod level_iter;
 pub(crate) mod manifest;
+pub(crate) mod memtable_read;
 pub(crate) mod policy;
 mod recover;
 pub(crate) mod table_cache;

@@ -22,7 +22,7 @@ use super::NUM_LEVELS;
 use crate::error::{Error, Result};
 use crate::table::reader::{RecentBlock, Table};
 use crate::table::BlockReads;
-use crate::util::entry::{visible, Visible};
+use crate::util::entry::{visible, Stored};
 use crate::util::internal_key::{
     parse_internal_key, trailer, user_key, InternalKeyComparator, SequenceNumber,
 };
@@ -67,8 +67,9 @@ pub(crate) type FileRef = Arc<LiveFile>;
 /// The outcome of a point lookup in the tables of a version.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum TableLookup {
-    /// The key's value (the user's bytes; empty for a [`PointRead::presence_only`] read).
-    Found(Vec<u8>),
+    /// The key's value (the user's bytes — empty for a [`PointRead::presence_only`] read — or a
+    /// pointer to them).
+    Found(Stored),
     /// The key is deleted, deleted by a range tombstone, or expired.
     Deleted,
     Absent,
@@ -84,18 +85,8 @@ pub(crate) struct PointRead {
     /// The read's time (microseconds since the Unix epoch), for expiring values.
     pub(crate) now: u64,
     /// Only whether the key has a value is asked: a value found is not copied out
-    /// ([`TableLookup::Found`] then holds an empty vector).
+    /// ([`TableLookup::Found`] then holds an empty value, or the pointer, never resolved).
     pub(crate) presence_only: bool,
-}
-
-/// What a point lookup keeps of a value found: a copy, or nothing when only the key's presence
-/// is asked.
-pub(crate) fn value_keeper(presence_only: bool) -> fn(&[u8]) -> Vec<u8> {
-    if presence_only {
-        |_| Vec::new()
-    } else {
-        <[u8]>::to_vec
-    }
 }
 
 /// What a lookup learned about file reads, for seek-triggered compaction.
@@ -215,7 +206,6 @@ impl Version {
             read.covered = read.covered.max(tombstones.newest_covering(ukey, sequence));
         }
         let covered = read.covered;
-        let keep = value_keeper(read.presence_only);
         let outcome = table
             .get_in(
                 reads,
@@ -234,8 +224,10 @@ impl Version {
                                 covered,
                                 read.now,
                             ) {
-                                Ok(Visible::Value(value)) => TableLookup::Found(keep(value)),
-                                Ok(Visible::Gone) => TableLookup::Deleted,
+                                Ok(seen) => match seen.to_stored(read.presence_only) {
+                                    Some(stored) => TableLookup::Found(stored),
+                                    None => TableLookup::Deleted,
+                                },
                                 Err(_) => TableLookup::Corrupt,
                             },
                         )

@@ -26,6 +26,9 @@ enum Op {
     PutExpiring(Vec<u8>, Vec<u8>, u64),
     /// A put with a time to live in microseconds, never logged.
     PutWithTtl(Vec<u8>, Vec<u8>, u64),
+    /// A put of a value kept in a value file: key and pointer (extension `value-separation`,
+    /// which the replayed database does not record: such a batch is damage there).
+    PutSeparated(Vec<u8>, Vec<u8>),
 }
 
 /// Fuzz target `write_batch`: `data` as a raw batch, whose decoded updates must re-encode to
@@ -64,6 +67,9 @@ fn decode(bytes: &[u8]) -> (Vec<Op>, bool) {
                 value.to_vec(),
                 u64::try_from(ttl.as_micros()).unwrap_or(u64::MAX),
             )),
+            Ok(BatchOp::PutSeparated { key, pointer }) => {
+                ops.push(Op::PutSeparated(key.to_vec(), pointer.to_vec()))
+            }
             Err(_) => return (ops, false),
         }
         // Every update takes at least two bytes (tag and key length).
@@ -81,6 +87,7 @@ fn encode(ops: &[Op]) -> WriteBatch {
             Op::DeleteRange(start, end) => batch.delete_range(start, end),
             Op::PutExpiring(k, v, at) => batch.put_expiring(k, v, *at),
             Op::PutWithTtl(k, v, ttl) => batch.put_with_ttl(k, v, Duration::from_micros(*ttl)),
+            Op::PutSeparated(k, pointer) => batch.put_separated(k, pointer),
         }
     }
     batch
@@ -121,7 +128,7 @@ fn model(ops: &[Op], before: u64, after: u64) -> (Contents, BTreeSet<Vec<u8>>) {
                     either.insert(k.clone());
                 }
             }
-            Op::PutWithTtl(..) => {}
+            Op::PutWithTtl(..) | Op::PutSeparated(..) => {}
         }
     }
     (map, either)
@@ -209,7 +216,10 @@ fn replay_log_record(record: &[u8], ops: &[Op], well_formed: bool) {
     // were lost, and recovery keeps a prefix of the writes.
     // A put with an unresolved time to live is never logged: such a batch is damage.
     let continues = sequence.is_some_and(|s| s <= 1);
-    let logged = !ops.iter().any(|op| matches!(op, Op::PutWithTtl(..)));
+    // A put of a separated value needs the extension, which the database does not record.
+    let logged = !ops
+        .iter()
+        .any(|op| matches!(op, Op::PutWithTtl(..) | Op::PutSeparated(..)));
     let expected = if well_formed && fits && continues && logged {
         let (expected, either) = model(ops, before, after);
         contents.retain(|k, _| !either.contains(k));

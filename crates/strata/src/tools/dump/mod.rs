@@ -290,6 +290,7 @@ pub(super) fn value_type_name(t: ValueType) -> &'static str {
         ValueType::Deletion => "del",
         ValueType::ExpiringValue => "put-expiring",
         ValueType::RangeDeletion => "del-range",
+        ValueType::ValuePointer => "put-pointer",
     }
 }
 

@@ -103,6 +103,11 @@ fn batch_out(p: &mut Printer<'_>, offset: u64, batch: &WriteBatch) -> Result<()>
                 ttl_micros: Some(u64::try_from(ttl.as_micros()).unwrap_or(u64::MAX)),
                 ..OpJson::new("put-ttl", sequence, show.bytes(key))
             }),
+            // The value is the pointer's encoding (see `vlog`).
+            Ok(BatchOp::PutSeparated { key, pointer }) => ops.push(OpJson {
+                value: Some(show.bytes(pointer)),
+                ..OpJson::new("put-pointer", sequence, show.bytes(key))
+            }),
             Err(e) => error = Some(e),
         }
     }

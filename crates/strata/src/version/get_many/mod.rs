@@ -1,8 +1,10 @@
-//! Batched point lookups in the tables of a version (`DB::get_many` below the memtables).
+//! Batched point lookups through a read view's memtables and the tables of its version
+//! (`DB::get_many`).
 //!
-//! Contract: the answer for each key is exactly what [`Version::get`] would give it (the same
-//! files consulted in the same order, the same range tombstones joined, the same expiry
-//! decision). What a batch saves: the lookups go through the tree level by level, level 0
+//! Contract: the answer for each key is exactly what a single lookup would give it (the
+//! memtables first, newest first, then [`Version::get`]: the same files consulted in the same
+//! order, the same range tombstones joined, the same expiry decision). What a batch saves:
+//! the lookups go through the tree level by level, level 0
 //! file by file, so each table is found in the table cache once per run of keys it holds
 //! rather than once per key; keys come in ascending order, so keys that fall in the same data
 //! block follow one another and the block is read once for all of them
@@ -12,8 +14,9 @@
 //! cut into runs of contiguous sorted keys (that many or a few more each) and offered to the
 //! engine's helper threads ([`helpers`]: one per core but the caller's, kept awake a moment
 //! between batches). The caller and the helpers claim runs in turn; each run goes through
-//! the tree as above on its own (runs share nothing but the table and block caches, so every
-//! answer is the same as on one thread). When the caller has no run left to claim, it takes
+//! the memtables and then the tree as above on its own (runs share nothing but the
+//! memtables and the table and block caches, so every answer is the same as on one thread),
+//! which leaves the caller only sorting the keys and collecting the answers. When the caller has no run left to claim, it takes
 //! each run back: a run a helper is looking up it waits for; a run a helper claimed but has
 //! not started it looks up itself. So the caller never waits for a helper to wake, and a
 //! batch no helper reaches costs only the offer. A panic in a run (a user comparator's) is
@@ -29,13 +32,15 @@ use parking_lot::Mutex;
 
 use self::helpers::{Batch, Helpers};
 
+use super::memtable_read::memtables_get;
 use super::table_cache::TableCache;
 use super::version::{find_file, FileRef, PointRead, SeekCharge, TableLookup, Version};
 use super::NUM_LEVELS;
 use crate::error::Result;
+use crate::memtable::MemTable;
 use crate::table::reader::{RecentBlock, Table};
 use crate::table::BlockReads;
-use crate::util::internal_key::user_key;
+use crate::util::internal_key::{user_key, SequenceNumber};
 
 mod helpers;
 
@@ -48,9 +53,9 @@ pub const GET_MANY_KEYS_PER_THREAD: usize = 16;
 pub(crate) struct BatchedLookup {
     /// The user key with the read's sequence trailer.
     pub(crate) lookup_key: Vec<u8>,
-    /// What the memtables found (updated as tables join their tombstones).
+    /// How to read the key (the memtables' covering tombstone joins it).
     pub(crate) read: PointRead,
-    /// The answer once a table decides it; `Absent` when none does.
+    /// The answer once a memtable or table decides it; `None` when none does.
     pub(crate) result: Option<TableLookup>,
     /// The last file read for this key, and the one charged a seek (see [`Version::get`]).
     last_read: Option<(usize, FileRef)>,
@@ -78,6 +83,15 @@ impl BatchedLookup {
     }
 }
 
+/// What a batch reads besides its version's tables.
+pub(crate) struct BatchSources {
+    /// The read view's memtables, newest first.
+    pub(crate) memtables: Vec<Arc<MemTable>>,
+    /// The sequence number the batch reads at.
+    pub(crate) sequence: SequenceNumber,
+    pub(crate) table_cache: Arc<TableCache>,
+}
+
 /// One run of a batch's sorted keys (see the module documentation).
 struct Run {
     lookups: Vec<BatchedLookup>,
@@ -88,7 +102,7 @@ struct Run {
 /// A batch's runs, shared by the caller and the helpers.
 struct SharedRuns {
     version: Arc<Version>,
-    table_cache: Arc<TableCache>,
+    sources: BatchSources,
     reads: BlockReads,
     runs: Vec<Mutex<Run>>,
     /// The next run to claim (claims past the end find nothing).
@@ -117,7 +131,7 @@ impl SharedRuns {
             let lookups = &mut run.lookups;
             run.outcome = Some(panic::catch_unwind(AssertUnwindSafe(|| {
                 self.version
-                    .get_many_on_this_thread(self.reads, lookups, &self.table_cache)
+                    .get_many_on_this_thread(self.reads, lookups, &self.sources)
             })));
         }
     }
@@ -131,22 +145,22 @@ struct RecentTable {
 }
 
 impl Version {
-    /// Looks every key of `lookups` up in the tables, with `parallel` helped by the helper
-    /// threads (see the module documentation); `lookups` are sorted by user key and hold each
-    /// user key once. Returns them in the same order, each holding its answer (`result`,
+    /// Looks every key of `lookups` up in `sources`' memtables and then this version's tables,
+    /// with `parallel` helped by the helper threads (see the module documentation); `lookups`
+    /// are sorted by user key and hold each user key once. Returns them in the same order, each holding its answer (`result`,
     /// `None` meaning absent) and its seek charge. Of several runs that fail, the error of the
     /// first in key order is returned.
     pub(crate) fn get_many(
         self: &Arc<Self>,
         reads: BlockReads,
         mut lookups: Vec<BatchedLookup>,
-        table_cache: &Arc<TableCache>,
+        sources: BatchSources,
         parallel: bool,
     ) -> Result<Vec<BatchedLookup>> {
         let helpers = match Helpers::get() {
             Some(helpers) if parallel && lookups.len() >= 2 * GET_MANY_KEYS_PER_THREAD => helpers,
             _ => {
-                self.get_many_on_this_thread(reads, &mut lookups, table_cache)?;
+                self.get_many_on_this_thread(reads, &mut lookups, &sources)?;
                 return Ok(lookups);
             }
         };
@@ -165,7 +179,7 @@ impl Version {
             .collect();
         let shared = Arc::new(SharedRuns {
             version: Arc::clone(self),
-            table_cache: Arc::clone(table_cache),
+            sources,
             reads,
             runs,
             next: AtomicUsize::new(0),
@@ -194,8 +208,16 @@ impl Version {
         &self,
         reads: BlockReads,
         lookups: &mut [BatchedLookup],
-        table_cache: &TableCache,
+        sources: &BatchSources,
     ) -> Result<()> {
+        for lookup in lookups.iter_mut() {
+            let key = user_key(&lookup.lookup_key);
+            let decided =
+                memtables_get(&sources.memtables, key, sources.sequence, &mut lookup.read)?;
+            lookup.result =
+                decided.map(|value| value.map_or(TableLookup::Deleted, TableLookup::Found));
+        }
+        let table_cache = &*sources.table_cache;
         let mut scratch = Vec::new();
         let covers = |file: &FileRef, ukey: &[u8]| {
             self.icmp().compare_user(ukey, file.smallest_user_key()) != Ordering::Less

@@ -1,0 +1,514 @@
+//! The database's side of value separation (format extension `value-separation`,
+//! docs/design.md section 4.4): which values go to value files, keeping each pointer from
+//! becoming durable before its value, and resolving pointers for reads.
+//!
+//! Order of writes: [`separate`] appends a batch's large values before the batch (holding
+//! pointers in their place) is queued for the log; [`sync`] runs before every log sync and
+//! before a flush records its table, so a durable pointer always names a durable value;
+//! recovery checks every replayed pointer ([`check_replayed`]) and syncs the files it read.
+//!
+//! Deleting value files ([`delete_unreferenced`]): a value file is deleted only when no entry
+//! of any live super version — the current one, and every older one an iterator, a read or a
+//! snapshot still holds — points into it (every entry, hidden versions included, is looked
+//! at), and no write is appending to it or has appended to it without its pointers being in a
+//! memtable yet. The order of the checks makes that sound without holding a lock throughout:
+//! 1. Under the writer's lock: the value files in the directory, less those in use. A file
+//!    created later is not listed; a listed file not in use is never appended to again (only
+//!    the current file is, and files start in number order).
+//! 2. Under the state mutex: the live super versions. A pointer into a listed file that is in
+//!    no memtable or table of theirs cannot appear later: writes since step 1 point into newer
+//!    files, and flushes and compactions only copy pointers from those memtables and tables.
+//! 3. Without locks: the pointers of those memtables (which only grow) and tables (read once
+//!    each and remembered: tables never change), and the deletions.
+//!
+//! Locks: `DbInner::value_writer` is never taken with the state mutex held, and the state
+//! mutex never while holding it (a writer allocates a file number first, then takes the
+//! writer), since the log's mutex is taken under the state mutex and the writer under the
+//! log's.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::value_gc::{self, Needed, Refs};
+use super::{DbInner, SuperVersion};
+use crate::env::Env;
+use crate::error::Result;
+use crate::filename::{parse_file_name, value_file_name, FileType};
+use crate::iter::merging::merging_iterator;
+use crate::iter::InternalIterator;
+use crate::snapshot::hidden_by_newer;
+use crate::table::BlockReads;
+use crate::util::entry::Stored;
+use crate::util::internal_key::{parse_internal_key, ParsedInternalKey, ValueType};
+use crate::vlog::reader::ValueFiles;
+use crate::vlog::ValuePointer;
+use crate::write_batch::{BatchOp, WriteBatch};
+
+/// A write's appends to a value file: the file stays in use (never deleted) until this is
+/// dropped, once the write's pointers are in a memtable or the write failed.
+pub(super) struct PendingValues<'a> {
+    db: &'a DbInner,
+    file: u64,
+}
+
+impl Drop for PendingValues<'_> {
+    fn drop(&mut self) {
+        self.db.value_writer.lock().done(self.file);
+    }
+}
+
+/// `batch` with its large values (per `Options::value_separation`) appended to the current
+/// value file and replaced by pointers; `None` when nothing is separated. The records' bytes
+/// count toward the memtable's size (`DbInner::mem_separated_bytes`).
+pub(super) fn separate<'a>(
+    db: &'a DbInner,
+    batch: &WriteBatch,
+) -> Result<Option<(WriteBatch, PendingValues<'a>)>> {
+    let Some(separation) = db.options.value_separation else {
+        return Ok(None);
+    };
+    let mut file = None;
+    let separated = batch.with_separated_values(separation.min_value_size, |large| {
+        let pointers = append(db, large)?;
+        file = pointers.first().map(|p| p.file);
+        let bytes: u64 = pointers
+            .iter()
+            .zip(large)
+            .map(|(p, (key, _))| p.record_size(key.len()))
+            .sum();
+        db.mem_separated_bytes.fetch_add(bytes, Ordering::Relaxed);
+        Ok(pointers.iter().map(|p| p.encode()).collect())
+    })?;
+    Ok(separated.zip(file.map(|file| PendingValues { db, file })))
+}
+
+/// Appends one record per `(key, value)` to the current value file (starting one when needed)
+/// with one write, and returns their pointers in order. The file stays in use until the
+/// caller reports the append done (`ValueFileWriter::done`).
+pub(super) fn append(db: &DbInner, entries: &[(&[u8], &[u8])]) -> Result<Vec<ValuePointer>> {
+    loop {
+        {
+            let mut writer = db.value_writer.lock();
+            if !writer.needs_file() {
+                return writer.append(entries.iter().copied());
+            }
+        }
+        // A number allocated here and not used (another writer started a file meanwhile)
+        // is simply skipped.
+        let number = db.state.lock().versions.new_file_number();
+        let mut writer = db.value_writer.lock();
+        if writer.needs_file() {
+            writer.start(&*db.env, &db.dir, number)?;
+        }
+    }
+}
+
+/// Makes every value appended so far durable.
+pub(super) fn sync(db: &DbInner) -> Result<()> {
+    db.value_writer.lock().sync(&*db.env, &db.dir)
+}
+
+/// The user's value from what a point read found.
+pub(super) fn resolve(db: &DbInner, key: &[u8], stored: Stored) -> Result<Vec<u8>> {
+    match stored {
+        Stored::Value(value) => Ok(value),
+        Stored::Pointer(pointer) => db.value_files.read(key, &pointer),
+    }
+}
+
+/// The length of the user's value from what a point read found, without reading a value
+/// file.
+pub(super) fn stored_len(key: &[u8], stored: &Stored) -> Result<u64> {
+    match stored {
+        Stored::Value(value) => Ok(value.len() as u64),
+        Stored::Pointer(pointer) => pointer_len(key, pointer),
+    }
+}
+
+/// The value length a pointer (of the entry of `key`) records.
+pub(super) fn pointer_len(key: &[u8], pointer: &[u8]) -> Result<u64> {
+    ValuePointer::decode(pointer)
+        .map(|p| u64::from(p.length))
+        .ok_or_else(|| ValuePointer::malformed(key, pointer))
+}
+
+/// Checks that every pointer of a batch read back from a log names its value, and syncs each
+/// value file the first time it is met (`synced` holds those done): the replayed pointers
+/// may reach a table, their values must be durable first. A pointer whose value is missing
+/// or damaged fails with the corruption error.
+/// Recovery and repair (`db/repair.rs`) both check so (`files` reads the value files of
+/// `dir`).
+pub(super) fn check_replayed(
+    env: &dyn Env,
+    dir: &Path,
+    files: &ValueFiles,
+    batch: &WriteBatch,
+    synced: &mut HashSet<u64>,
+) -> Result<()> {
+    for op in batch.iter() {
+        if let BatchOp::PutSeparated { key, pointer } = op? {
+            files.read(key, pointer)?;
+            if let Some(file) = ValuePointer::decode(pointer).map(|p| p.file) {
+                if synced.insert(file) {
+                    let mut handle = env.new_appendable_file(&value_file_name(dir, file))?;
+                    handle.sync()?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The value files each table's pointers name, with the record bytes named in each, read once
+/// per table (tables never change) and kept while the table is live.
+#[derive(Default)]
+pub(crate) struct TableRefs {
+    tables: Mutex<HashMap<u64, Arc<Refs>>>,
+}
+
+/// The value pointer of the entry `parsed` holding `value`, if it holds one. A pointer that
+/// does not parse names a file no one can tell: it fails, so nothing is deleted on its account.
+fn pointer_of(parsed: &ParsedInternalKey<'_>, value: &[u8]) -> Result<Option<ValuePointer>> {
+    if parsed.value_type != ValueType::ValuePointer {
+        return Ok(None);
+    }
+    ValuePointer::decode(value)
+        .map(Some)
+        .ok_or_else(|| ValuePointer::malformed(parsed.user_key, value))
+}
+
+/// Adds the pointers of every entry `iter` yields to `refs`.
+fn add_pointers(iter: &mut dyn InternalIterator, refs: &mut Refs) -> Result<()> {
+    iter.seek_to_first();
+    while iter.valid() {
+        if let Some(parsed) = parse_internal_key(iter.key()) {
+            if let Some(pointer) = pointer_of(&parsed, iter.value())? {
+                *refs.entry(pointer.file).or_default() +=
+                    pointer.record_size(parsed.user_key.len());
+            }
+        }
+        iter.next();
+    }
+    iter.status()
+}
+
+/// What readers of `view` may still read in the value files: per file, the record bytes of
+/// the pointers that are the newest entry of their key or that a snapshot of `snapshots`
+/// (oldest first) may read (`snapshot::hidden_by_newer`: compactions keep exactly those), and
+/// the lowest sequence number of a
+/// newer entry that only a snapshot keeps such a pointer needed for (once the oldest snapshot
+/// is past it, the pointer is garbage), and the other pointers (file, offset): garbage. One
+/// merged pass over the view's memtables and tables.
+fn needed(db: &DbInner, view: &SuperVersion, snapshots: &[u64]) -> Result<Needed> {
+    let reads = BlockReads {
+        verify_checksums: true,
+        fill_cache: false,
+    };
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    for mem in [Some(&view.mem), view.imm.as_ref()].into_iter().flatten() {
+        children.push(Box::new(mem.iter()));
+    }
+    for file in view.version.files.iter().flatten() {
+        let table = db
+            .table_cache
+            .iter(reads, file.number(), file.meta.file_size)?;
+        children.push(Box::new(table));
+    }
+    let mut iter = merging_iterator(db.icmp.clone(), children);
+    let mut found = Needed::default();
+    // The user key of the previous entry, and its sequence number.
+    let mut previous: Option<(Vec<u8>, u64)> = None;
+    iter.seek_to_first();
+    while iter.valid() {
+        if let Some(parsed) = parse_internal_key(iter.key()) {
+            let newer = previous
+                .as_ref()
+                .filter(|(key, _)| db.icmp.compare_user(key, parsed.user_key).is_eq())
+                .map(|&(_, sequence)| sequence);
+            if let Some(pointer) = pointer_of(&parsed, iter.value())? {
+                // As compactions judge it: they drop a pointer no reader can read.
+                let shadowed =
+                    newer.is_some_and(|newer| hidden_by_newer(snapshots, parsed.sequence, newer));
+                if shadowed {
+                    found.dead.insert((pointer.file, pointer.offset));
+                } else {
+                    *found.live.entry(pointer.file).or_default() +=
+                        pointer.record_size(parsed.user_key.len());
+                    if let Some(sequence) = newer {
+                        found.replan_at =
+                            Some(found.replan_at.map_or(sequence, |at| at.min(sequence)));
+                    }
+                }
+            }
+            match &mut previous {
+                Some((key, sequence)) => {
+                    key.clear();
+                    key.extend_from_slice(parsed.user_key);
+                    *sequence = parsed.sequence;
+                }
+                None => previous = Some((parsed.user_key.to_vec(), parsed.sequence)),
+            }
+        }
+        iter.next();
+    }
+    iter.status()?;
+    Ok(found)
+}
+
+/// Whether rewriting table `number` in place reclaims space in `files`: it holds a pointer
+/// into one of them that is not `dead` (the rewrite relocates it), or a `dead` one whose
+/// newer entry is in the table too (the rewrite drops it: entries of a key in upper levels
+/// and memtables are newer than the table's, so that entry is the one hiding it). A table
+/// holding only pointers there that entries outside it hide waits for those entries to be
+/// compacted down onto it instead: rewriting it alone would drop nothing.
+fn rewrite_reclaims(
+    db: &DbInner,
+    (number, size): (u64, u64),
+    files: &BTreeSet<u64>,
+    dead: &HashSet<(u64, u64)>,
+) -> Result<bool> {
+    let reads = BlockReads {
+        verify_checksums: true,
+        fill_cache: false,
+    };
+    let mut iter = db.table_cache.iter(reads, number, size)?;
+    // The user key of the previous entry of the table.
+    let mut previous: Vec<u8> = Vec::new();
+    let mut first = true;
+    iter.seek_to_first();
+    while iter.valid() {
+        if let Some(parsed) = parse_internal_key(iter.key()) {
+            if let Some(pointer) = pointer_of(&parsed, iter.value())? {
+                if files.contains(&pointer.file) {
+                    let hidden_here =
+                        !first && db.icmp.compare_user(&previous, parsed.user_key).is_eq();
+                    if !dead.contains(&(pointer.file, pointer.offset)) || hidden_here {
+                        return Ok(true);
+                    }
+                }
+            }
+            previous.clear();
+            previous.extend_from_slice(parsed.user_key);
+            first = false;
+        }
+        iter.next();
+    }
+    iter.status()?;
+    Ok(false)
+}
+
+/// The pointers of every entry of `view` (both memtables and every table, hidden versions
+/// included), added to `refs`; `seen` collects the tables' numbers.
+fn add_view(
+    db: &DbInner,
+    view: &SuperVersion,
+    refs: &mut Refs,
+    seen: &mut HashMap<u64, Arc<Refs>>,
+) -> Result<()> {
+    for mem in [Some(&view.mem), view.imm.as_ref()].into_iter().flatten() {
+        add_pointers(&mut mem.iter(), refs)?;
+    }
+    for file in view.version.files.iter().flatten() {
+        let number = file.number();
+        let cached = db.table_value_refs.tables.lock().get(&number).cloned();
+        let table = match cached {
+            Some(table) => table,
+            None => {
+                let reads = BlockReads {
+                    verify_checksums: true,
+                    fill_cache: false,
+                };
+                let mut table = Refs::new();
+                let mut iter = db.table_cache.iter(reads, number, file.meta.file_size)?;
+                add_pointers(&mut iter, &mut table)?;
+                let table = Arc::new(table);
+                db.table_value_refs
+                    .tables
+                    .lock()
+                    .insert(number, Arc::clone(&table));
+                table
+            }
+        };
+        for (&vlog, &bytes) in table.iter() {
+            *refs.entry(vlog).or_default() += bytes;
+        }
+        seen.insert(number, table);
+    }
+    Ok(())
+}
+
+/// Every value file in the directory with its size (one deleted meanwhile left out).
+fn listed(db: &DbInner) -> Result<Vec<(u64, u64)>> {
+    let mut files = Vec::new();
+    for name in db.env.children(&db.dir)? {
+        if let Some((number, FileType::ValueFile)) = parse_file_name(&name) {
+            let path = value_file_name(&db.dir, number);
+            match db.env.file_size(&path) {
+                Ok(size) => files.push((number, size)),
+                Err(_) if !db.env.file_exists(&path) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Deletes the value files nothing can reach any more (see the module documentation), then
+/// plans garbage collection (`value_gc::plan`) from what is left and sets the size value files
+/// are cut at. Does nothing on a database without value separation, on a read-only handle, or
+/// after a background error; a failure to read a memtable or table deletes nothing.
+pub(super) fn delete_unreferenced(db: &DbInner) {
+    if db.options.value_separation.is_none() || db.read_only.is_some() {
+        return;
+    }
+    // Every value file with its size, and whether it is in use.
+    let files: Vec<(u64, u64, bool)> = {
+        let writer = db.value_writer.lock();
+        match listed(db) {
+            Ok(files) => files
+                .into_iter()
+                .map(|(number, size)| (number, size, writer.in_use(number)))
+                .collect(),
+            Err(_) => return,
+        }
+    };
+    let (current, views, snapshots) = {
+        let state = db.state.lock();
+        if state.bg_error.is_some() {
+            return;
+        }
+        (
+            Arc::clone(&state.super_version),
+            state.live_super_versions(),
+            db.snapshots.pinned(),
+        )
+    };
+    // What every live view points to (the current one's tables noted), and what readers of
+    // the current one may still read.
+    let mut reachable = Refs::new();
+    // What only older states (held by iterators and reads) reach.
+    let mut pinned = Refs::new();
+    let mut seen = HashMap::new();
+    let added = add_view(db, &current, &mut reachable, &mut seen).and_then(|()| {
+        let current_tables = seen.clone();
+        for view in views.iter().filter(|view| !Arc::ptr_eq(view, &current)) {
+            add_view(db, view, &mut pinned, &mut seen)?;
+        }
+        Ok((current_tables, needed(db, &current, &snapshots)?))
+    });
+    for (&file, &bytes) in &pinned {
+        *reachable.entry(file).or_default() += bytes;
+    }
+    let (current_tables, needed) = match added {
+        Ok(found) => found,
+        Err(e) => {
+            db.info_log
+                .log(format_args!("value files: not collected: {e}"));
+            return;
+        }
+    };
+    *db.table_value_refs.tables.lock() = seen;
+    let mut kept = Vec::new();
+    for (number, size, in_use) in files {
+        if in_use || reachable.contains_key(&number) {
+            kept.push((number, size, in_use));
+            continue;
+        }
+        db.value_files.forget(number);
+        let path = value_file_name(&db.dir, number);
+        match db.env.remove_file(&path) {
+            Ok(()) => db
+                .info_log
+                .log(format_args!("deleted value file {}", path.display())),
+            Err(e) => {
+                db.info_log
+                    .log(format_args!("deleting value file {}: {e}", path.display()));
+                kept.push((number, size, in_use));
+            }
+        }
+    }
+    let total = kept.iter().map(|&(_, size, _)| size).sum();
+    // Files an older state still reaches are not chosen: their live values would be copied
+    // while the originals stay for that reader.
+    let collectable: Vec<(u64, u64)> = kept
+        .iter()
+        .filter(|&&(number, _, in_use)| !in_use && !pinned.contains_key(&number))
+        .map(|&(number, size, _)| (number, size))
+        .collect();
+    if let Some(separation) = db.options.value_separation {
+        let live: u64 = needed.live.values().sum();
+        db.mem_separated_limit
+            .store(value_gc::memtable_value_limit(live), Ordering::Relaxed);
+        let cut_at = value_gc::value_file_size(live, separation.file_size);
+        db.value_writer.lock().set_file_size(cut_at);
+    }
+    let collecting = db.state.lock().value_gc.files.clone();
+    let mut plan = value_gc::plan(&collectable, total, &needed, &current_tables, &collecting);
+    // The tables whose rewrite in place reclaims space (`rewrite_reclaims`).
+    let sizes: HashMap<u64, u64> = current
+        .version
+        .files
+        .iter()
+        .flatten()
+        .map(|f| (f.number(), f.meta.file_size))
+        .collect();
+    for &table in &plan.tables {
+        let Some(&size) = sizes.get(&table) else {
+            continue;
+        };
+        match rewrite_reclaims(db, (table, size), &plan.files, &needed.dead) {
+            Ok(true) => {
+                plan.relocating.insert(table);
+            }
+            Ok(false) => {}
+            Err(e) => {
+                db.info_log
+                    .log(format_args!("value files: not collected: {e}"));
+                return;
+            }
+        }
+    }
+    let mut state = db.state.lock();
+    if plan.files != state.value_gc.files {
+        db.info_log.log(format_args!(
+            "value files: collecting {:?} ({total} bytes held, {} referenced)",
+            plan.files, plan.referenced
+        ));
+    }
+    if !plan.tables.is_empty() {
+        db.bg_work.notify_all();
+    }
+    state.value_gc = plan;
+}
+
+/// Property `strata.value-files.<what>`: `total-bytes` (the value files' sizes),
+/// `live-bytes` (the record bytes the current state's entries point to, hidden versions
+/// included), `space-amplification` (their ratio) and `relocated-bytes` (record bytes garbage
+/// collection copied since the database opened); `None` for another name.
+pub(super) fn property(db: &DbInner, what: &str) -> Option<Result<String>> {
+    let total = || -> Result<u64> { Ok(listed(db)?.iter().map(|(_, size)| size).sum()) };
+    let live = || -> Result<u64> {
+        let view = Arc::clone(&db.state.lock().super_version);
+        let mut refs = Refs::new();
+        add_view(db, &view, &mut refs, &mut HashMap::new())?;
+        Ok(refs.values().sum())
+    };
+    Some(match what {
+        "total-bytes" => total().map(|t| t.to_string()),
+        "live-bytes" => live().map(|l| l.to_string()),
+        "relocated-bytes" => Ok(db.relocated_bytes.load(Ordering::Relaxed).to_string()),
+        "space-amplification" => total().and_then(|t| {
+            let l = live()?;
+            Ok(if l == 0 {
+                "0".to_owned()
+            } else {
+                format!("{:.3}", t as f64 / l as f64)
+            })
+        }),
+        _ => return None,
+    })
+}

@@ -1,0 +1,453 @@
+//! Garbage collection of value files (format extension `value-separation`, docs/design.md
+//! section 4.4): keeping the value files' total size within a fixed multiple of the value
+//! bytes readers may still read, with no option to tune.
+//!
+//! Accounting (`value_files::delete_unreferenced`, after every flush and compaction): each
+//! value file's size, and its *live* bytes: the record bytes of the pointers of the current
+//! state that are the newest entry of their key or that a snapshot may read (one merged pass
+//! over the memtables and tables, which hold keys and small pointers only). [`plan`] compares
+//! the totals: once the files hold more than [`COLLECT_ABOVE`] times the live bytes, the files
+//! with the most garbage (size less live bytes) are chosen for collection until what would
+//! remain without them is at most [`COLLECT_DOWN_TO`] times, or until they hold a tenth of the
+//! live bytes ([`COPY_SHARE`]: relocated copies exist beside the originals until those go).
+//! The file being appended to is never chosen, nor one an older state (an open iterator or
+//! read) still reaches: its values would be copied while it stays for that reader.
+//!
+//! Rewriting ([`pick_compaction`], before any other compaction): every table of the current
+//! version pointing into a chosen file (each table's pointers are known per file). When an
+//! upper level holds keys of the table's range, that level's files there are compacted into
+//! the next level first, so the entries newer ones shadow are dropped, not relocated; a
+//! level-0 table goes to level 1; then the table is rewritten in place (its outputs stay in
+//! its level, `compaction::picker::compact_range_in_place`).
+//!
+//! Relocation ([`Relocation`]): every compaction, chosen or not, copies the value of each entry
+//! it writes whose pointer names a file being collected to the current value file and writes
+//! the new pointer under the same key and sequence number, so snapshots and hidden versions
+//! read exactly what they read before. The relocated values are synced before the compaction's
+//! tables are installed, so an installed pointer always names a durable value; a crash before
+//! the install leaves the copies as garbage of the current file, and the old pointers in place.
+//!
+//! A chosen file is deleted like any other, once no entry of any live super version points
+//! into it (`value_files.rs`): iterators and reads holding older versions keep it meanwhile.
+//!
+//! Keeping up: writes wait (as for a full level 0) while the files hold more than
+//! [`WRITES_WAIT_ABOVE`] times the live bytes and tables are left to rewrite, and the
+//! memtable is flushed once per plan then (so garbage that memtable entries shadow can be
+//! compacted away); and when the
+//! oldest snapshot is released past entries it alone kept live ([`Collection::replan_at`]),
+//! the background thread redoes the plan before more writes are taken. Separated values count
+//! toward the memtable's size (`DbInner::mem_separated_bytes`), and a memtable is full once
+//! they pass a sixteenth of the live bytes ([`memtable_value_limit`]), so superseded values
+//! waiting in memtables for a flush stay a small share; files are cut at a sixteenth of the
+//! live bytes ([`value_file_size`]), so the file being written holds little and a
+//! collection's unit is small. tests/value_separation_gc.rs measures the bound.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::{value_files, DbInner, DbState};
+use crate::compaction::{picker, Compaction};
+use crate::error::Result;
+use crate::util::internal_key::{ParsedInternalKey, ValueType};
+use crate::version::NUM_LEVELS;
+use crate::vlog::ValuePointer;
+
+/// Collection starts when the value files hold more than this many times the live bytes (as
+/// a fraction: numerator over 100).
+pub(crate) const COLLECT_ABOVE: u64 = 110;
+/// Files are chosen until what remains without them is at most this many times the live
+/// bytes (over 100).
+pub(crate) const COLLECT_DOWN_TO: u64 = 103;
+/// The chosen files hold at most this fraction (1 / it) of the live bytes (beyond the first
+/// file): their copies exist beside them until they go, so this bounds that overshoot.
+pub(crate) const COPY_SHARE: u64 = 10;
+/// Writes wait for garbage collection while the value files hold more than this many times
+/// the live bytes (over 100) and tables are left to rewrite.
+pub(crate) const WRITES_WAIT_ABOVE: u64 = 120;
+/// Smallest size a value file is cut at.
+const MIN_VALUE_FILE_SIZE: u64 = 1 << 20;
+
+/// Record bytes per value file.
+pub(crate) type Refs = BTreeMap<u64, u64>;
+
+/// What readers of the current state may still read in the value files (see
+/// `value_files::needed`).
+#[derive(Debug, Default)]
+pub(crate) struct Needed {
+    /// Record bytes per file of the pointers some reader may read.
+    pub(crate) live: Refs,
+    /// The lowest sequence number of a newer entry that only a snapshot keeps a pointer
+    /// needed for.
+    pub(crate) replan_at: Option<u64>,
+    /// Pointers (file, offset) no reader can read: shadowed by a newer entry every reader sees.
+    pub(crate) dead: HashSet<(u64, u64)>,
+}
+
+/// What garbage collection is doing; kept in the state (under its mutex).
+#[derive(Debug, Default)]
+pub(crate) struct Collection {
+    /// Value files being collected: compactions relocate the values they point to.
+    pub(crate) files: BTreeSet<u64>,
+    /// Tables of the current version pointing into those files, still to rewrite.
+    pub(crate) tables: BTreeSet<u64>,
+    /// Those of `tables` a rewrite in place reclaims space with: holding a pointer into those
+    /// files that some reader may read (the rewrite relocates it) or one a newer entry in the
+    /// same table hides from every reader (the rewrite drops it). The others hold only garbage
+    /// there that entries outside them hide (in a memtable when no upper level holds them);
+    /// they wait for those entries to be compacted down onto them, which drops the garbage.
+    pub(crate) relocating: BTreeSet<u64>,
+    /// Pointers into those files no reader can read: never relocated.
+    pub(crate) dead: Arc<HashSet<(u64, u64)>>,
+    /// Whether the files held more than [`WRITES_WAIT_ABOVE`] times the live bytes.
+    pub(crate) over_bound: bool,
+    /// Whether a memtable flush was asked for this plan ([`Collection::wants_flush`]).
+    pub(crate) flush_asked: bool,
+    /// The live bytes the plan counted.
+    pub(crate) referenced: u64,
+    /// A reader released an older state: value files only it reached may go now (the
+    /// background thread looks, `DbState::note_released_readers`).
+    pub(crate) sweep: bool,
+    /// The oldest sequence number a reader may read at from which entries counted live only
+    /// for a snapshot would be garbage: once the oldest snapshot is released past it, the
+    /// plan is redone before more writes.
+    pub(crate) replan_at: Option<u64>,
+}
+
+impl Collection {
+    /// Whether the plan is out of date: a snapshot it counted entries live for, or a reader of
+    /// an older state, was released (`smallest_snapshot` is the oldest sequence number a
+    /// reader may read at now).
+    pub(crate) fn stale(&self, smallest_snapshot: u64) -> bool {
+        self.sweep || self.snapshot_released(smallest_snapshot)
+    }
+
+    /// Whether a snapshot the plan counted entries live for was released (writes then wait
+    /// for a new plan).
+    pub(crate) fn snapshot_released(&self, smallest_snapshot: u64) -> bool {
+        self.replan_at.is_some_and(|at| smallest_snapshot >= at)
+    }
+
+    /// Whether writes should wait for garbage collection: the value files are over
+    /// [`WRITES_WAIT_ABOVE`] and rewriting tables would reclaim space.
+    pub(crate) fn writes_wait(&self) -> bool {
+        self.over_bound && !self.tables.is_empty()
+    }
+
+    /// Whether the memtable should be flushed now, once for this plan: the value files are
+    /// over [`WRITES_WAIT_ABOVE`] with files chosen whose remaining pointers may be shadowed
+    /// by memtable entries (their garbage goes once those are compacted down).
+    pub(crate) fn wants_flush(&mut self) -> bool {
+        let wanted = self.over_bound && !self.files.is_empty() && !self.flush_asked;
+        self.flush_asked |= wanted;
+        wanted
+    }
+}
+
+/// Whether `total` is more than `ratio` (over 100) times `referenced` bytes.
+fn above(total: u64, referenced: u64, ratio: u64) -> bool {
+    u128::from(total) * 100 > u128::from(referenced) * u128::from(ratio)
+}
+
+/// The size value files are cut at, given the live bytes and the option's maximum: a
+/// sixteenth of the live bytes, within `[1 MiB, maximum]`.
+pub(crate) fn value_file_size(referenced: u64, maximum: u64) -> u64 {
+    (referenced / 16).clamp(MIN_VALUE_FILE_SIZE.min(maximum), maximum)
+}
+
+/// The most separated value bytes a memtable takes, given the live bytes: a sixteenth of
+/// them, at least 1 MiB.
+pub(crate) fn memtable_value_limit(live: u64) -> u64 {
+    (live / 16).max(MIN_VALUE_FILE_SIZE)
+}
+
+/// The next [`Collection`]: `files` are the value files with their sizes (those being written
+/// to left out) and `total` the size of all; `needed` what readers of the current state may
+/// still read; `tables` the current version's tables with the record bytes they point to per
+/// file; `collecting` the files chosen before (those still present stay chosen: tables may be
+/// left to rewrite, or a version still holds them). [`Collection::relocating`] is left for
+/// the caller to fill.
+pub(crate) fn plan(
+    files: &[(u64, u64)],
+    total: u64,
+    needed: &Needed,
+    tables: &HashMap<u64, Arc<Refs>>,
+    collecting: &BTreeSet<u64>,
+) -> Collection {
+    let live = &needed.live;
+    let referenced: u64 = live.values().sum();
+    let garbage = |number: u64, size: u64| size.saturating_sub(*live.get(&number).unwrap_or(&0));
+    let mut chosen: BTreeSet<u64> = files
+        .iter()
+        .map(|&(number, _)| number)
+        .filter(|number| collecting.contains(number))
+        .collect();
+    if above(total, referenced, COLLECT_ABOVE) {
+        let mut remaining = total;
+        // The live bytes chosen files hold: relocating copies them before the files go.
+        let mut to_copy = 0u64;
+        for &(number, size) in files.iter().filter(|(n, _)| chosen.contains(n)) {
+            remaining -= garbage(number, size);
+            to_copy += size - garbage(number, size);
+        }
+        let mut by_garbage: Vec<(u64, u64)> = files
+            .iter()
+            .filter(|(number, _)| !chosen.contains(number))
+            .map(|&(number, size)| (garbage(number, size), number))
+            .filter(|&(garbage, _)| garbage > 0)
+            .collect();
+        by_garbage.sort_unstable_by(|a, b| b.cmp(a));
+        let sizes: HashMap<u64, u64> = files.iter().copied().collect();
+        for (garbage, number) in by_garbage {
+            let copied = sizes[&number] - garbage;
+            if !above(remaining, referenced, COLLECT_DOWN_TO)
+                || (!chosen.is_empty() && to_copy + copied > referenced / COPY_SHARE)
+            {
+                break;
+            }
+            chosen.insert(number);
+            remaining -= garbage;
+            to_copy += copied;
+        }
+    }
+    let tables = tables
+        .iter()
+        .filter(|(_, refs)| refs.keys().any(|file| chosen.contains(file)))
+        .map(|(&number, _)| number)
+        .collect();
+    let dead = needed
+        .dead
+        .iter()
+        .filter(|(file, _)| chosen.contains(file))
+        .copied()
+        .collect();
+    Collection {
+        files: chosen,
+        tables,
+        relocating: BTreeSet::new(),
+        dead: Arc::new(dead),
+        over_bound: above(total, referenced, WRITES_WAIT_ABOVE),
+        flush_asked: false,
+        referenced,
+        replan_at: needed.replan_at,
+        sweep: false,
+    }
+}
+
+/// The next compaction rewriting a table that points into a file being collected, if any:
+/// when an upper level holds keys of its range, the compaction of that level's files there
+/// into the next level (a level-0 table's is into level 1); else an in-place rewrite of the
+/// table. Tables no longer in the current version are forgotten.
+pub(crate) fn pick_compaction(state: &mut DbState) -> Option<Compaction> {
+    let version = Arc::clone(state.versions.current());
+    let max_file_size = state.versions.options.max_file_size;
+    while let Some(&number) = state.value_gc.tables.first() {
+        let found = (0..NUM_LEVELS).find_map(|level| {
+            version.files[level]
+                .iter()
+                .find(|f| f.number() == number)
+                .map(|f| (level, Arc::clone(f)))
+        });
+        let compaction = found.and_then(|(level, file)| {
+            let (smallest, largest) = (file.smallest_user_key(), file.largest_user_key());
+            // Newer entries of its keys in upper levels are merged down first, so that the
+            // entries they shadow are dropped rather than relocated.
+            let upper = (0..level).find(|&upper| {
+                !version
+                    .overlapping_inputs(upper, Some(smallest), Some(largest))
+                    .is_empty()
+            });
+            if let Some(from) = upper.or((level == 0).then_some(0)) {
+                picker::compact_range(&mut state.versions, from, Some(smallest), Some(largest))
+            } else if state.value_gc.relocating.contains(&number) {
+                let tables: HashSet<u64> = state.value_gc.relocating.iter().copied().collect();
+                picker::compact_range_in_place(
+                    &version,
+                    max_file_size,
+                    level,
+                    (Some(smallest), Some(largest)),
+                    &tables,
+                )
+            } else {
+                None // only garbage there, shadowed by memtable entries: after their flush
+            }
+        });
+        match compaction {
+            Some(c) => return Some(c),
+            None => {
+                state.value_gc.tables.remove(&number);
+            }
+        }
+    }
+    None
+}
+
+/// One compaction's relocation of values out of the files being collected; see the module
+/// documentation. Shared by the compaction's key ranges.
+pub(crate) struct Relocation<'a> {
+    db: &'a DbInner,
+    /// The files being collected when the compaction started.
+    files: BTreeSet<u64>,
+    /// Pointers into them no reader can read: not relocated.
+    dead: Arc<HashSet<(u64, u64)>>,
+    /// The value file of each append made (each keeps its file in use until this is dropped).
+    appended: Mutex<Vec<u64>>,
+    /// Record bytes copied.
+    bytes: AtomicU64,
+}
+
+impl<'a> Relocation<'a> {
+    /// The relocation for a compaction starting now (with the state mutex held).
+    pub(crate) fn new(db: &'a DbInner, state: &DbState) -> Relocation<'a> {
+        Relocation {
+            db,
+            files: state.value_gc.files.clone(),
+            dead: Arc::clone(&state.value_gc.dead),
+            appended: Mutex::new(Vec::new()),
+            bytes: AtomicU64::new(0),
+        }
+    }
+
+    /// The new pointer for the entry `parsed` holding `value`, when it points into a file
+    /// being collected and a reader may read it: its value read (checked) and appended to the
+    /// current value file.
+    pub(crate) fn relocate(
+        &self,
+        parsed: &ParsedInternalKey<'_>,
+        value: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        if parsed.value_type != ValueType::ValuePointer || self.files.is_empty() {
+            return Ok(None);
+        }
+        let Some(pointer) = ValuePointer::decode(value) else {
+            // Kept as it is: reads report the damage, naming the key.
+            return Ok(None);
+        };
+        if !self.files.contains(&pointer.file)
+            || self.dead.contains(&(pointer.file, pointer.offset))
+        {
+            return Ok(None);
+        }
+        let user_value = self.db.value_files.read(parsed.user_key, value)?;
+        let moved = value_files::append(self.db, &[(parsed.user_key, &user_value)])?;
+        let Some(moved) = moved.first() else {
+            return Ok(None);
+        };
+        self.appended.lock().push(moved.file);
+        self.bytes
+            .fetch_add(moved.record_size(parsed.user_key.len()), Ordering::Relaxed);
+        Ok(Some(moved.encode()))
+    }
+
+    /// Makes the relocated values durable (before the compaction's tables are installed).
+    pub(crate) fn sync(&self) -> Result<()> {
+        if self.appended.lock().is_empty() {
+            return Ok(());
+        }
+        value_files::sync(self.db)
+    }
+
+    /// Counts the relocated bytes in `strata.value-files.relocated-bytes`, once the
+    /// compaction's tables are installed.
+    pub(crate) fn installed(&self) {
+        self.db
+            .relocated_bytes
+            .fetch_add(self.bytes.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+impl Drop for Relocation<'_> {
+    fn drop(&mut self) {
+        let appended = std::mem::take(self.appended.get_mut());
+        if appended.is_empty() {
+            return;
+        }
+        let mut writer = self.db.value_writer.lock();
+        for file in appended {
+            writer.done(file);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs(pairs: &[(u64, u64)]) -> Refs {
+        pairs.iter().copied().collect()
+    }
+
+    fn needed(live: Refs, replan_at: Option<u64>) -> Needed {
+        Needed {
+            live,
+            replan_at,
+            dead: HashSet::from([(1, 0), (3, 0)]),
+        }
+    }
+
+    #[test]
+    fn nothing_is_chosen_within_the_bound() {
+        let files = [(1, 100), (2, 100)];
+        let live = refs(&[(1, 95), (2, 95)]);
+        let plan = plan(
+            &files,
+            200,
+            &needed(live, None),
+            &HashMap::new(),
+            &BTreeSet::new(),
+        );
+        assert!(plan.files.is_empty());
+        assert!(!plan.writes_wait());
+    }
+
+    #[test]
+    fn the_files_with_most_garbage_are_chosen_down_to_the_target() {
+        // 400 bytes held, 200 live: 2x. Garbage: #1 90, #2 60, #3 10, #4 40.
+        let files = [(1, 100), (2, 100), (3, 100), (4, 100), (5, 500)];
+        let live = refs(&[(1, 10), (2, 40), (3, 90), (4, 60), (5, 500)]);
+        let tables: HashMap<u64, Arc<Refs>> = [
+            (10, Arc::new(refs(&[(1, 10)]))),
+            (11, Arc::new(refs(&[(3, 90)]))),
+            (12, Arc::new(refs(&[(2, 40), (4, 60)]))),
+        ]
+        .into_iter()
+        .collect();
+        let plan = plan(
+            &files,
+            900,
+            &needed(live, Some(7)),
+            &tables,
+            &BTreeSet::new(),
+        );
+        // 900 held for 700 live. Most garbage first: #1 (10 to copy), #2 (40); #4 would make
+        // 110 to copy, over a tenth of 700 (without that cap it would be chosen: 750 > 721).
+        assert_eq!(plan.files, BTreeSet::from([1, 2]));
+        assert_eq!(plan.tables, BTreeSet::from([10, 12]));
+        assert!(plan.writes_wait());
+        assert!(plan.stale(7) && !plan.stale(6));
+        // Only the chosen files' garbage pointers are kept, for relocation to skip.
+        assert_eq!(*plan.dead, HashSet::from([(1, 0)]));
+    }
+
+    #[test]
+    fn chosen_files_stay_chosen_while_present() {
+        let files = [(2, 100)];
+        let live = refs(&[(2, 100)]);
+        let chosen = BTreeSet::from([1, 2]);
+        let plan = plan(&files, 100, &needed(live, None), &HashMap::new(), &chosen);
+        assert_eq!(plan.files, BTreeSet::from([2]));
+        assert!(!plan.stale(u64::MAX));
+    }
+
+    #[test]
+    fn value_files_are_cut_at_a_sixteenth_of_the_live_bytes() {
+        assert_eq!(value_file_size(0, 64 << 20), 1 << 20);
+        assert_eq!(value_file_size(320 << 20, 64 << 20), 20 << 20);
+        assert_eq!(value_file_size(4 << 30, 64 << 20), 64 << 20);
+        assert_eq!(value_file_size(0, 4096), 4096);
+        assert_eq!(memtable_value_limit(0), 1 << 20);
+        assert_eq!(memtable_value_limit(160 << 20), 10 << 20);
+    }
+}

@@ -1,0 +1,247 @@
+//! Value files: values stored beside the tree (format extension `value-separation`,
+//! docs/design.md section 4.4), and the pointers the tree holds in their place.
+//!
+//! A value file `NNNNNN.vlog` is a sequence of records, appended and never rewritten:
+//!
+//! ```text
+//! record  := crc       fixed32   masked CRC32C of everything after it in the record
+//!            key_len   varint32
+//!            value_len varint32
+//!            key       key_len bytes      (the user key: garbage collection finds the entry)
+//!            value     value_len bytes
+//! ```
+//!
+//! An entry of value type 4 (`ValueType::ValuePointer`) holds a pointer to a record:
+//!
+//! ```text
+//! pointer := file    varint64   value file number
+//!            offset  varint64   file offset of the record
+//!            length  varint32   value_len
+//!            crc     fixed32    the record's crc, as the record stores it
+//! ```
+//!
+//! The record's size follows from the entry's user key and `length`. Reading a pointer
+//! ([`reader::ValueFiles::read`]) checks the record against it before returning a byte.
+//!
+//! Files: `writer.rs` (appending records, syncing, starting files), `reader.rs` (reading
+//! records by pointer, with the checks).
+
+pub(crate) mod reader;
+pub(crate) mod writer;
+
+use crate::error::Error;
+use crate::util::coding::{
+    decode_fixed32, get_varint32, get_varint64, put_fixed32, put_varint32, put_varint64,
+};
+use crate::util::crc;
+
+/// Bytes of a record's crc. On-disk: never change.
+pub(crate) const CRC_LEN: usize = 4;
+
+/// Where a separated value is: what a type-4 entry holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ValuePointer {
+    /// Number of the value file.
+    pub(crate) file: u64,
+    /// File offset of the record.
+    pub(crate) offset: u64,
+    /// Length of the value.
+    pub(crate) length: u32,
+    /// The record's masked crc.
+    pub(crate) crc: u32,
+}
+
+impl ValuePointer {
+    /// Appends the pointer's encoding to `dst`.
+    pub(crate) fn encode_to(&self, dst: &mut Vec<u8>) {
+        put_varint64(dst, self.file);
+        put_varint64(dst, self.offset);
+        put_varint32(dst, self.length);
+        put_fixed32(dst, self.crc);
+    }
+
+    /// The pointer's encoding.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(24);
+        self.encode_to(&mut out);
+        out
+    }
+
+    /// Decodes a pointer that is exactly `src`; `None` when it does not parse.
+    pub(crate) fn decode(mut src: &[u8]) -> Option<ValuePointer> {
+        let file = get_varint64(&mut src)?;
+        let offset = get_varint64(&mut src)?;
+        let length = get_varint32(&mut src)?;
+        let crc = decode_fixed32(src)?;
+        (src.len() == 4).then_some(ValuePointer {
+            file,
+            offset,
+            length,
+            crc,
+        })
+    }
+
+    /// The error for a pointer (of the entry of `key`) that does not parse.
+    pub(crate) fn malformed(key: &[u8], pointer: &[u8]) -> Error {
+        Error::corruption(format!(
+            "the value pointer of key '{}' ({} bytes) does not parse",
+            key.escape_ascii(),
+            pointer.len()
+        ))
+    }
+
+    /// Bytes of the record this pointer names, for an entry whose user key is `key_len`
+    /// bytes.
+    pub(crate) fn record_size(&self, key_len: usize) -> u64 {
+        record_size(key_len, self.length as usize)
+    }
+}
+
+/// Bytes a varint32 of `value` takes.
+fn varint_len(mut value: usize) -> usize {
+    let mut len = 1;
+    while value >= 0x80 {
+        value >>= 7;
+        len += 1;
+    }
+    len
+}
+
+/// Bytes of the record of a `key_len`-byte key and a `value_len`-byte value.
+pub(crate) fn record_size(key_len: usize, value_len: usize) -> u64 {
+    (CRC_LEN + varint_len(key_len) + varint_len(value_len) + key_len + value_len) as u64
+}
+
+/// Appends the record of `key` and `value` to `dst` and returns its masked crc. Both are
+/// shorter than 4 GiB (a write batch cannot hold longer ones).
+pub(crate) fn encode_record(dst: &mut Vec<u8>, key: &[u8], value: &[u8]) -> u32 {
+    let start = dst.len();
+    put_fixed32(dst, 0);
+    put_varint32(dst, key.len() as u32);
+    put_varint32(dst, value.len() as u32);
+    dst.extend_from_slice(key);
+    dst.extend_from_slice(value);
+    let masked = crc::mask(crc::crc32c(&dst[start + CRC_LEN..]));
+    dst[start..start + CRC_LEN].copy_from_slice(&masked.to_le_bytes());
+    masked
+}
+
+/// A record decoded from its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Record<'a> {
+    pub(crate) crc: u32,
+    pub(crate) key: &'a [u8],
+    pub(crate) value: &'a [u8],
+}
+
+/// Why record bytes did not decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RecordError {
+    /// The bytes end before the record does.
+    Truncated,
+    /// The stored crc is not the crc of the rest.
+    Checksum,
+}
+
+/// Decodes the record at the start of `src`, checking its crc; returns it with its size.
+pub(crate) fn decode_record(src: &[u8]) -> Result<(Record<'_>, usize), RecordError> {
+    let stored = decode_fixed32(src).ok_or(RecordError::Truncated)?;
+    let mut rest = src.get(CRC_LEN..).ok_or(RecordError::Truncated)?;
+    let key_len = get_varint32(&mut rest).ok_or(RecordError::Truncated)? as usize;
+    let value_len = get_varint32(&mut rest).ok_or(RecordError::Truncated)? as usize;
+    let header = src.len() - rest.len();
+    let size = header
+        .checked_add(key_len)
+        .and_then(|n| n.checked_add(value_len))
+        .ok_or(RecordError::Truncated)?;
+    let body = src.get(CRC_LEN..size).ok_or(RecordError::Truncated)?;
+    if crc::mask(crc::crc32c(body)) != stored {
+        return Err(RecordError::Checksum);
+    }
+    let key = &src[header..header + key_len];
+    let value = &src[header + key_len..size];
+    Ok((
+        Record {
+            crc: stored,
+            key,
+            value,
+        },
+        size,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_record_is_laid_out_byte_by_byte() {
+        let mut out = Vec::new();
+        let crc = encode_record(&mut out, b"k", b"value");
+        assert_eq!(&out[4..], b"\x01\x05kvalue");
+        assert_eq!(out[..4], crc.to_le_bytes());
+        assert_eq!(crc, crc::mask(crc::crc32c(b"\x01\x05kvalue")));
+        assert_eq!(record_size(1, 5), out.len() as u64);
+        let (record, size) = decode_record(&out).unwrap();
+        assert_eq!(
+            (record.key, record.value, record.crc, size),
+            (&b"k"[..], &b"value"[..], crc, out.len())
+        );
+    }
+
+    #[test]
+    fn a_pointer_is_laid_out_byte_by_byte() {
+        let pointer = ValuePointer {
+            file: 300,
+            offset: 5,
+            length: 128,
+            crc: 0x0403_0201,
+        };
+        assert_eq!(pointer.encode(), b"\xac\x02\x05\x80\x01\x01\x02\x03\x04");
+        assert_eq!(ValuePointer::decode(&pointer.encode()), Some(pointer));
+        assert_eq!(
+            ValuePointer::decode(b"\xac\x02\x05\x80\x01\x01\x02\x03"),
+            None
+        );
+        assert_eq!(
+            ValuePointer::decode(b"\xac\x02\x05\x80\x01\x01\x02\x03\x04\x05"),
+            None
+        );
+    }
+
+    #[test]
+    fn damaged_records_are_told_apart() {
+        let mut out = Vec::new();
+        encode_record(&mut out, b"key", &[9u8; 200]);
+        for cut in 0..out.len() {
+            assert_eq!(
+                decode_record(&out[..cut]),
+                Err(RecordError::Truncated),
+                "cut {cut}"
+            );
+        }
+        let mut flipped = out.clone();
+        flipped[100] ^= 1;
+        assert_eq!(decode_record(&flipped), Err(RecordError::Checksum));
+    }
+
+    proptest! {
+        #[test]
+        fn records_round_trip(key in proptest::collection::vec(any::<u8>(), 0..300),
+                              value in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let mut out = vec![7u8];
+            let crc = encode_record(&mut out, &key, &value);
+            prop_assert_eq!(out.len() as u64 - 1, record_size(key.len(), value.len()));
+            let (record, size) = decode_record(&out[1..]).unwrap();
+            prop_assert_eq!(size as u64, record_size(key.len(), value.len()));
+            prop_assert_eq!(record, Record { crc, key: &key, value: &value });
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = decode_record(&bytes);
+            let _ = ValuePointer::decode(&bytes);
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Reading separated values by pointer (layouts in `vlog/mod.rs`).
+//!
+//! Thread safety: [`ValueFiles`] is shared by every reader of a database; its map of open files
+//! is behind a mutex held only to look a file up or add one, never during a read.
+//!
+//! A read returns a value only after checking the record against the pointer and the entry:
+//! the file exists, the record lies within it, its stored crc equals the pointer's and the
+//! crc of its bytes, and its key and value length are the entry's. Anything else is
+//! `Error::Corruption` naming the value file and the record's offset.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::{decode_record, RecordError, ValuePointer};
+use crate::env::{Env, RandomAccessFile};
+use crate::error::{Error, Result};
+use crate::filename::value_file_name;
+
+/// Open value files kept at most; past it the map starts over (files reopen on demand).
+const MAX_OPEN_FILES: usize = 256;
+
+/// Records larger than this are checked against their file's length before a buffer is
+/// allocated for them (a stat per read of a value that size costs nothing to speak of).
+const CHECKED_RECORD_SIZE: usize = 1 << 20;
+
+/// The value files of one database directory, opened on demand for reading.
+pub(crate) struct ValueFiles {
+    env: Arc<dyn Env>,
+    dir: PathBuf,
+    open: Mutex<HashMap<u64, Arc<dyn RandomAccessFile>>>,
+}
+
+impl ValueFiles {
+    pub(crate) fn new(env: Arc<dyn Env>, dir: &Path) -> ValueFiles {
+        ValueFiles {
+            env,
+            dir: dir.to_path_buf(),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The value the entry of `user_key` whose stored value is `pointer` (type 4) points to.
+    pub(crate) fn read(&self, user_key: &[u8], pointer: &[u8]) -> Result<Vec<u8>> {
+        let Some(pointer) = ValuePointer::decode(pointer) else {
+            return Err(ValuePointer::malformed(user_key, pointer));
+        };
+        let path = value_file_name(&self.dir, pointer.file);
+        let at =
+            |reason: String| Error::corruption_at(pointer.offset, reason).in_file(path.display());
+        let size = usize::try_from(pointer.record_size(user_key.len()))
+            .map_err(|_| at("value record larger than memory".into()))?;
+        // A damaged pointer may claim any length: a large record is checked against the file
+        // before its buffer is allocated.
+        if size > CHECKED_RECORD_SIZE {
+            let file_len = self.file_len(&path)?;
+            if pointer.offset + size as u64 > file_len {
+                return Err(at(format!(
+                    "value record of {size} bytes runs past the end of the value file \
+                     ({file_len} bytes)"
+                )));
+            }
+        }
+        let mut bytes = vec![0u8; size];
+        let mut read = self.read_at(&path, pointer.file, pointer.offset, &mut bytes, false)?;
+        if read < size {
+            // The file may have grown since it was opened (a mapping keeps its length).
+            read = self.read_at(&path, pointer.file, pointer.offset, &mut bytes, true)?;
+        }
+        let (record, end) = decode_record(&bytes[..read]).map_err(|e| match e {
+            RecordError::Truncated => at(format!(
+                "value record of {size} bytes runs past the end of the value file"
+            )),
+            RecordError::Checksum => at("value record checksum mismatch".into()),
+        })?;
+        if record.crc != pointer.crc {
+            return Err(at(format!(
+                "value record is not the one the pointer names (crc {:#010x}, the pointer's \
+                 {:#010x})",
+                record.crc, pointer.crc
+            )));
+        }
+        if record.key != user_key || record.value.len() != pointer.length as usize {
+            return Err(at(format!(
+                "value record holds key '{}' and {} value bytes, the entry key '{}' and {}",
+                record.key.escape_ascii(),
+                record.value.len(),
+                user_key.escape_ascii(),
+                pointer.length
+            )));
+        }
+        // The value ends the record: it is handed out in the buffer it was read into, not
+        // copied into a second one.
+        let start = end - record.value.len();
+        bytes.truncate(end);
+        bytes.drain(..start);
+        Ok(bytes)
+    }
+
+    /// The length of the value file at `path`; a missing file is corruption.
+    fn file_len(&self, path: &Path) -> Result<u64> {
+        self.env.file_size(path).map_err(|e| {
+            if self.env.file_exists(path) {
+                e
+            } else {
+                Error::corruption("value file is missing").in_file(path.display())
+            }
+        })
+    }
+
+    /// Reads into `buf` at `offset` of value file `number`, reopening it first when `reopen`;
+    /// returns the bytes read (short at the end of the file). A missing file is corruption.
+    fn read_at(
+        &self,
+        path: &Path,
+        number: u64,
+        offset: u64,
+        buf: &mut [u8],
+        reopen: bool,
+    ) -> Result<usize> {
+        let cached = if reopen {
+            None
+        } else {
+            self.open.lock().get(&number).cloned()
+        };
+        let file = match cached {
+            Some(file) => file,
+            None => {
+                let file = self.env.new_random_access_file(path).map_err(|e| {
+                    if self.env.file_exists(path) {
+                        e
+                    } else {
+                        Error::corruption_at(offset, "value file is missing")
+                            .in_file(path.display())
+                    }
+                })?;
+                let mut open = self.open.lock();
+                if open.len() >= MAX_OPEN_FILES {
+                    open.clear();
+                }
+                open.insert(number, Arc::clone(&file));
+                file
+            }
+        };
+        let mut done = 0;
+        while done < buf.len() {
+            let n = file.read_at(offset + done as u64, &mut buf[done..])?;
+            if n == 0 {
+                break;
+            }
+            done += n;
+        }
+        Ok(done)
+    }
+
+    /// Closes value file `number` if it is open (it is being deleted).
+    pub(crate) fn forget(&self, number: u64) {
+        self.open.lock().remove(&number);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::MemEnv;
+    use crate::vlog::encode_record;
+
+    #[test]
+    fn a_pointer_claiming_more_than_its_file_holds_is_refused_before_its_buffer_is_allocated() {
+        let env: Arc<dyn Env> = Arc::new(MemEnv::new());
+        env.create_dir(Path::new("/db")).unwrap();
+        let mut record = Vec::new();
+        let crc = encode_record(&mut record, b"k", b"value");
+        let path = value_file_name(Path::new("/db"), 7);
+        crate::env::write_file(&*env, &path, &record, false).unwrap();
+        let files = ValueFiles::new(env, Path::new("/db"));
+        let honest = ValuePointer {
+            file: 7,
+            offset: 0,
+            length: 5,
+            crc,
+        };
+        assert_eq!(files.read(b"k", &honest.encode()).unwrap(), b"value");
+        // A damaged length: 4 GiB claimed of a 12-byte file, refused by the check against the
+        // file's length (which alone knows that length), not after reading.
+        let damaged = ValuePointer {
+            length: u32::MAX,
+            ..honest
+        };
+        let err = files.read(b"k", &damaged.encode()).unwrap_err().to_string();
+        assert!(
+            err.contains("runs past the end of the value file (12 bytes)"),
+            "{err}"
+        );
+        assert!(err.contains("000007.vlog"), "{err}");
+    }
+}

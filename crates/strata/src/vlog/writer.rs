@@ -1,0 +1,188 @@
+//! Appending values to value files (layout in `vlog/mod.rs`).
+//!
+//! Thread safety: not shared; the database keeps one writer behind a mutex. The writer never
+//! allocates file numbers (the caller does, under the database's state mutex, without holding
+//! this writer's): [`ValueFileWriter::needs_file`] says when [`ValueFileWriter::start`] must be
+//! called before the next append. Files are started in increasing number order, so a file
+//! created later always has a higher number than the current one.
+//!
+//! Files in use: the current file, and every file a write appended to whose pointers have not
+//! reached a memtable yet ([`ValueFileWriter::in_use`]; the write path reports each such write
+//! done with [`ValueFileWriter::done`]). Garbage collection deletes neither.
+//!
+//! Durability: an append reaches the operating system before it returns; [`ValueFileWriter::sync`]
+//! makes every append so far durable (with the directory entry of a new file). A file is synced
+//! when it is replaced, so only the current file can hold unsynced values. After a failed
+//! append or sync the file's tail is unknown, and values appended before may never become
+//! durable: the writer then fails every later call with that error (as the database fails
+//! every write after a failed log write), so nothing can claim those values durable.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::{encode_record, ValuePointer};
+use crate::env::{Env, WritableFile};
+use crate::error::{Error, Result};
+use crate::filename::value_file_name;
+
+/// The value file being appended to.
+struct Current {
+    number: u64,
+    file: Box<dyn WritableFile>,
+    /// Bytes in the file.
+    len: u64,
+    /// Appends since the last sync.
+    dirty: bool,
+    /// Whether the file's directory entry is durable.
+    dir_synced: bool,
+}
+
+/// Appends records to the current value file; see the module documentation.
+pub(crate) struct ValueFileWriter {
+    current: Option<Current>,
+    /// A file is replaced once it holds this many bytes.
+    file_size: u64,
+    /// Appends per file whose pointers are not in a memtable yet.
+    pending: HashMap<u64, usize>,
+    /// The records of one append (kept to reuse its allocation).
+    buffer: Vec<u8>,
+    /// The first failed append or sync: every later call fails with it.
+    failed: Option<Error>,
+}
+
+impl ValueFileWriter {
+    /// A writer whose files are replaced once they hold `file_size` bytes.
+    pub(crate) fn new(file_size: u64) -> ValueFileWriter {
+        ValueFileWriter {
+            current: None,
+            file_size,
+            pending: HashMap::new(),
+            buffer: Vec::new(),
+            failed: None,
+        }
+    }
+
+    /// Cuts files at `file_size` bytes from now on (garbage collection sizes them).
+    pub(crate) fn set_file_size(&mut self, file_size: u64) {
+        self.file_size = file_size;
+    }
+
+    /// True when the next append needs a new file: none is open, or the current one is full.
+    pub(crate) fn needs_file(&self) -> bool {
+        self.current
+            .as_ref()
+            .is_none_or(|current| current.len >= self.file_size)
+    }
+
+    /// Whether file `number` is being appended to or has appends not yet in a memtable.
+    pub(crate) fn in_use(&self, number: u64) -> bool {
+        self.current.as_ref().is_some_and(|c| c.number == number)
+            || self.pending.contains_key(&number)
+    }
+
+    /// Reports that the pointers of one append to file `number` reached a memtable, or never
+    /// will (the write failed).
+    pub(crate) fn done(&mut self, number: u64) {
+        if let Some(count) = self.pending.get_mut(&number) {
+            *count -= 1;
+            if *count == 0 {
+                self.pending.remove(&number);
+            }
+        }
+    }
+
+    /// Syncs and closes the current file, if any, and creates file `number` to append to. A
+    /// number not above the current file's is not used (files start in number order).
+    pub(crate) fn start(&mut self, env: &dyn Env, dir: &Path, number: u64) -> Result<()> {
+        if self.current.as_ref().is_some_and(|c| c.number >= number) {
+            return Ok(());
+        }
+        self.sync(env, dir)?;
+        if let Some(mut old) = self.current.take() {
+            // Synced: closing loses nothing, whatever it reports.
+            let _ = old.file.close();
+        }
+        let file = env.new_writable_file(&value_file_name(dir, number))?;
+        self.current = Some(Current {
+            number,
+            file,
+            len: 0,
+            dirty: false,
+            dir_synced: false,
+        });
+        Ok(())
+    }
+
+    /// Appends one record per `(key, value)` with one write, and returns their pointers in
+    /// order; the file is in use until [`ValueFileWriter::done`] is called for it. Requires a
+    /// file (see [`ValueFileWriter::needs_file`]).
+    pub(crate) fn append<'a>(
+        &mut self,
+        entries: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+    ) -> Result<Vec<ValuePointer>> {
+        self.check()?;
+        let Some(current) = self.current.as_mut() else {
+            return Err(Error::InvalidArgument(
+                "no value file is open to append to".into(),
+            ));
+        };
+        self.buffer.clear();
+        let mut pointers = Vec::new();
+        for (key, value) in entries {
+            let offset = current.len + self.buffer.len() as u64;
+            let crc = encode_record(&mut self.buffer, key, value);
+            pointers.push(ValuePointer {
+                file: current.number,
+                offset,
+                length: value.len() as u32,
+                crc,
+            });
+        }
+        let written = current
+            .file
+            .append(&self.buffer)
+            .and_then(|()| current.file.flush());
+        if let Err(e) = written {
+            self.failed = Some(e.clone());
+            return Err(e);
+        }
+        current.len += self.buffer.len() as u64;
+        current.dirty |= !self.buffer.is_empty();
+        *self.pending.entry(current.number).or_default() += 1;
+        Ok(pointers)
+    }
+
+    /// Makes every append so far durable, with the current file's directory entry.
+    pub(crate) fn sync(&mut self, env: &dyn Env, dir: &Path) -> Result<()> {
+        self.check()?;
+        let Some(current) = self.current.as_mut() else {
+            return Ok(());
+        };
+        let mut synced = Ok(());
+        if current.dirty {
+            synced = current.file.sync();
+        }
+        if synced.is_ok() && !current.dir_synced {
+            synced = env.sync_dir(dir);
+            current.dir_synced = synced.is_ok();
+        }
+        match synced {
+            Ok(()) => {
+                current.dirty = false;
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// The error of an earlier failed append or sync, if any.
+    fn check(&self) -> Result<()> {
+        match &self.failed {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}
