@@ -217,6 +217,55 @@ fn sustained_uniform_overwrites_keep_value_files_within_the_bound_with_readers_p
     );
 }
 
+/// Overwrites that all land in the value file being written, then no more writes: that file
+/// holds most of the garbage and was never collected (a file being written is not), so a small
+/// database rested above the bound for good once its writes stopped. Now the file is closed
+/// and collected, and the value files come back within the bound with no further write.
+#[test]
+fn garbage_in_the_file_being_written_is_collected_once_writes_stop() {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    let big = |i: u32, round: u32| -> Vec<u8> {
+        let stamp = format!("<{i}:{round}>");
+        stamp.bytes().cycle().take(64 << 10).collect()
+    };
+    // Four keys of 64 KiB written three times: 768 KiB, one file (files are cut at 1 MiB at
+    // this size), a third of it live.
+    for round in 0..3 {
+        for i in 0..4 {
+            db.put(&key(i), &big(i, round)).unwrap();
+        }
+    }
+    db.compact_range(None, None).unwrap();
+    let live = 4 * (64 << 10) as u64;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let total = property(&db, "total-bytes");
+        let ratio = total as f64 / live as f64;
+        if ratio <= BOUND {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "value files hold {total} bytes for {live} live value bytes ({ratio:.3}x) 20 s \
+             after the last write"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for i in 0..4 {
+        assert_eq!(db.get(&key(i)).unwrap(), Some(big(i, 2)), "key {i}");
+    }
+    drop(db);
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    for i in 0..4 {
+        assert_eq!(
+            db.get(&key(i)).unwrap(),
+            Some(big(i, 2)),
+            "key {i} after a reopen"
+        );
+    }
+}
+
 /// Whether the current thread is one of the engine's background threads (where compactions,
 /// and so relocations, run).
 fn on_background_thread() -> bool {

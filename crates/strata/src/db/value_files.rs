@@ -432,6 +432,15 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
         }
     }
     let total = kept.iter().map(|&(_, size, _)| size).sum();
+    let held: Vec<(u64, u64, bool)> = kept
+        .iter()
+        .map(|&(number, size, in_use)| (number, size, in_use || pinned.contains_key(&number)))
+        .collect();
+    if let Some(cut) = cut_current(db, &held, total, &needed) {
+        for file in kept.iter_mut().filter(|f| f.0 == cut) {
+            file.2 = false;
+        }
+    }
     // Files an older state still reaches are not chosen: their live values would be copied
     // while the originals stay for that reader.
     let collectable: Vec<(u64, u64)> = kept
@@ -483,6 +492,43 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
         db.bg_work.notify_all();
     }
     state.value_gc = plan;
+}
+
+/// Closes the value file being written when its garbage is what keeps the files above the
+/// collection threshold (`value_gc::cut_current_file`): writes may have stopped, and a file
+/// being written is never collected. Returns the closed file's number once nothing pending
+/// points into it.
+/// `held`: each file with its size and whether it is kept from collection (in use, or
+/// reached by an older state).
+fn cut_current(
+    db: &DbInner,
+    held: &[(u64, u64, bool)],
+    total: u64,
+    needed: &Needed,
+) -> Option<u64> {
+    let mut writer = db.value_writer.lock();
+    let (number, _) = writer.current()?;
+    let cut_at = db
+        .options
+        .value_separation
+        .map(|s| value_gc::value_file_size(needed.live.values().sum(), s.file_size))?;
+    if !value_gc::cut_current_file(number, held, total, &needed.live, cut_at) {
+        return None;
+    }
+    match writer.close_current(&*db.env, &db.dir) {
+        Ok(()) => {
+            db.info_log.log(format_args!(
+                "value files: closed value file {number} to collect it"
+            ));
+            (!writer.in_use(number)).then_some(number)
+        }
+        Err(e) => {
+            db.info_log.log(format_args!(
+                "value files: closing {number} to collect it: {e}"
+            ));
+            None
+        }
+    }
 }
 
 /// Property `strata.value-files.<what>`: `total-bytes` (the value files' sizes),

@@ -10,8 +10,10 @@
 //! with the most garbage (size less live bytes) are chosen for collection until what would
 //! remain without them is at most [`COLLECT_DOWN_TO`] times, or until they hold a tenth of the
 //! live bytes ([`COPY_SHARE`]: relocated copies exist beside the originals until those go).
-//! The file being appended to is never chosen, nor one an older state (an open iterator or
-//! read) still reaches: its values would be copied while it stays for that reader.
+//! The file being appended to is never chosen (it is closed first when its garbage is what
+//! keeps the files above the threshold: [`cut_current_file`]), nor one an older state (an
+//! open iterator or read) still reaches: its values would be copied while it stays for that
+//! reader.
 //!
 //! Rewriting ([`pick_compaction`], before any other compaction): every table of the current
 //! version pointing into a chosen file (each table's pointers are known per file). When an
@@ -155,6 +157,37 @@ fn above(total: u64, referenced: u64, ratio: u64) -> bool {
 /// sixteenth of the live bytes, within `[1 MiB, maximum]`.
 pub(crate) fn value_file_size(referenced: u64, maximum: u64) -> u64 {
     (referenced / 16).clamp(MIN_VALUE_FILE_SIZE.min(maximum), maximum)
+}
+
+/// Whether the value file being written, `current`, must be closed so it can be collected:
+/// the files (`files`: number, size, and whether another reason keeps them from collection)
+/// hold more than [`COLLECT_ABOVE`] times the live bytes, collecting every other file could
+/// not bring them down to [`COLLECT_DOWN_TO`] times, and `current` holds at least a quarter of
+/// a file's size (`cut_at`) of garbage. Without this a database whose writes stop (or whose
+/// overwrites all land in one file) could rest above the bound for good; with the quarter, a
+/// file is not closed over a few bytes.
+pub(crate) fn cut_current_file(
+    current: u64,
+    files: &[(u64, u64, bool)],
+    total: u64,
+    live: &Refs,
+    cut_at: u64,
+) -> bool {
+    let referenced: u64 = live.values().sum();
+    let garbage = |number: u64, size: u64| size.saturating_sub(*live.get(&number).unwrap_or(&0));
+    if !above(total, referenced, COLLECT_ABOVE) {
+        return false;
+    }
+    let mut others = 0;
+    let mut mine = 0;
+    for &(number, size, held) in files {
+        if number == current {
+            mine = garbage(number, size);
+        } else if !held {
+            others += garbage(number, size);
+        }
+    }
+    above(total - others, referenced, COLLECT_DOWN_TO) && mine >= cut_at / 4
 }
 
 /// The most separated value bytes a memtable takes, given the live bytes: a sixteenth of
@@ -385,6 +418,27 @@ mod tests {
             replan_at,
             dead: HashSet::from([(1, 0), (3, 0)]),
         }
+    }
+
+    #[test]
+    fn the_file_being_written_is_closed_only_when_its_garbage_keeps_the_files_above() {
+        // File 3 is being written: 100 bytes, 10 live; files 1 and 2 are full and live.
+        let live = refs(&[(1, 100), (2, 100), (3, 10)]);
+        let files = [(1, 100, false), (2, 100, false), (3, 100, true)];
+        assert!(cut_current_file(3, &files, 300, &live, 100));
+        // Less than a quarter of a file's size of garbage: not worth a new file.
+        assert!(!cut_current_file(3, &files, 300, &live, 400));
+        // Collecting file 1 would do: it is all garbage, the file being written holds 5 bytes.
+        let files = [(1, 200, false), (2, 100, false), (3, 100, true)];
+        let live = refs(&[(2, 100), (3, 95)]);
+        assert!(!cut_current_file(3, &files, 400, &live, 4));
+        // ... unless an older state keeps file 1.
+        let held = [(1, 200, true), (2, 100, false), (3, 100, true)];
+        assert!(cut_current_file(3, &held, 400, &live, 4));
+        let files = [(1, 100, false), (2, 100, false), (3, 100, true)];
+        // Within the threshold.
+        let live = refs(&[(1, 100), (2, 100), (3, 80)]);
+        assert!(!cut_current_file(3, &files, 300, &live, 40));
     }
 
     #[test]

@@ -167,7 +167,26 @@ impl Block {
         )
     }
 
-    /// Index of the last restart point whose key is `< target` (or 0), searching
+    /// The number of restart points.
+    pub(crate) fn num_restarts(&self) -> usize {
+        self.num_restarts
+    }
+
+    /// The key of restart point `index` (whose entry shares nothing with the one before);
+    /// `Err(offset)` when the restart entry is corrupt.
+    pub(crate) fn restart_key(&self, index: usize) -> Result<&[u8], usize> {
+        let restart_at = self.restarts + 4 * index;
+        let offset = self.restart_point(index).ok_or(restart_at)?;
+        let entries = self.entries();
+        match decode_entry(entries, offset) {
+            Some(h) if h.shared == 0 => {
+                entries.get(h.key_at..h.key_at + h.non_shared).ok_or(offset)
+            }
+            _ => Err(offset),
+        }
+    }
+
+    /// Index of the last restart point whose key is `< target` (or `left`), searching
     /// `[left, right]`; `Err(offset)` when a restart entry is corrupt.
     fn search_restarts(
         &self,
@@ -176,18 +195,9 @@ impl Block {
         mut right: usize,
         target: &[u8],
     ) -> Result<usize, usize> {
-        let entries = self.entries();
         while left < right {
             let mid = left + (right - left).div_ceil(2);
-            let restart_at = self.restarts + 4 * mid;
-            let offset = self.restart_point(mid).ok_or(restart_at)?;
-            let key = match decode_entry(entries, offset) {
-                Some(h) if h.shared == 0 => entries
-                    .get(h.key_at..h.key_at + h.non_shared)
-                    .ok_or(offset)?,
-                _ => return Err(offset),
-            };
-            if order.compare(key, target) == Ordering::Less {
+            if order.compare(self.restart_key(mid)?, target) == Ordering::Less {
                 left = mid;
             } else {
                 right = mid - 1;
@@ -222,12 +232,26 @@ impl Block {
         target: &[u8],
         key: &mut Vec<u8>,
     ) -> Result<Option<&'a [u8]>> {
+        self.seek_point_within(order, target, key, None)
+    }
+
+    /// [`seek_point`](Self::seek_point), with the binary search over the restart points
+    /// narrowed to `[left, right]` when `within` is given: the caller knows the last restart
+    /// point whose key is below `target` is among them (see `table/restart_prints.rs`).
+    pub(crate) fn seek_point_within<'a>(
+        &'a self,
+        order: &KeyOrder,
+        target: &[u8],
+        key: &mut Vec<u8>,
+        within: Option<(usize, usize)>,
+    ) -> Result<Option<&'a [u8]>> {
         key.clear();
-        if self.num_restarts == 0 {
+        let Some(last) = self.num_restarts.checked_sub(1) else {
             return Ok(None);
-        }
+        };
+        let (left, right) = within.map_or((0, last), |(l, r)| (l.min(last), r.min(last)));
         let found = self
-            .search_restarts(order, 0, self.num_restarts - 1, target)
+            .search_restarts(order, left.min(right), right, target)
             .map_err(|at| self.corruption(at, "bad restart entry"))?;
         let mut offset = match self.restart_point(found) {
             Some(offset) if offset <= self.restarts => offset,

@@ -3,7 +3,8 @@
 //! - [`format`]: block handles, block trailers, the footer, reading a block from a file.
 //! - [`block_builder`] / [`block`]: prefix-compressed blocks with restart points.
 //! - [`filter_block`]: the per-table filter block (one filter per 2 KiB of data offsets).
-//! - [`builder`]: writes a table; [`reader`]: opens one, point lookups and a two-level iterator.
+//! - [`builder`]: writes a table; [`reader`]: opens one, point lookups and a two-level iterator;
+//!   [`restart_prints`]: narrows point lookups' search of a table's index block.
 //! - Range tombstones (format extension `range-deletes`) go in a range-deletion block named
 //!   `strata.range-deletions` in the metaindex (layout in `range_del`).
 
@@ -14,6 +15,7 @@ pub(crate) mod builder;
 pub(crate) mod filter_block;
 pub(crate) mod format;
 pub(crate) mod reader;
+pub(crate) mod restart_prints;
 
 #[cfg(test)]
 mod tests;

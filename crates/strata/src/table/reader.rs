@@ -33,6 +33,7 @@ use super::block::{Block, BlockIter, KeyOrder};
 use super::builder::{FILTER_META_PREFIX, RANGE_DELETIONS_META_KEY};
 use super::filter_block::FilterBlockReader;
 use super::format::{read_block, read_block_into, read_footer, BlockHandle};
+use super::restart_prints::RestartPrints;
 use super::{BlockReads, TableOptions};
 
 /// The data block a lookup in one table read last (with its file offset), kept for the next
@@ -51,6 +52,8 @@ pub(crate) struct Table {
     /// The order of the data and index blocks' keys.
     order: KeyOrder,
     index_block: Arc<Block>,
+    /// Narrows point lookups' search of the index block (bytewise order only).
+    index_prints: Option<RestartPrints>,
     index_handle: BlockHandle,
     metaindex_handle: BlockHandle,
     filter: Option<FilterBlockReader>,
@@ -82,6 +85,11 @@ impl Table {
             .map_err(|e| e.in_file(&file_name))?;
         let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
         let order = KeyOrder::Internal(opts.icmp.clone());
+        let index_prints = opts
+            .icmp
+            .is_bytewise()
+            .then(|| RestartPrints::new(&index_block))
+            .flatten();
         let mut table = Table {
             order,
             opts,
@@ -90,6 +98,7 @@ impl Table {
             file_size,
             cache_id,
             index_block: Arc::new(index_block),
+            index_prints,
             index_handle: footer.index,
             metaindex_handle: footer.metaindex,
             filter: None,
@@ -276,9 +285,10 @@ impl Table {
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
         let in_file = |e: Error| e.in_file(&self.file_name);
+        let within = self.index_prints.as_ref().map(|p| p.narrow(internal_key));
         let Some(handle) = self
             .index_block
-            .seek_point(&self.order, internal_key, scratch)
+            .seek_point_within(&self.order, internal_key, scratch, within)
             .map_err(in_file)?
         else {
             return Ok(None);

@@ -153,6 +153,11 @@ impl InternalKeyComparator {
         InternalKeyComparator { user, bytewise }
     }
 
+    /// The user comparator is the bytewise one.
+    pub(crate) fn is_bytewise(&self) -> bool {
+        self.bytewise
+    }
+
     pub(crate) fn user_comparator(&self) -> &Arc<dyn Comparator> {
         &self.user
     }

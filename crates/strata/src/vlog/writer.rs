@@ -97,11 +97,7 @@ impl ValueFileWriter {
         if self.current.as_ref().is_some_and(|c| c.number >= number) {
             return Ok(());
         }
-        self.sync(env, dir)?;
-        if let Some(mut old) = self.current.take() {
-            // Synced: closing loses nothing, whatever it reports.
-            let _ = old.file.close();
-        }
+        self.close_current(env, dir)?;
         let file = env.new_writable_file(&value_file_name(dir, number))?;
         self.current = Some(Current {
             number,
@@ -110,6 +106,22 @@ impl ValueFileWriter {
             dirty: false,
             dir_synced: false,
         });
+        Ok(())
+    }
+
+    /// The current file's number and length, if one is open.
+    pub(crate) fn current(&self) -> Option<(u64, u64)> {
+        self.current.as_ref().map(|c| (c.number, c.len))
+    }
+
+    /// Syncs and closes the current file, so the next append starts a new one and the closed
+    /// file can be collected once nothing pending points into it.
+    pub(crate) fn close_current(&mut self, env: &dyn Env, dir: &Path) -> Result<()> {
+        self.sync(env, dir)?;
+        if let Some(mut old) = self.current.take() {
+            // Synced: closing loses nothing, whatever it reports.
+            let _ = old.file.close();
+        }
         Ok(())
     }
 

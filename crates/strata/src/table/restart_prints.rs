@@ -1,0 +1,183 @@
+//! Fingerprints of a block's restart keys: a binary search over one dense array of numbers
+//! instead of the block's entries.
+//!
+//! Every point lookup that reaches a table first searches the table's index block. A binary
+//! search of a block reads, per probe, a restart offset, an entry header and a key — three
+//! places in a block that falls out of the CPU's caches when lookups spread over many tables.
+//! For internal keys in the bytewise order, [`RestartPrints`] keeps one number per restart
+//! point, made from its user key and a prefix most of the block's keys share (the one the
+//! restart keys a quarter and three quarters of the way through share: an index block's last
+//! key is often a short successor such as `1`, sharing nothing). The top byte is the key's
+//! class — 0 below the prefix without starting with it, 1 starting with it, 2 above it — and
+//! for class 1 the seven bytes after the prefix follow, big-endian, zero-padded past the key's
+//! end. Where two numbers differ they order like their keys: across classes, because every
+//! key starting with the prefix lies between the other two classes; within class 1, at the
+//! first byte where they differ either both keys have a byte there and the smaller belongs to
+//! the smaller key, or the smaller number's key has ended and is a prefix of the other (keys of
+//! class 0 or 2 all get the same number, which claims nothing). So a search over the numbers
+//! leaves only the restart points whose number equals the target's (usually none or one) for
+//! the block to compare in full ([`Block::seek_point_within`]); the answers are exactly those
+//! of the plain search.
+//!
+//! Built when a table is opened, from its index block (one pass over the restart points). A
+//! block with a restart entry that does not decode gets none, so searching it reports the
+//! corruption as before; so does an order other than the bytewise one.
+
+use super::block::Block;
+use crate::util::internal_key::{user_key, TRAILER_LEN};
+
+/// One number per restart point of a block; see the module documentation.
+pub(crate) struct RestartPrints {
+    /// The bytes every restart point's user key starts with.
+    prefix: Box<[u8]>,
+    /// Per restart point, the eight bytes of its user key after `prefix`.
+    prints: Box<[u64]>,
+}
+
+impl RestartPrints {
+    /// The prints of `block`, whose keys are internal keys in the bytewise order; `None` for
+    /// a block without restart points or with one that does not decode.
+    pub(crate) fn new(block: &Block) -> Option<RestartPrints> {
+        let n = block.num_restarts();
+        let user = |i| -> Option<&[u8]> {
+            let key = block.restart_key(i).ok()?;
+            (key.len() >= TRAILER_LEN).then(|| user_key(key))
+        };
+        let (a, b) = (user(n.checked_sub(1)? / 4)?, user(3 * (n - 1) / 4)?);
+        let shared = a.iter().zip(b).take_while(|(a, b)| a == b).count();
+        let prefix: Box<[u8]> = a[..shared].into();
+        let prints = (0..n)
+            .map(|i| Some(print(&prefix, user(i)?)))
+            .collect::<Option<Box<[u64]>>>()?;
+        Some(RestartPrints { prefix, prints })
+    }
+
+    /// The restart points `[left, right]` among which lies the last one whose key is below
+    /// `target` (an internal key), or which is the first one when none is.
+    pub(crate) fn narrow(&self, target: &[u8]) -> (usize, usize) {
+        let target = print(&self.prefix, user_key(target));
+        let below = self.prints.partition_point(|&p| p < target);
+        let equal = self.prints[below..]
+            .iter()
+            .take_while(|&&p| p == target)
+            .count();
+        let left = below.saturating_sub(1);
+        (left, (below + equal).saturating_sub(1).max(left))
+    }
+}
+
+/// The number of `user` (see the module documentation).
+fn print(prefix: &[u8], user: &[u8]) -> u64 {
+    let Some(rest) = user.strip_prefix(prefix) else {
+        return match user < prefix {
+            true => 0,
+            false => 2 << 56,
+        };
+    };
+    let mut eight = [1, 0, 0, 0, 0, 0, 0, 0];
+    let n = rest.len().min(7);
+    eight[1..=n].copy_from_slice(&rest[..n]);
+    u64::from_be_bytes(eight)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::table::block::KeyOrder;
+    use crate::table::block_builder::BlockBuilder;
+    use crate::util::comparator::BytewiseComparator;
+    use crate::util::internal_key::{InternalKeyComparator, ValueType};
+
+    fn internal(user: &[u8], sequence: u64) -> Vec<u8> {
+        let mut key = user.to_vec();
+        key.extend_from_slice(&((sequence << 8) | ValueType::Value as u64).to_le_bytes());
+        key
+    }
+
+    fn block(keys: &[Vec<u8>], restart_interval: usize) -> Block {
+        let mut builder = BlockBuilder::new(restart_interval);
+        for (i, key) in keys.iter().enumerate() {
+            builder.add(key, &i.to_le_bytes());
+        }
+        Block::new(builder.finish().to_vec(), 0).unwrap()
+    }
+
+    /// Sorted, distinct internal keys from user keys over a small alphabet (so keys share
+    /// prefixes, end early and contain zero bytes), some with two sequence numbers; most start
+    /// with 7, and a few at either end may not (as an index block's last key, a short
+    /// successor, often does not share the others' prefix).
+    fn sorted_keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
+        let users = prop::collection::btree_set(prop::collection::vec(0u8..4, 0..14), 1..80);
+        let ends = prop::collection::btree_set(prop::collection::vec(0u8..9, 0..3), 0..3);
+        (users, ends).prop_map(|(users, ends)| {
+            let users: std::collections::BTreeSet<Vec<u8>> = users
+                .into_iter()
+                .map(|mut user| {
+                    user.insert(0, 7);
+                    user
+                })
+                .chain(ends.into_iter().filter(|end| end.first() != Some(&7)))
+                .collect();
+            let mut keys = Vec::new();
+            for (i, user) in users.iter().enumerate() {
+                if i % 3 == 0 {
+                    keys.push(internal(user, 9));
+                }
+                keys.push(internal(user, 5));
+            }
+            keys
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn narrowed_point_lookups_answer_as_the_full_search_does(
+            keys in sorted_keys(),
+            targets in prop::collection::vec(
+                (prop::collection::vec(0u8..9, 0..16), 0u64..12), 1..40),
+            restart_interval in 1usize..4,
+        ) {
+            let order = KeyOrder::Internal(InternalKeyComparator::new(Arc::new(BytewiseComparator)));
+            let block = block(&keys, restart_interval);
+            let prints = RestartPrints::new(&block).unwrap();
+            let probes = keys.iter().cloned().chain(targets.iter().map(|(u, s)| internal(u, *s)));
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for target in probes {
+                // The last restart point whose key is below the target (or the first): the
+                // narrowed range must hold it, or a lookup would start its scan past the key.
+                let below = (0..block.num_restarts())
+                    .rev()
+                    .find(|&i| order.compare(block.restart_key(i).unwrap(), &target).is_lt())
+                    .unwrap_or(0);
+                let (left, right) = prints.narrow(&target);
+                prop_assert!(left <= below && below <= right, "{:?} for {}", (left, right), below);
+                let full = block.seek_point(&order, &target, &mut a).unwrap().map(<[u8]>::to_vec);
+                let narrowed = block
+                    .seek_point_within(&order, &target, &mut b, Some((left, right)))
+                    .unwrap()
+                    .map(<[u8]>::to_vec);
+                prop_assert_eq!(&full, &narrowed, "target {:?}", target);
+                prop_assert_eq!(&a, &b);
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_whose_restart_entry_does_not_decode_gets_no_prints() {
+        let keys = [internal(b"a", 1), internal(b"b", 1)];
+        let mut data = block(&keys, 1).into_data();
+        // The first entry's shared-prefix length: a restart entry must share nothing.
+        data[0] = 1;
+        let damaged = Block::new(data, 0).unwrap();
+        assert!(RestartPrints::new(&damaged).is_none());
+        let short = block(&[b"abc".to_vec()], 1);
+        assert!(
+            RestartPrints::new(&short).is_none(),
+            "a key shorter than a trailer"
+        );
+    }
+}
