@@ -364,3 +364,55 @@ fn a_gap_before_a_logs_first_batch_is_replayed_and_reported() {
         report.problems
     );
 }
+
+/// A read-only handle reads a jump after zeros in the newest log again (its writer may be
+/// copying the record the zeros are) before calling it damage — and then still calls it
+/// damage: a paranoid read-only open fails after its re-reads, a lenient one keeps the batches
+/// before the zeros. A jump in an older log, which its writer finished, fails at once: that
+/// log is read once.
+#[test]
+fn a_read_only_handle_re_reads_only_the_live_log_and_still_fails_on_a_real_jump() {
+    // Sequence 4 is missing after the zeros: no writer will ever fill it in.
+    let jump = blocks(&[vec![batch("b", 2), batch("c", 3)], vec![batch("e", 5)]]);
+    for older in [false, true] {
+        let env = database_with_log(&jump);
+        if older {
+            let mut file = env.new_writable_file(Path::new("/db/000101.log")).unwrap();
+            file.append(&blocks(&[vec![batch("f", 6)]])).unwrap();
+            file.close().unwrap();
+        }
+        let opens = Arc::new(AtomicU64::new(0));
+        let hooked = |paranoid_checks: bool| {
+            let opens = opens.clone();
+            let inner: Arc<dyn Env> = env.clone();
+            let hooked = HookEnv::new(inner, move |call| {
+                if call.op == EnvOp::NewSequentialFile && call.path == Path::new("/db/000100.log") {
+                    opens.fetch_add(1, Ordering::SeqCst);
+                }
+                Ok(())
+            });
+            Options {
+                env: Arc::new(hooked),
+                ..options(&env, paranoid_checks)
+            }
+        };
+        let opened = DB::open_read_only("/db", hooked(true)).map(drop);
+        assert!(
+            matches!(opened, Err(Error::Corruption(_))),
+            "older {older}: {opened:?}"
+        );
+        // The newest log: read once, then again ten times; an older one: once.
+        let reads = if older { 1 } else { 11 };
+        assert_eq!(opens.swap(0, Ordering::SeqCst), reads, "older {older}");
+        let db = DB::open_read_only("/db", hooked(false)).unwrap();
+        assert_eq!(
+            present(&db, &["a", "b", "c", "d", "e", "f"]),
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            opens.load(Ordering::SeqCst),
+            reads,
+            "older {older}, lenient"
+        );
+    }
+}
