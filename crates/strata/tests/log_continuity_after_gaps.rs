@@ -274,7 +274,8 @@ fn a_gap_at_a_logs_start_does_not_continue_a_leveldb_manifest_past_the_logs_firs
 /// published that record (its last fragment opens block 1) and the next one: to the reader,
 /// zeros followed by an orphaned fragment, then a record whose sequence is past the one it
 /// expects (the skipped record's). Nothing was lost, the writer was only ahead of the reader:
-/// a paranoid read-only open must not fail, and must see the records before.
+/// a paranoid read-only open must not fail, and must see the records before, the ones it read
+/// again after the jump (once each, in order), and what a refresh finds appended after them.
 #[test]
 fn a_reader_overtaken_by_the_writer_in_the_middle_of_a_block_is_not_damage() {
     let root = tempfile::tempdir().unwrap();
@@ -335,6 +336,27 @@ fn a_reader_overtaken_by_the_writer_in_the_middle_of_a_block_is_not_damage() {
     );
     let reader = reader.unwrap_or_else(|e| panic!("read-only open beside the writer: {e}"));
     assert_eq!(present(&reader, &["a", "b", "c"]), ["a", "b", "c"]);
+    // The read again after the excused jump went on from where the first stopped: d and e
+    // were taken then, and the next write the writer appends is the next a refresh sees.
+    assert_eq!(present(&reader, &KEYS), KEYS);
+    let more = [records.to_vec(), vec![batch("f", 6)]].concat();
+    let longer = blocks(&[more]);
+    assert!(longer.starts_with(&full));
+    let file = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+    file.write_all_at(&longer, 0).unwrap();
+    reader.refresh().unwrap();
+    assert_eq!(
+        present(&reader, &["a", "b", "c", "d", "e", "f"]),
+        ["a", "b", "c", "d", "e", "f"]
+    );
+    let mut it = reader.iter();
+    it.seek_to_first();
+    let mut seen = Vec::new();
+    while it.valid() {
+        seen.push(String::from_utf8(it.key().to_vec()).unwrap());
+        it.next();
+    }
+    assert_eq!(seen, ["a", "b", "c", "d", "e", "f"]);
 }
 
 /// Zeros before a log's first batch (a writer killed while copying the log's first record, then
