@@ -275,7 +275,7 @@ fn a_gap_at_a_logs_start_does_not_continue_a_leveldb_manifest_past_the_logs_firs
 /// zeros followed by an orphaned fragment, then a record whose sequence is past the one it
 /// expects (the skipped record's). Nothing was lost, the writer was only ahead of the reader:
 /// a paranoid read-only open must not fail, and must see the records before, the ones it read
-/// again after the jump (once each, in order), and what a refresh finds appended after them.
+/// again after the jump, and what a refresh finds appended after them.
 #[test]
 fn a_reader_overtaken_by_the_writer_in_the_middle_of_a_block_is_not_damage() {
     let root = tempfile::tempdir().unwrap();
