@@ -274,7 +274,8 @@ fn a_gap_at_a_logs_start_does_not_continue_a_leveldb_manifest_past_the_logs_firs
 /// published that record (its last fragment opens block 1) and the next one: to the reader,
 /// zeros followed by an orphaned fragment, then a record whose sequence is past the one it
 /// expects (the skipped record's). Nothing was lost, the writer was only ahead of the reader:
-/// a paranoid read-only open must not fail, and must see the records before.
+/// a paranoid read-only open must not fail, and must see the records before, the ones it read
+/// again after the jump, and what a refresh finds appended after them.
 #[test]
 fn a_reader_overtaken_by_the_writer_in_the_middle_of_a_block_is_not_damage() {
     let root = tempfile::tempdir().unwrap();
@@ -335,6 +336,27 @@ fn a_reader_overtaken_by_the_writer_in_the_middle_of_a_block_is_not_damage() {
     );
     let reader = reader.unwrap_or_else(|e| panic!("read-only open beside the writer: {e}"));
     assert_eq!(present(&reader, &["a", "b", "c"]), ["a", "b", "c"]);
+    // The read again after the excused jump went on from where the first stopped: d and e
+    // were taken then, and the next write the writer appends is the next a refresh sees.
+    assert_eq!(present(&reader, &KEYS), KEYS);
+    let more = [records.to_vec(), vec![batch("f", 6)]].concat();
+    let longer = blocks(&[more]);
+    assert!(longer.starts_with(&full));
+    let file = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+    file.write_all_at(&longer, 0).unwrap();
+    reader.refresh().unwrap();
+    assert_eq!(
+        present(&reader, &["a", "b", "c", "d", "e", "f"]),
+        ["a", "b", "c", "d", "e", "f"]
+    );
+    let mut it = reader.iter();
+    it.seek_to_first();
+    let mut seen = Vec::new();
+    while it.valid() {
+        seen.push(String::from_utf8(it.key().to_vec()).unwrap());
+        it.next();
+    }
+    assert_eq!(seen, ["a", "b", "c", "d", "e", "f"]);
 }
 
 /// Zeros before a log's first batch (a writer killed while copying the log's first record, then
@@ -363,4 +385,56 @@ fn a_gap_before_a_logs_first_batch_is_replayed_and_reported() {
         "{:?}",
         report.problems
     );
+}
+
+/// A read-only handle reads a jump after zeros in the newest log again (its writer may be
+/// copying the record the zeros are) before calling it damage — and then still calls it
+/// damage: a paranoid read-only open fails after its re-reads, a lenient one keeps the batches
+/// before the zeros. A jump in an older log, which its writer finished, fails at once: that
+/// log is read once.
+#[test]
+fn a_read_only_handle_re_reads_only_the_live_log_and_still_fails_on_a_real_jump() {
+    // Sequence 4 is missing after the zeros: no writer will ever fill it in.
+    let jump = blocks(&[vec![batch("b", 2), batch("c", 3)], vec![batch("e", 5)]]);
+    for older in [false, true] {
+        let env = database_with_log(&jump);
+        if older {
+            let mut file = env.new_writable_file(Path::new("/db/000101.log")).unwrap();
+            file.append(&blocks(&[vec![batch("f", 6)]])).unwrap();
+            file.close().unwrap();
+        }
+        let opens = Arc::new(AtomicU64::new(0));
+        let hooked = |paranoid_checks: bool| {
+            let opens = opens.clone();
+            let inner: Arc<dyn Env> = env.clone();
+            let hooked = HookEnv::new(inner, move |call| {
+                if call.op == EnvOp::NewSequentialFile && call.path == Path::new("/db/000100.log") {
+                    opens.fetch_add(1, Ordering::SeqCst);
+                }
+                Ok(())
+            });
+            Options {
+                env: Arc::new(hooked),
+                ..options(&env, paranoid_checks)
+            }
+        };
+        let opened = DB::open_read_only("/db", hooked(true)).map(drop);
+        assert!(
+            matches!(opened, Err(Error::Corruption(_))),
+            "older {older}: {opened:?}"
+        );
+        // The newest log: read once, then again ten times; an older one: once.
+        let reads = if older { 1 } else { 11 };
+        assert_eq!(opens.swap(0, Ordering::SeqCst), reads, "older {older}");
+        let db = DB::open_read_only("/db", hooked(false)).unwrap();
+        assert_eq!(
+            present(&db, &["a", "b", "c", "d", "e", "f"]),
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            opens.load(Ordering::SeqCst),
+            reads,
+            "older {older}, lenient"
+        );
+    }
 }
