@@ -64,7 +64,7 @@ use crate::version::version_set::VersionSet;
 const MAX_ATTEMPTS: usize = 100;
 
 /// How long a read of the live log waits before reading again after a jump, doubled each
-/// time, and how many times it reads again before calling the jump damage (about 50 ms in
+/// time, and how many times it reads again before calling the jump damage (about 100 ms in
 /// all: a writer copies a record in microseconds, but may lose its core for a while).
 const JUMP_RETRY_DELAY: Duration = Duration::from_micros(100);
 const JUMP_RETRIES: u32 = 10;
