@@ -107,19 +107,6 @@ fn prepare_outputs(cfg: &Config) -> BenchResult<()> {
 }
 
 fn validate(cfg: &Config) -> BenchResult<()> {
-    if let Some(missing) = cfg.engines.iter().find(|k| !k.compiled_in()) {
-        return Err(engine::not_compiled_in(*missing));
-    }
-    if cfg.engines.is_empty() {
-        return Err("no engine to run".to_owned());
-    }
-    let mut seen = Vec::new();
-    for e in &cfg.engines {
-        if seen.contains(e) {
-            return Err(format!("engine `{}` listed twice", e.name()));
-        }
-        seen.push(*e);
-    }
     if cfg.engines.contains(&EngineKind::RocksdbBlob) {
         if cfg.options.value_separation.is_none() {
             return Err(
@@ -135,6 +122,19 @@ fn validate(cfg: &Config) -> BenchResult<()> {
                     .to_owned(),
             );
         }
+    }
+    if let Some(missing) = cfg.engines.iter().find(|k| !k.compiled_in()) {
+        return Err(engine::not_compiled_in(*missing));
+    }
+    if cfg.engines.is_empty() {
+        return Err("no engine to run".to_owned());
+    }
+    let mut seen = Vec::new();
+    for e in &cfg.engines {
+        if seen.contains(e) {
+            return Err(format!("engine `{}` listed twice", e.name()));
+        }
+        seen.push(*e);
     }
     if cfg.num == 0 {
         return Err("--num must be at least 1".to_owned());

@@ -312,7 +312,8 @@ fn memory_table(out: &mut String, engines: &[EngineRun]) {
     }
     let _ = writeln!(
         out,
-        "peak RSS counts mapped table pages; anon RSS (sampled every 100 ms) leaves them out"
+        "peak RSS = every resident page, mapped table files' included; peak anon RSS = heap, \
+         caches and memtables alone (sampled every 100 ms)"
     );
 }
 
