@@ -93,6 +93,15 @@ fn memory_rows(stdout: &str) -> Vec<(String, f64, f64)> {
         .collect()
 }
 
+/// How many files in `dir` have names ending in `suffix`.
+fn files_ending(dir: &Path, suffix: &str) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(suffix))
+        .count()
+}
+
 /// The JSON records of a run.
 fn json_records(path: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read json: {e}"));
@@ -211,11 +220,7 @@ fn value_separation_keeps_large_values_in_value_files_and_reads_them_back() {
         "\n{stdout}"
     );
     assert!(stdout.contains("(2000 of 2000 found)"), "\n{stdout}");
-    let value_files = std::fs::read_dir(db.join("strata"))
-        .unwrap_or_else(|e| panic!("read db dir: {e}"))
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".vlog"))
-        .count();
+    let value_files = files_ending(&db.join("strata"), ".vlog");
     assert!(value_files > 0, "no value file written\n{stdout}");
 }
 
@@ -378,13 +383,7 @@ fn rocksdb_runs_with_and_without_blobdb_in_one_run() {
         "\n{stdout}"
     );
     assert!(stdout.contains("a pread per block read"), "\n{stdout}");
-    let blob_files = |engine: &str| {
-        std::fs::read_dir(dir.path().join("db").join(engine))
-            .unwrap_or_else(|e| panic!("{engine}: {e}"))
-            .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".blob"))
-            .count()
-    };
+    let blob_files = |engine: &str| files_ending(&dir.path().join("db").join(engine), ".blob");
     assert_eq!(blob_files("rocksdb"), 0, "\n{stdout}");
     assert!(blob_files("rocksdb-blob") > 0, "\n{stdout}");
     let rows = footprint_rows(&stdout);

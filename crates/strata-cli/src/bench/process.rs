@@ -52,7 +52,7 @@ impl EngineProcess {
         };
         let open = Request::Open {
             engine: kind,
-            config: cfg.clone(),
+            config: Box::new(cfg.clone()),
         };
         match process.call(&open)? {
             Reply::Opened { version } => Ok((process, version)),

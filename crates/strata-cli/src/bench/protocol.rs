@@ -23,7 +23,10 @@ use super::stats::RunResult;
 pub enum Request {
     /// Open `engine`'s database under `config.db` (emptied first unless
     /// `config.use_existing_db`).
-    Open { engine: EngineKind, config: Config },
+    Open {
+        engine: EngineKind,
+        config: Box<Config>,
+    },
     /// Run the workload at position `pos` of the list (its `occurrence`-th listing).
     Run {
         pos: usize,

@@ -96,7 +96,7 @@ pub fn serve() -> BenchResult<()> {
         kind: engine,
         dir: config.db.join(engine.name()),
         values: ValuePool::new(VALUE_SEED, workloads::largest_value(config.value_size)),
-        config,
+        config: *config,
         open: None,
     };
     if !slot.config.use_existing_db {
