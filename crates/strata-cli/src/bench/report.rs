@@ -152,7 +152,8 @@ pub fn print_run(label: &str, engine: EngineKind, r: &RunResult) {
     .filter_map(|(name, v)| Some(format!("{name} {:.2}", v?)))
     .collect();
     if !amplifications.is_empty() {
-        let _ = write!(line, "; {}", amplifications.join(", "));
+        let separator = if line.ends_with(';') { "" } else { ";" };
+        let _ = write!(line, "{separator} {}", amplifications.join(", "));
     }
     println!("{line}");
     if let Some(t) = r.trace_summary() {
