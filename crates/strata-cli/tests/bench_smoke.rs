@@ -398,6 +398,26 @@ fn rocksdb_runs_with_and_without_blobdb_in_one_run() {
     assert_eq!(memory_rows(&stdout).len(), 3, "\n{stdout}");
 }
 
+/// Regression: RocksDB's destroy fails to lock a directory whose parent does not exist, which
+/// stopped `--engines rocksdb` alone on a new `--db` before its first run.
+#[cfg(feature = "rocksdb")]
+#[test]
+fn rocksdb_alone_starts_in_a_db_directory_that_does_not_exist_yet() {
+    let dir = disk_tempdir();
+    let stdout = bench_in(
+        &dir.path().join("not/yet"),
+        &[
+            "--engines",
+            "rocksdb",
+            "--num",
+            "100",
+            "--benchmarks",
+            "fillseq",
+        ],
+    );
+    assert_eq!(table_rows(&stdout).len(), 1, "\n{stdout}");
+}
+
 #[test]
 fn rocksdb_blob_without_a_threshold_is_refused() {
     let out = strata()

@@ -194,8 +194,12 @@ impl OpenEngine {
         }
     }
 
-    /// Deletes `kind`'s database in `dir` (the engine must not be open on it).
+    /// Deletes `kind`'s database in `dir`, if there is one (the engine must not be open on
+    /// it). A missing directory is nothing to delete (RocksDB would fail to lock it).
     pub fn destroy(kind: EngineKind, dir: &Path) -> BenchResult<()> {
+        if !dir.exists() {
+            return Ok(());
+        }
         match kind {
             EngineKind::Strata => super::strata_engine::StrataEngine::destroy(dir),
             #[cfg(feature = "leveldb")]
