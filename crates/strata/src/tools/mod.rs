@@ -4,10 +4,11 @@
 //! one format. The tools that need only the public API (load, scan, export, stress) live in
 //! `crates/strata-tools`.
 //!
-//! - [`dump_file`]: every record of a log, manifest, table or `CURRENT` file, as readable
-//!   lines or JSON Lines ([`DumpOptions`]).
-//! - [`check_db`]: verifies every checksum and invariant of a database directory
-//!   ([`CheckReport`]).
+//! - [`dump_file`]: every record of a log, manifest, table, `CURRENT` or value file, as
+//!   readable lines or JSON Lines ([`DumpOptions`]).
+//! - [`check_db`]: verifies every checksum and invariant of a database directory, value files
+//!   and the pointers into them included ([`CheckReport`]); [`check_value_file`]: one value
+//!   file.
 //! - [`detect_file_kind`]: what a file of a database directory is, by name or contents.
 //! - [`Show`], [`Shown`]: how keys and values are shown to people (escaped ASCII or hex).
 
@@ -19,8 +20,9 @@ mod table_walk;
 #[cfg(test)]
 mod test_db;
 mod text;
+mod value_walk;
 
-pub use check::{check_db, CheckReport, Problem};
+pub use check::{check_db, check_value_file, CheckReport, Problem};
 pub use dump::{dump_file, DumpFormat, DumpOptions, DumpSummary};
 pub use kind::{detect_file_kind, FileKind};
 pub use text::{Show, Shown};
