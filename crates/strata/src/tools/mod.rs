@@ -10,11 +10,14 @@
 //!   and the pointers into them included ([`CheckReport`]); [`check_value_file`]: one value
 //!   file.
 //! - [`detect_file_kind`]: what a file of a database directory is, by name or contents.
+//! - [`with_recorded_extensions`]: the options that open a database with the format
+//!   extensions it records, read from its manifest.
 //! - [`Show`], [`Shown`]: how keys and values are shown to people (escaped ASCII or hex).
 
 mod check;
 mod dump;
 mod kind;
+mod recorded;
 mod records;
 mod table_walk;
 #[cfg(test)]
@@ -25,4 +28,5 @@ mod value_walk;
 pub use check::{check_db, check_value_file, CheckReport, Problem};
 pub use dump::{dump_file, DumpFormat, DumpOptions, DumpSummary};
 pub use kind::{detect_file_kind, FileKind};
+pub use recorded::with_recorded_extensions;
 pub use text::{Show, Shown};

@@ -115,43 +115,53 @@ impl CheckReport {
 impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let plural = |n: u64| if n == 1 { "" } else { "s" };
-        match &self.manifest {
-            Some(name) => write!(
-                f,
-                "checked {name} ({} record{})",
-                self.manifest_records,
-                plural(self.manifest_records)
-            )?,
-            None => write!(f, "checked no manifest")?,
-        }
-        writeln!(
-            f,
-            ", {} table{} ({} blocks, {} entries), {} log{} ({} records)",
-            self.tables,
-            plural(self.tables),
-            self.blocks,
-            self.entries,
-            self.logs,
-            plural(self.logs),
-            self.log_records
-        )?;
-        if self.value_files > 0 || self.value_pointers > 0 {
-            let named = self.value_bytes_named;
+        // Not a database: one value file checked alone.
+        let database = self.manifest.is_some() || self.tables > 0 || self.logs > 0;
+        if database || self.value_files == 0 {
+            match &self.manifest {
+                Some(name) => write!(
+                    f,
+                    "checked {name} ({} record{})",
+                    self.manifest_records,
+                    plural(self.manifest_records)
+                )?,
+                None => write!(f, "checked no manifest")?,
+            }
             writeln!(
                 f,
-                "{} value file{} ({} records, {} bytes), {} value pointer{} naming {named} bytes \
-                 of them (space amplification {})",
+                ", {} table{} ({} blocks, {} entries), {} log{} ({} records)",
+                self.tables,
+                plural(self.tables),
+                self.blocks,
+                self.entries,
+                self.logs,
+                plural(self.logs),
+                self.log_records
+            )?;
+        }
+        if self.value_files > 0 || self.value_pointers > 0 {
+            write!(
+                f,
+                "{} value file{} ({} records, {} bytes)",
                 self.value_files,
                 plural(self.value_files),
                 self.value_records,
-                self.value_file_bytes,
-                self.value_pointers,
-                plural(self.value_pointers),
-                match named {
-                    0 => "-".to_owned(),
-                    _ => format!("{:.2}x", self.value_file_bytes as f64 / named as f64),
-                }
+                self.value_file_bytes
             )?;
+            if database {
+                let named = self.value_bytes_named;
+                write!(
+                    f,
+                    ", {} value pointer{} naming {named} bytes of them (space amplification {})",
+                    self.value_pointers,
+                    plural(self.value_pointers),
+                    match named {
+                        0 => "-".to_owned(),
+                        _ => format!("{:.2}x", self.value_file_bytes as f64 / named as f64),
+                    }
+                )?;
+            }
+            writeln!(f)?;
         }
         for note in &self.notes {
             writeln!(f, "note: {note}")?;

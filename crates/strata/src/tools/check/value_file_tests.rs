@@ -208,6 +208,10 @@ fn one_value_file_is_checked_alone() {
     let report = check_value_file(&path, &options).unwrap();
     assert!(report.is_ok(), "{report}");
     assert_eq!((report.value_files, report.value_records), (1, 3));
+    assert_eq!(
+        report.to_string(),
+        "1 value file (3 records, 832 bytes)\nno problems found"
+    );
     // With no pointers to tell garbage from live records, any damage is a problem; a torn
     // tail stays a note.
     db.flip_byte("000006.vlog", 722 + 50);
