@@ -9,6 +9,12 @@
 //! - a record running past the end of the file ends it too ([`ValueItem::Tail`]): what an
 //!   append cut short by a crash leaves, or a damaged length.
 //!
+//! A caller that knows where records start (`check`: the offsets live pointers name) hands
+//! them over: after damage, the walk goes on at the next known start rather than where the
+//! damaged lengths say (unless they say a known start), so one damaged length costs one
+//! region, and a record running past the end with known starts after it is damage, not a
+//! torn tail.
+//!
 //! Lengths are checked against the file's size before a record's buffer is allocated, so a
 //! damaged length never allocates more than the file holds. Nothing read panics.
 
@@ -93,45 +99,66 @@ impl ValueFileReader {
 }
 
 /// Hands every record of the value file at `path` to `f`, in file order, with the damage
-/// met on the way; checks each record's crc when `verify`. `Err` for an I/O error or the
-/// first error `f` returns.
+/// met on the way; checks each record's crc when `verify`. `starts`: offsets known to start
+/// records, ascending (may be empty); see the module documentation. `Err` for an I/O error or
+/// the first error `f` returns.
 pub(crate) fn for_each_value_record(
     env: &dyn Env,
     path: &Path,
     verify: bool,
+    starts: &[u64],
     f: &mut dyn FnMut(ValueItem<'_>) -> Result<()>,
 ) -> Result<()> {
     let mut reader = ValueFileReader::open(env, path)?;
+    let size = reader.size;
     let damage =
         |offset: u64, reason: &str| Error::corruption_at(offset, reason).in_file(path.display());
+    // The first known start after `offset`.
+    let known_after = |offset: u64| {
+        let at = starts.partition_point(|&s| s <= offset);
+        starts.get(at).copied().filter(|&s| s < size)
+    };
     let mut offset = 0u64;
     while offset < reader.size {
-        let bytes = reader.size - offset;
-        let size = match reader.read(offset)? {
-            Next::Tail => return f(ValueItem::Tail { offset, bytes }),
-            Next::BadHeader => {
-                let error = damage(offset, "value record header does not parse");
-                return f(ValueItem::Damage { error, bytes });
+        let (reason, claimed) = match reader.read(offset)? {
+            Next::Record(size) => {
+                let decoded = if verify {
+                    decode_record(&reader.buf)
+                } else {
+                    parse_record(&reader.buf)
+                };
+                if let Ok((record, _)) = decoded {
+                    f(ValueItem::Record {
+                        offset,
+                        size,
+                        record,
+                    })?;
+                    offset += size;
+                    continue;
+                }
+                ("value record checksum mismatch", Some(size))
             }
-            Next::Record(size) => size,
+            Next::Tail if known_after(offset).is_none() => {
+                let bytes = reader.size - offset;
+                return f(ValueItem::Tail { offset, bytes });
+            }
+            Next::Tail => ("value record runs past the end of the file", None),
+            Next::BadHeader => ("value record header does not parse", None),
         };
-        let decoded = if verify {
-            decode_record(&reader.buf)
-        } else {
-            parse_record(&reader.buf)
+        // Damage: go on where the lengths say when that is a known start (or nothing is
+        // known), else at the next known start, else nowhere.
+        let said = claimed.map(|size| offset + size);
+        let next = match said {
+            Some(next) if starts.is_empty() || starts.binary_search(&next).is_ok() => Some(next),
+            _ => known_after(offset),
         };
-        match decoded {
-            Ok((record, _)) => f(ValueItem::Record {
-                offset,
-                size,
-                record,
-            })?,
-            Err(_) => f(ValueItem::Damage {
-                error: damage(offset, "value record checksum mismatch"),
-                bytes: size,
-            })?,
-        }
-        offset += size;
+        let end = next.unwrap_or(reader.size);
+        let error = damage(offset, reason);
+        f(ValueItem::Damage {
+            error,
+            bytes: end - offset,
+        })?;
+        offset = end;
     }
     Ok(())
 }
@@ -155,11 +182,16 @@ mod tests {
 
     /// What a walk met: `(offset, key or "!damage"/"!tail", bytes)`.
     fn walk(bytes: &[u8], verify: bool) -> Vec<(u64, String, u64)> {
+        walk_knowing(bytes, verify, &[])
+    }
+
+    /// [`walk`] knowing where records start.
+    fn walk_knowing(bytes: &[u8], verify: bool, starts: &[u64]) -> Vec<(u64, String, u64)> {
         let env = MemEnv::new();
         let path = Path::new("/000007.vlog");
         write_file(&env, path, bytes, false).unwrap();
         let mut items = Vec::new();
-        for_each_value_record(&env, path, verify, &mut |item| {
+        for_each_value_record(&env, path, verify, starts, &mut |item| {
             items.push(match item {
                 ValueItem::Record {
                     offset,
@@ -238,6 +270,39 @@ mod tests {
     }
 
     #[test]
+    fn known_record_starts_bound_the_damage_of_a_bad_length() {
+        // key_len of `b` (at 17) flipped from 1 to 0x41: the lengths say nothing true.
+        let mut bytes = three();
+        bytes[17 + 4] = 0x41;
+        let unknown = walk(&bytes, true);
+        assert_eq!(unknown[1].0, 17);
+        assert!(unknown[1].1.starts_with('!'), "{unknown:?}");
+        assert!(unknown.iter().all(|(_, key, _)| key != "c"), "{unknown:?}");
+        // Knowing `c` starts at 225, the damage is [17, 225) and `c` is found.
+        let known = walk_knowing(&bytes, true, &[0, 225]);
+        assert_eq!(
+            known,
+            vec![
+                (0, "a".into(), 17),
+                (17, "!damage".into(), 208),
+                (225, "c".into(), 37),
+            ]
+        );
+        // A value byte flipped: the lengths are right, and say a known start.
+        let mut bytes = three();
+        bytes[17 + 100] ^= 1;
+        assert_eq!(walk_knowing(&bytes, true, &[225])[2], (225, "c".into(), 37));
+        // A header that does not parse, or a length past the end, before a known start.
+        for damaged in [0xff, 0x7f] {
+            let mut bytes = three();
+            bytes[17 + 4..17 + 10].fill(damaged);
+            let got = walk_knowing(&bytes, true, &[225]);
+            assert_eq!(got[1], (17, "!damage".into(), 208), "{damaged:#x}");
+            assert_eq!(got[2], (225, "c".into(), 37));
+        }
+    }
+
+    #[test]
     fn a_length_claiming_more_than_the_file_is_the_tail_with_no_allocation() {
         let mut bytes = Vec::new();
         encode_record(&mut bytes, b"k", b"v");
@@ -250,8 +315,11 @@ mod tests {
     proptest! {
         #[test]
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200),
-                                       verify in any::<bool>()) {
-            let items = walk(&bytes, verify);
+                                       verify in any::<bool>(),
+                                       mut starts in proptest::collection::vec(0u64..220, 0..4)) {
+            starts.sort_unstable();
+            starts.dedup();
+            let items = walk_knowing(&bytes, verify, &starts);
             // The items cover the file without overlap.
             let mut end = 0;
             for (offset, _, len) in &items {

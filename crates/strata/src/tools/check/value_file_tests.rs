@@ -106,6 +106,21 @@ fn a_flipped_value_byte_is_found_in_the_value_file_and_at_the_pointer_naming_it(
 }
 
 #[test]
+fn a_damaged_record_length_costs_that_record_alone() {
+    // big1's key length (offset 4) made 0x41: the walk goes on at big2, which a pointer names.
+    let db = TestDb::with_value_files();
+    let mut bytes = db.read("000006.vlog");
+    bytes[4] = 0x41;
+    db.write("000006.vlog", &bytes);
+    let report = run(&db);
+    assert_eq!(report.problems.len(), 2, "{report}");
+    assert_problem(&report, "000006.vlog", Some(0), &["value record"]);
+    assert_problem(&report, "000007.ldb", Some(0), &["key 'big1' points to"]);
+    assert_eq!(report.value_records, 2, "{report}");
+    assert_eq!(report.value_bytes_named, 411, "{report}");
+}
+
+#[test]
 fn damage_no_live_pointer_reaches_is_a_note() {
     let db = TestDb::with_value_files();
     db.flip_byte("000006.vlog", 722 + 50);

@@ -170,7 +170,13 @@ pub(super) fn check_file(
     let mut damage: Vec<(Range<u64>, String, bool)> = Vec::new();
     let mut next = 0;
     let mut records = 0;
-    let result = for_each_value_record(&*options.env, &path, true, &mut |item| {
+    // Where live pointers say records start: the walk resynchronises there after damage.
+    let mut starts: Vec<u64> = live
+        .as_ref()
+        .map(|(pointers, _)| pointers.iter().map(|p| p.pointer.offset).collect())
+        .unwrap_or_default();
+    starts.dedup();
+    let result = for_each_value_record(&*options.env, &path, true, &starts, &mut |item| {
         match item {
             ValueItem::Record {
                 offset,

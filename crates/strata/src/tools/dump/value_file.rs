@@ -25,7 +25,7 @@ struct RecordJson<'a> {
 
 pub(super) fn dump(env: &dyn Env, path: &Path, verify: bool, p: &mut Printer<'_>) -> Result<()> {
     let checksum = if verify { "ok" } else { "not verified" };
-    for_each_value_record(env, path, verify, &mut |item| match item {
+    for_each_value_record(env, path, verify, &[], &mut |item| match item {
         ValueItem::Record {
             offset,
             size,
