@@ -345,6 +345,49 @@ fn problem_naming(report: &CheckReport, key: &[u8]) -> String {
         .clone()
 }
 
+/// Damage to the record of `key` in value file A, which a table points to: reads of that
+/// value fail, naming A and the record's offset, and nothing else is lost; `check_db` names A
+/// at the record and the table holding the pointer.
+fn damage_a_value_a_table_points_to(t: &Template, what: &'static str, key: &[u8], damage: Damage) {
+    let record = t.record(key).clone();
+    let case = Case {
+        what,
+        file: t.file_a.clone(),
+        damage,
+        paranoid_refuses_at: None,
+        lost: BTreeSet::new(),
+        failing: BTreeSet::from([key.to_vec()]),
+        hit: BTreeSet::from([key.to_vec()]),
+    };
+    run(t, &case, |report| {
+        assert_check_finds(report, &t.file_a, Some(&(record.offset..record.offset + 1)));
+        let table = problem_naming(report, key);
+        assert!(table.ends_with(".ldb"), "{report}");
+        assert_problems_in(report, &[&t.file_a, &table]);
+    });
+}
+
+/// Damage to the record of `key` in value file B, which the live log points to: a paranoid
+/// open refuses, naming B and the record's offset; a lenient one ends the log's replay at that
+/// batch; `check_db` names B at the record and the log.
+fn damage_a_value_the_log_points_to(t: &Template, what: &'static str, key: &[u8], damage: Damage) {
+    let record = t.record(key).clone();
+    let case = Case {
+        what,
+        file: t.file_b.clone(),
+        damage,
+        paranoid_refuses_at: Some(key.to_vec()),
+        lost: t.log_keys_from(index(key)),
+        failing: BTreeSet::new(),
+        hit: BTreeSet::from([key.to_vec()]),
+    };
+    run(t, &case, |report| {
+        assert_check_finds(report, &t.file_b, Some(&(record.offset..record.offset + 1)));
+        assert_eq!(problem_naming(report, key), t.log_name, "{report}");
+        assert_problems_in(report, &[&t.file_b, &t.log_name]);
+    });
+}
+
 #[test]
 fn a_flipped_byte_in_a_value_tables_point_to_fails_reads_of_that_value_only() {
     let t = template();
@@ -356,21 +399,7 @@ fn a_flipped_byte_in_a_value_tables_point_to_fails_reads_of_that_value_only() {
         ("a crc byte", record.offset + 1),
         ("the key length", record.offset + 4),
     ] {
-        let case = Case {
-            what,
-            file: t.file_a.clone(),
-            damage: Damage::Flip(at),
-            paranoid_refuses_at: None,
-            lost: BTreeSet::new(),
-            failing: BTreeSet::from([key.clone()]),
-            hit: BTreeSet::from([key.clone()]),
-        };
-        run(t, &case, |report| {
-            assert_check_finds(report, &t.file_a, Some(&(record.offset..record.offset + 1)));
-            let table = problem_naming(report, &key);
-            assert!(table.ends_with(".ldb"), "{report}");
-            assert_problems_in(report, &[&t.file_a, &table]);
-        });
+        damage_a_value_a_table_points_to(t, what, &key, Damage::Flip(at));
     }
 }
 
@@ -379,21 +408,8 @@ fn a_flipped_byte_in_a_value_the_log_points_to_ends_recovery_there() {
     let t = template();
     let key = log_key(21);
     let record = t.record(&key).clone();
-    let case = Case {
-        what: "a value byte",
-        file: t.file_b.clone(),
-        damage: Damage::Flip(record.offset + record.size / 2),
-        paranoid_refuses_at: Some(key.clone()),
-        // Recovery ends the log at the batch whose value is damaged.
-        lost: t.log_keys_from(21),
-        failing: BTreeSet::new(),
-        hit: BTreeSet::from([key.clone()]),
-    };
-    run(t, &case, |report| {
-        assert_check_finds(report, &t.file_b, Some(&(record.offset..record.offset + 1)));
-        assert_eq!(problem_naming(report, &key), t.log_name, "{report}");
-        assert_problems_in(report, &[&t.file_b, &t.log_name]);
-    });
+    let flip = Damage::Flip(record.offset + record.size / 2);
+    damage_a_value_the_log_points_to(t, "a value byte", &key, flip);
 }
 
 #[test]
@@ -403,37 +419,13 @@ fn a_torn_value_file_tail_costs_the_values_it_cut() {
     // kept the log's record and not all of the value: never a synced write).
     let last = log_key(LOG_KEYS - 1);
     let record = t.record(&last).clone();
-    let case = Case {
-        what: "inside the log's last value",
-        file: t.file_b.clone(),
-        damage: Damage::Truncate(record.offset + record.size / 2),
-        paranoid_refuses_at: Some(last.clone()),
-        lost: t.log_keys_from(LOG_KEYS - 1),
-        failing: BTreeSet::new(),
-        hit: BTreeSet::from([last.clone()]),
-    };
-    run(t, &case, |report| {
-        assert_check_finds(report, &t.file_b, Some(&(record.offset..record.offset + 1)));
-        assert_problems_in(report, &[&t.file_b, &t.log_name]);
-    });
+    let cut = Damage::Truncate(record.offset + record.size / 2);
+    damage_a_value_the_log_points_to(t, "inside the log's last value", &last, cut);
 
     // A's last record, which a table points to: reads of it fail, naming the file.
     let last = table_key('t', TABLE_KEYS - 1);
-    let record = t.record(&last).clone();
-    let case = Case {
-        what: "inside a table's last value",
-        file: t.file_a.clone(),
-        damage: Damage::Truncate(record.offset + 10),
-        paranoid_refuses_at: None,
-        lost: BTreeSet::new(),
-        failing: BTreeSet::from([last.clone()]),
-        hit: BTreeSet::from([last.clone()]),
-    };
-    run(t, &case, |report| {
-        assert_check_finds(report, &t.file_a, Some(&(record.offset..record.offset + 1)));
-        let table = problem_naming(report, &last);
-        assert_problems_in(report, &[&t.file_a, &table]);
-    });
+    let cut = Damage::Truncate(t.record(&last).offset + 10);
+    damage_a_value_a_table_points_to(t, "inside a table's last value", &last, cut);
 }
 
 #[test]
