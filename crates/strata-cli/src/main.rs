@@ -29,6 +29,9 @@ enum Command {
     Tool(commands::ToolCommand),
     /// Run db_bench's workloads on Strata and its peers (LevelDB, RocksDB) side by side.
     Bench(Box<BenchArgs>),
+    /// One engine's process of `strata bench`, driven by it over stdin/stdout (internal).
+    #[command(name = bench::WORKER_COMMAND, hide = true)]
+    BenchWorker,
 }
 
 /// Flags of `strata bench`, under db_bench's names (underscores; dashed spellings work too).
@@ -37,10 +40,17 @@ struct BenchArgs {
     /// Comma-separated workloads, run in order (names may repeat). Default: db_bench's suite
     /// (fillseq,fillsync,fillrandom,overwrite,readrandom,readrandom,readseq,readreverse,
     /// compact,readrandom,readseq,readreverse) plus seekrandom and fill100K.
-    #[arg(long, value_delimiter = ',')]
+    ///
+    /// Every run reports, beside µs/op and MB/s: write amplification (bytes the engine's
+    /// process wrote, from /proc/<pid>/io write_bytes including settling, per byte of keys
+    /// and values put), space amplification (the engine's directory size per byte of live
+    /// keys and values) and, where every op was timed (--histogram; always for leveledmix),
+    /// p50/p99/p99.9 latency. Each engine runs in its own process; its peak RSS is reported.
+    #[arg(long, value_delimiter = ',', verbatim_doc_comment)]
     benchmarks: Option<Vec<Benchmark>>,
 
-    /// Comma-separated engines. Default: every engine compiled in (the sweep: strata,leveldb).
+    /// Comma-separated engines, each run in a process of its own. Default: every engine
+    /// compiled in, rocksdb-blob only with --value_separation (the sweep: strata,leveldb).
     #[arg(long, value_delimiter = ',')]
     engines: Option<Vec<EngineKind>>,
 
@@ -90,13 +100,21 @@ struct BenchArgs {
     subcompactions: usize,
 
     /// Keep values of at least this many bytes beside the tree: Strata's value separation,
-    /// RocksDB's integrated BlobDB with the same `min_blob_size` (LevelDB has none); 0: off.
+    /// and engine rocksdb-blob's integrated BlobDB with the same `min_blob_size` (LevelDB and
+    /// engine rocksdb keep every value in their tables); 0: off.
     #[arg(
         long = "value_separation",
         alias = "value-separation",
         default_value_t = 0
     )]
     value_separation: usize,
+
+    /// RocksDB reads its tables through mmap (`allow_mmap_reads`, as LevelDB and Strata map
+    /// theirs); false: a pread per block, RocksDB's default.
+    #[arg(long = "rocksdb_mmap_reads", alias = "rocksdb-mmap-reads", num_args = 0..=1,
+          default_missing_value = "true", default_value = "true",
+          value_parser = BoolishValueParser::new())]
+    rocksdb_mmap_reads: bool,
 
     /// Parent directory of the databases (each engine uses <db>/<engine>).
     #[arg(long)]
@@ -108,7 +126,7 @@ struct BenchArgs {
           value_parser = BoolishValueParser::new())]
     use_existing_db: bool,
 
-    /// Print latency percentiles after each run.
+    /// Time every op: latency percentiles after each run and in the tables.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", default_value = "false",
           value_parser = BoolishValueParser::new())]
     histogram: bool,
@@ -147,9 +165,9 @@ impl BenchArgs {
         let range_deletes = benchmarks.contains(&Benchmark::Deleterange);
         Config {
             benchmarks,
-            engines: self
-                .engines
-                .unwrap_or_else(|| bench::default_engines(self.sweep.is_some())),
+            engines: self.engines.unwrap_or_else(|| {
+                bench::default_engines(self.sweep.is_some(), self.value_separation > 0)
+            }),
             num: self.num,
             reads: u64::try_from(self.reads).ok(),
             value_size: self.value_size,
@@ -164,6 +182,7 @@ impl BenchArgs {
                 compression: self.compression,
                 range_deletes,
                 value_separation: (self.value_separation > 0).then_some(self.value_separation),
+                rocksdb_mmap_reads: self.rocksdb_mmap_reads,
                 ..defaults
             },
             db: self
@@ -186,6 +205,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Tool(command) => return commands::run(command),
         Command::Bench(args) => bench::run(&args.into_config()),
+        Command::BenchWorker => bench::serve_worker(),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

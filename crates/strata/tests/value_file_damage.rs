@@ -230,7 +230,7 @@ fn check_reads(
             assert!(failing.is_empty(), "get_many read damaged values");
             for (key, got) in keys.iter().zip(values) {
                 match got {
-                    Some(v) => assert!(&v == &t.expected[*key], "get_many: {}", shown(key)),
+                    Some(v) => assert!(v == t.expected[*key], "get_many: {}", shown(key)),
                     None => assert!(lost.contains(*key), "get_many: {} missing", shown(key)),
                 }
             }

@@ -6,16 +6,24 @@
 use std::path::PathBuf;
 
 use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
 
 /// A storage engine the benchmark can drive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum, Serialize, Deserialize,
+)]
 pub enum EngineKind {
     /// Strata, this project.
     Strata,
     /// LevelDB 1.23 through the system's `libleveldb` (cargo feature `leveldb`).
     Leveldb,
-    /// Current RocksDB compiled by the `rocksdb` crate (cargo feature `rocksdb`).
+    /// Current RocksDB compiled by the `rocksdb` crate (cargo feature `rocksdb`), every value
+    /// in its tables.
     Rocksdb,
+    /// The same RocksDB with its integrated BlobDB: values of at least `--value_separation`
+    /// bytes in blob files (`enable_blob_files`, `min_blob_size`, blob GC on).
+    #[value(name = "rocksdb-blob")]
+    RocksdbBlob,
 }
 
 impl EngineKind {
@@ -25,6 +33,7 @@ impl EngineKind {
             EngineKind::Strata => "strata",
             EngineKind::Leveldb => "leveldb",
             EngineKind::Rocksdb => "rocksdb",
+            EngineKind::RocksdbBlob => "rocksdb-blob",
         }
     }
 
@@ -33,13 +42,28 @@ impl EngineKind {
         match self {
             EngineKind::Strata => true,
             EngineKind::Leveldb => cfg!(feature = "leveldb"),
-            EngineKind::Rocksdb => cfg!(feature = "rocksdb"),
+            EngineKind::Rocksdb | EngineKind::RocksdbBlob => cfg!(feature = "rocksdb"),
+        }
+    }
+
+    /// Whether this engine is RocksDB (with or without BlobDB).
+    pub fn is_rocksdb(self) -> bool {
+        matches!(self, EngineKind::Rocksdb | EngineKind::RocksdbBlob)
+    }
+
+    /// The options this engine opens with: `options`, less value separation for the engines
+    /// that keep every value in their tables (`rocksdb`; LevelDB has no such option).
+    pub fn options(self, options: &BenchOptions) -> BenchOptions {
+        let separates = matches!(self, EngineKind::Strata | EngineKind::RocksdbBlob);
+        BenchOptions {
+            value_separation: options.value_separation.filter(|_| separates),
+            ..options.clone()
         }
     }
 }
 
 /// A db_bench workload, under db_bench's own name and meaning.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
 pub enum Benchmark {
     /// Write `num` values in sequential key order into a new database.
     Fillseq,
@@ -55,6 +79,10 @@ pub enum Benchmark {
     Readmissing,
     /// Read `reads` random keys from the first 1% of the key space.
     Readhot,
+    /// `reads` times: ask whether a random key (of `0..num`) exists and how long its value
+    /// is, without its value: Strata's `DB::head`, which answers from the tree and reads no
+    /// value file; a `get` on the peers, which have no such call.
+    Headrandom,
     /// Read `reads` random keys (of `0..num`) in batched lookups of 100 keys (Strata's
     /// `get_many`, RocksDB's `MultiGet`; 100 point lookups on LevelDB, which has none).
     Multireadrandom,
@@ -74,6 +102,10 @@ pub enum Benchmark {
     /// 100 times: seek to a random key and walk up to 100 entries. Run after `deleterange`
     /// (and again after `compact`), it times what a scan pays for deleted keys.
     Scandeleted,
+    /// Leveled's volume-test mix on the existing database: `reads` ops, five gets for every
+    /// update (a put of a new `value_size` value), keys Pareto-skewed over `0..num` (80% of
+    /// the ops on the lowest 20% of the keys); latency percentiles always recorded.
+    Leveledmix,
     /// Write `num / 1000` values of 100 KB in random key order into a new database.
     #[value(name = "fill100K")]
     Fill100K,
@@ -94,6 +126,7 @@ impl Benchmark {
             Benchmark::Readrandom => "readrandom",
             Benchmark::Readmissing => "readmissing",
             Benchmark::Readhot => "readhot",
+            Benchmark::Headrandom => "headrandom",
             Benchmark::Multireadrandom => "multireadrandom",
             Benchmark::Readseq => "readseq",
             Benchmark::Readreverse => "readreverse",
@@ -102,6 +135,7 @@ impl Benchmark {
             Benchmark::Deleterandom => "deleterandom",
             Benchmark::Deleterange => "deleterange",
             Benchmark::Scandeleted => "scandeleted",
+            Benchmark::Leveledmix => "leveledmix",
             Benchmark::Fill100K => "fill100K",
             Benchmark::Compact => "compact",
             Benchmark::Stats => "stats",
@@ -114,6 +148,28 @@ impl Benchmark {
             self,
             Benchmark::Fillseq | Benchmark::Fillsync | Benchmark::Fillrandom | Benchmark::Fill100K
         )
+    }
+
+    /// Whether the workload changes what the database holds (its live keys and values).
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Benchmark::Fillseq
+                | Benchmark::Fillsync
+                | Benchmark::Fillrandom
+                | Benchmark::Overwrite
+                | Benchmark::Deleteseq
+                | Benchmark::Deleterandom
+                | Benchmark::Deleterange
+                | Benchmark::Leveledmix
+                | Benchmark::Fill100K
+        )
+    }
+
+    /// Whether every op's latency is recorded even without `--histogram` (the mix exists to
+    /// show tail latency).
+    pub fn always_timed(self) -> bool {
+        self == Benchmark::Leveledmix
     }
 
     /// Whether `--threads` applies. db_bench runs every workload on `--threads` threads except
@@ -148,7 +204,7 @@ pub const DEFAULT_SUITE: &[Benchmark] = &[
 ];
 
 /// Block compression, as the engines share it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum Compression {
     /// Snappy (LevelDB's default).
     Snappy,
@@ -166,7 +222,7 @@ impl Compression {
 }
 
 /// The configuration study to run instead of the db_bench suite.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum Sweep {
     /// The paper's Table I (`shared/seeds/003_*`): write buffer and block size paired as its
     /// three columns, 4 MB/4 KB, 2 MB/1 KB, 512 B/512 B, each with Snappy and without.
@@ -178,7 +234,7 @@ pub enum Sweep {
 
 /// Engine options every engine receives, mapped to its own knobs (see each engine's module
 /// for the mapping and where it cannot match).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BenchOptions {
     /// Memtable size before it is written out as a table.
     pub write_buffer_size: usize,
@@ -200,9 +256,13 @@ pub struct BenchOptions {
     /// `deleterange`; the other engines need no option for it).
     pub range_deletes: bool,
     /// Keep values of at least this many bytes beside the tree: Strata's value separation and
-    /// RocksDB's integrated BlobDB (`enable_blob_files`, `min_blob_size`); LevelDB has no such
-    /// thing. `None`: every value in the tree.
+    /// `rocksdb-blob`'s integrated BlobDB (`enable_blob_files`, `min_blob_size`); LevelDB and
+    /// plain `rocksdb` have no such thing (see [`EngineKind::options`]). `None`: every value in
+    /// the tree.
     pub value_separation: Option<usize>,
+    /// RocksDB reads its tables through `mmap` (`allow_mmap_reads`, as LevelDB and Strata
+    /// map theirs) rather than one `pread` per block (RocksDB's default).
+    pub rocksdb_mmap_reads: bool,
 }
 
 impl Default for BenchOptions {
@@ -220,12 +280,13 @@ impl Default for BenchOptions {
             subcompactions: 2,
             range_deletes: false,
             value_separation: None,
+            rocksdb_mmap_reads: true,
         }
     }
 }
 
 /// One `strata bench` invocation.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Config {
     /// Workloads in order; names may repeat.
     pub benchmarks: Vec<Benchmark>,

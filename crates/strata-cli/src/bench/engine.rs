@@ -76,6 +76,13 @@ pub trait Engine: Sized + Send + Sync {
     /// reading it is the engine's cost, keeping it is not the benchmark's business).
     fn get(&self, key: &[u8]) -> BenchResult<Option<usize>>;
 
+    /// Whether `key` is present, and its value's length, reading as little as the engine
+    /// can: Strata's `head` reads the tree alone, never a value file. The default, for an
+    /// engine without such a call (LevelDB, RocksDB), is a `get`.
+    fn head(&self, key: &[u8]) -> BenchResult<Option<usize>> {
+        self.get(key)
+    }
+
     /// Looks every key of `keys` up at one moment; returns how many are present. The default,
     /// for an engine without a batched read (LevelDB), does one `get` per key.
     fn get_many(&self, keys: &[&[u8]]) -> BenchResult<usize> {
@@ -138,7 +145,8 @@ pub fn files_per_level<E: Engine>(engine: &E) -> Option<String> {
     Some(parts.join(", "))
 }
 
-/// Whichever engine is open. Variants exist only for engines compiled in.
+/// Whichever engine is open. Variants exist only for engines compiled in; `rocksdb` and
+/// `rocksdb-blob` are the same engine opened with different options.
 pub enum OpenEngine {
     Strata(super::strata_engine::StrataEngine),
     #[cfg(feature = "leveldb")]
@@ -162,11 +170,13 @@ macro_rules! with_engine {
 pub(crate) use with_engine;
 
 impl OpenEngine {
-    /// Opens `kind`'s database in `dir`. Fails with a clear message for an engine this binary
-    /// was built without.
+    /// Opens `kind`'s database in `dir` with the options `kind` takes of `options` (see
+    /// [`EngineKind::options`]). Fails with a clear message for an engine this binary was
+    /// built without.
     pub fn open(kind: EngineKind, dir: &Path, options: &BenchOptions) -> BenchResult<Self> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let options = &kind.options(options);
         match kind {
             EngineKind::Strata => {
                 super::strata_engine::StrataEngine::open(dir, options).map(OpenEngine::Strata)
@@ -176,7 +186,7 @@ impl OpenEngine {
                 super::leveldb_engine::LevelDbEngine::open(dir, options).map(OpenEngine::Leveldb)
             }
             #[cfg(feature = "rocksdb")]
-            EngineKind::Rocksdb => {
+            EngineKind::Rocksdb | EngineKind::RocksdbBlob => {
                 super::rocksdb_engine::RocksDbEngine::open(dir, options).map(OpenEngine::Rocksdb)
             }
             #[allow(unreachable_patterns)]
@@ -184,14 +194,20 @@ impl OpenEngine {
         }
     }
 
-    /// Deletes `kind`'s database in `dir` (the engine must not be open on it).
+    /// Deletes `kind`'s database in `dir`, if there is one (the engine must not be open on
+    /// it). A missing directory is nothing to delete (RocksDB would fail to lock it).
     pub fn destroy(kind: EngineKind, dir: &Path) -> BenchResult<()> {
+        if !dir.exists() {
+            return Ok(());
+        }
         match kind {
             EngineKind::Strata => super::strata_engine::StrataEngine::destroy(dir),
             #[cfg(feature = "leveldb")]
             EngineKind::Leveldb => super::leveldb_engine::LevelDbEngine::destroy(dir),
             #[cfg(feature = "rocksdb")]
-            EngineKind::Rocksdb => super::rocksdb_engine::RocksDbEngine::destroy(dir),
+            EngineKind::Rocksdb | EngineKind::RocksdbBlob => {
+                super::rocksdb_engine::RocksDbEngine::destroy(dir)
+            }
             #[allow(unreachable_patterns)]
             other => Err(not_compiled_in(other)),
         }

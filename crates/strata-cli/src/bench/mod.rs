@@ -2,25 +2,36 @@
 //!
 //! The same workload, keys, values and options run on every engine named by `--engines`
 //! (Strata always; LevelDB 1.23 with the cargo feature `leveldb`; current RocksDB with
-//! `rocksdb`), interleaved per workload, each engine in its own directory under `--db`. The
-//! result is a table of µs/op, MB/s and the ratio to Strata per workload, medians over
-//! `--repeat` runs with their spread, optionally JSON (`--json`) and SVG charts (`--plot`).
-//! `--sweep paper` runs the configuration study of the paper in `shared/seeds/003_*` instead.
+//! `rocksdb`, as `rocksdb` and, with BlobDB, `rocksdb-blob`), interleaved per workload, each
+//! engine in its own process and its own directory under `--db`. The result is a table of
+//! µs/op, MB/s and the ratio to Strata per workload, a table of latency percentiles, write
+//! and space amplification, and each engine's peak memory; medians over `--repeat` runs with
+//! their spread, optionally JSON (`--json`) and SVG charts (`--plot`). `--sweep paper` runs
+//! the configuration study of the paper in `shared/seeds/003_*` instead (in this process).
 //!
 //! Layout: [`config`] (what to run), [`engine`] (the trait and its three adapters, each of which
 //! documents how it is configured and where its API costs it something), [`keys`] (db_bench's
-//! keys and compressible values), [`workloads`] (the timed loops), [`stats`] (db_bench's
-//! accounting), [`suite`] (interleaving, repeats, settling), [`report`], [`json`], [`plot`],
-//! [`sweep`], [`progress`].
+//! keys and compressible values), [`workloads`] (the timed loops; `leveled_mix` and `pareto`
+//! for Leveled's mix), [`stats`] (db_bench's accounting), [`suite`] (interleaving, repeats,
+//! settling), `process`/`worker`/`protocol` (an engine's process, both sides and what they
+//! say), `disk` (bytes written, directory size), `live` (live bytes), `memory` (peak RSS),
+//! [`report`], [`json`], [`plot`], [`sweep`], [`progress`].
 
 pub mod config;
+mod disk;
 pub mod engine;
 mod json;
 mod keys;
 #[cfg(feature = "leveldb")]
 mod leveldb_engine;
+mod leveled_mix;
+mod live;
+mod memory;
+mod pareto;
 mod plot;
+mod process;
 mod progress;
+mod protocol;
 mod report;
 #[cfg(feature = "rocksdb")]
 mod rocksdb_engine;
@@ -29,19 +40,29 @@ mod stats;
 mod strata_engine;
 mod suite;
 mod sweep;
+mod worker;
 mod workloads;
 
 pub use config::{BenchOptions, Benchmark, Compression, Config, EngineKind, Sweep};
 pub use engine::BenchResult;
+pub use process::WORKER_COMMAND;
+pub use worker::serve as serve_worker;
 
-/// The engines to run when `--engines` is not given: every engine compiled in for the suite;
-/// Strata and LevelDB for the sweep (the paper's study is about LevelDB).
-pub fn default_engines(sweep: bool) -> Vec<EngineKind> {
-    [EngineKind::Strata, EngineKind::Leveldb, EngineKind::Rocksdb]
-        .into_iter()
-        .filter(|k| k.compiled_in())
-        .filter(|k| !sweep || *k != EngineKind::Rocksdb)
-        .collect()
+/// The engines to run when `--engines` is not given: every engine compiled in for the suite,
+/// `rocksdb-blob` only with value separation (`separated`); Strata and LevelDB for the sweep
+/// (the paper's study is about LevelDB).
+pub fn default_engines(sweep: bool, separated: bool) -> Vec<EngineKind> {
+    [
+        EngineKind::Strata,
+        EngineKind::Leveldb,
+        EngineKind::Rocksdb,
+        EngineKind::RocksdbBlob,
+    ]
+    .into_iter()
+    .filter(|k| k.compiled_in())
+    .filter(|k| !sweep || !k.is_rocksdb())
+    .filter(|k| separated || *k != EngineKind::RocksdbBlob)
+    .collect()
 }
 
 /// Checks `cfg` and runs it: the suite, or the sweep if one is asked for.
@@ -86,6 +107,22 @@ fn prepare_outputs(cfg: &Config) -> BenchResult<()> {
 }
 
 fn validate(cfg: &Config) -> BenchResult<()> {
+    if cfg.engines.contains(&EngineKind::RocksdbBlob) {
+        if cfg.options.value_separation.is_none() {
+            return Err(
+                "engine `rocksdb-blob` needs --value_separation N (its min_blob_size, \
+                        the same as Strata's threshold)"
+                    .to_owned(),
+            );
+        }
+        if cfg.sweep.is_some() {
+            return Err(
+                "the sweep does not run `rocksdb-blob` (it studies the tree's own \
+                        settings)"
+                    .to_owned(),
+            );
+        }
+    }
     if let Some(missing) = cfg.engines.iter().find(|k| !k.compiled_in()) {
         return Err(engine::not_compiled_in(*missing));
     }

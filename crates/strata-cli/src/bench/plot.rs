@@ -9,6 +9,10 @@
 //!   write stalls show as spikes. Points above the cap (twice the 99.5th percentile of all
 //!   points) are drawn at the cap, as the blog chopped its outliers.
 //! - `fillrandom_latency.svg`: the same chart for `fillrandom` (issue 13's stall test).
+//! - `p99_latency.svg`, `write_amplification.svg`, `space_amplification.svg`: grouped bars
+//!   like the first, of the 99th-percentile latency (workloads where every op was timed),
+//!   and of the two amplifications (see `disk`), each over the workloads that have it. Peak
+//!   memory, one figure per engine, is in the table and JSON only.
 
 use std::path::Path;
 
@@ -17,7 +21,8 @@ use plotters::prelude::*;
 
 use super::config::{Benchmark, EngineKind};
 use super::engine::BenchResult;
-use super::suite::SuiteResults;
+use super::stats::{median, spread, RunResult};
+use super::suite::{Series, SuiteResults};
 
 /// Each engine's colour, fixed so charts compare at a glance.
 fn colour(engine: EngineKind) -> RGBColor {
@@ -25,6 +30,56 @@ fn colour(engine: EngineKind) -> RGBColor {
         EngineKind::Strata => RGBColor(0x1f, 0x77, 0xb4),
         EngineKind::Leveldb => RGBColor(0xff, 0x7f, 0x0e),
         EngineKind::Rocksdb => RGBColor(0x2c, 0xa0, 0x2c),
+        EngineKind::RocksdbBlob => RGBColor(0x94, 0x67, 0xbd),
+    }
+}
+
+/// A figure drawn as grouped bars: one group per workload, one bar per engine.
+struct Metric {
+    /// File name in the output directory.
+    file: &'static str,
+    caption: &'static str,
+    axis: &'static str,
+    /// The figure of one run; runs without it are left out.
+    of: fn(&RunResult) -> Option<f64>,
+}
+
+/// The bar charts, in the order they are written.
+const METRICS: [Metric; 4] = [
+    Metric {
+        file: "micros_per_op.svg",
+        caption: "µs per operation (median; whiskers: min–max)",
+        axis: "µs/op (log scale)",
+        of: |r| Some(r.micros_per_op),
+    },
+    Metric {
+        file: "p99_latency.svg",
+        caption: "99th-percentile latency, µs (median; whiskers: min–max)",
+        axis: "p99 µs (log scale)",
+        of: |r| r.latency.map(|l| l.p99_us),
+    },
+    Metric {
+        file: "write_amplification.svg",
+        caption: "bytes written to disk per byte put (median; whiskers: min–max)",
+        axis: "write amplification (log scale)",
+        of: RunResult::write_amplification,
+    },
+    Metric {
+        file: "space_amplification.svg",
+        caption: "directory size per live byte (median; whiskers: min–max)",
+        axis: "space amplification (log scale)",
+        of: RunResult::space_amplification,
+    },
+];
+
+impl Metric {
+    /// The figure of each of `s`'s runs that has it (positive ones: the scale is log).
+    fn values(&self, s: &Series) -> Vec<f64> {
+        s.runs
+            .iter()
+            .filter_map(self.of)
+            .filter(|v| *v > 0.0)
+            .collect()
     }
 }
 
@@ -36,9 +91,11 @@ fn err<E: std::fmt::Display>(what: &str) -> impl Fn(E) -> String + '_ {
 pub fn write_all(dir: &Path, results: &SuiteResults) -> BenchResult<Vec<std::path::PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut written = Vec::new();
-    let bars = dir.join("micros_per_op.svg");
-    if bar_chart(&bars, results)? {
-        written.push(bars);
+    for metric in &METRICS {
+        let bars = dir.join(metric.file);
+        if bar_chart(&bars, results, metric)? {
+            written.push(bars);
+        }
     }
     for bench in [Benchmark::Fillseq, Benchmark::Fillrandom] {
         let trace = dir.join(format!("{}_latency.svg", bench.name()));
@@ -49,12 +106,16 @@ pub fn write_all(dir: &Path, results: &SuiteResults) -> BenchResult<Vec<std::pat
     Ok(written)
 }
 
-/// The grouped bar chart; `false` if there is nothing to draw.
-fn bar_chart(path: &Path, results: &SuiteResults) -> BenchResult<bool> {
-    let engines: Vec<EngineKind> = results.engines.iter().map(|(k, _)| *k).collect();
-    // Workload positions in order, with their labels.
+/// The grouped bar chart of `metric`; `false` if there is nothing to draw.
+fn bar_chart(path: &Path, results: &SuiteResults, metric: &Metric) -> BenchResult<bool> {
+    let engines: Vec<EngineKind> = results.engines.iter().map(|e| e.kind).collect();
+    // Workload positions that have the figure, in order, with their labels.
     let mut groups: Vec<(usize, String)> = Vec::new();
-    for s in &results.series {
+    for s in results
+        .series
+        .iter()
+        .filter(|s| !metric.values(s).is_empty())
+    {
         if groups.last().map(|(p, _)| *p) != Some(s.pos) {
             groups.push((s.pos, s.label()));
         }
@@ -62,8 +123,7 @@ fn bar_chart(path: &Path, results: &SuiteResults) -> BenchResult<bool> {
     let values: Vec<f64> = results
         .series
         .iter()
-        .flat_map(|s| s.micros())
-        .filter(|v| *v > 0.0)
+        .flat_map(|s| metric.values(s))
         .collect();
     if groups.is_empty() || values.is_empty() {
         return Ok(false);
@@ -75,10 +135,7 @@ fn bar_chart(path: &Path, results: &SuiteResults) -> BenchResult<bool> {
     let root = SVGBackend::new(path, (140 + 120 * n as u32, 640)).into_drawing_area();
     root.fill(&WHITE).map_err(err("bars"))?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "µs per operation (median; whiskers: min–max)",
-            ("sans-serif", 22),
-        )
+        .caption(metric.caption, ("sans-serif", 22))
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(80)
@@ -100,7 +157,7 @@ fn bar_chart(path: &Path, results: &SuiteResults) -> BenchResult<bool> {
         .x_label_formatter(&label_of)
         .x_label_style(("sans-serif", 13))
         .y_label_formatter(&|v: &f64| short_number(*v))
-        .y_desc("µs/op (log scale)")
+        .y_desc(metric.axis)
         .draw()
         .map_err(err("bars"))?;
 
@@ -117,13 +174,14 @@ fn bar_chart(path: &Path, results: &SuiteResults) -> BenchResult<bool> {
             else {
                 continue;
             };
-            let median = s.median_micros();
-            if median <= 0.0 {
+            let runs = metric.values(s);
+            if runs.is_empty() {
                 continue;
             }
+            let median = median(&runs);
             let x0 = gi as f64 - 0.4 + width * ei as f64;
             bars.push(Rectangle::new([(x0, lo), (x0 + width, median)], c.filled()));
-            let (min, max) = s.spread_micros();
+            let (min, max) = spread(&runs);
             if max > min {
                 let mid = x0 + width / 2.0;
                 whiskers.push(PathElement::new(vec![(mid, min), (mid, max)], BLACK));
@@ -246,19 +304,24 @@ fn trace_chart(path: &Path, results: &SuiteResults, bench: Benchmark) -> BenchRe
 
 #[cfg(test)]
 mod tests {
-    use super::super::stats::RunResult;
-    use super::super::suite::Series;
+    use super::super::disk::DiskUse;
+    use super::super::stats::sample_run;
+    use super::super::suite::{EngineRun, Series};
     use super::*;
 
     fn run(micros: f64, trace: Option<Vec<f64>>) -> RunResult {
         RunResult {
             ops: 3000,
-            micros_per_op: micros,
             mb_per_s: Some(50.0),
-            seconds: 0.01,
-            found: None,
-            histogram: None,
+            user_bytes_written: 3000 * 116,
             trace,
+            disk: Some(DiskUse {
+                written: Some(3000 * 116 * 3),
+                read: Some(0),
+                dir_bytes: 200_000,
+                live_bytes: Some(3000 * 116),
+            }),
+            ..sample_run(micros)
         }
     }
 
@@ -278,12 +341,12 @@ mod tests {
     }
 
     #[test]
-    fn writes_both_charts_as_svg() {
+    fn writes_the_charts_that_have_figures_as_svg() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
         let results = SuiteResults {
             engines: vec![
-                (EngineKind::Strata, "Strata".into()),
-                (EngineKind::Leveldb, "LevelDB".into()),
+                EngineRun::started(EngineKind::Strata, "Strata"),
+                EngineRun::started(EngineKind::Leveldb, "LevelDB"),
             ],
             series: vec![
                 Series {
@@ -310,7 +373,20 @@ mod tests {
             ],
         };
         let written = write_all(dir.path(), &results).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(written.len(), 2);
+        let names: Vec<String> = written
+            .iter()
+            .filter_map(|f| Some(f.file_name()?.to_string_lossy().into_owned()))
+            .collect();
+        // No run timed every op: no p99 chart.
+        assert_eq!(
+            names,
+            [
+                "micros_per_op.svg",
+                "write_amplification.svg",
+                "space_amplification.svg",
+                "fillseq_latency.svg"
+            ]
+        );
         for file in written {
             let svg = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}"));
             assert!(svg.starts_with("<svg"), "{}", file.display());

@@ -3,16 +3,18 @@
 //!
 //! The table gives, per workload and engine, the median µs/op over the repeats with its
 //! min–max, the median MB/s, and the ratio to Strata: the engine's median µs/op divided by
-//! Strata's, so a value above 1 means Strata is faster by that factor.
+//! Strata's, so a value above 1 means Strata is faster by that factor. A second table gives
+//! per workload and engine the latency percentiles (where every op was timed: `--histogram`,
+//! `leveledmix`), write and space amplification and the directory's size (see `disk`),
+//! medians over the repeats; a third each engine's peak memory (see `memory`).
 
 use std::fmt::Write as _;
 
-use hdrhistogram::Histogram;
-
 use super::config::{Config, EngineKind};
 use super::keys::KEY_SIZE;
-use super::stats::{RunResult, TraceSummary, STALL_FACTOR, TRACE_BATCH};
-use super::suite::{Series, SuiteResults};
+use super::memory::PeakMemory;
+use super::stats::{Latency, RunResult, TraceSummary, STALL_FACTOR, TRACE_BATCH};
+use super::suite::{EngineRun, Series, SuiteResults};
 
 /// Bytes as a short human size (`4 MiB`, `512 B`).
 pub fn size(bytes: usize) -> String {
@@ -38,14 +40,24 @@ pub fn micros(v: f64) -> String {
     }
 }
 
+/// Bytes in MiB with one decimal.
+fn mib(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / 1048576.0)
+}
+
+/// An optional figure with `decimals` decimals, `-` when absent.
+fn figure(value: Option<f64>, decimals: usize) -> String {
+    value.map_or("-".to_owned(), |v| format!("{v:.decimals$}"))
+}
+
 /// The header: engines, sizes, options (db_bench prints the same facts).
-pub fn print_header(cfg: &Config, engines: &[(EngineKind, String)]) {
-    let names: Vec<&str> = engines.iter().map(|(_, v)| v.as_str()).collect();
+pub fn print_header(cfg: &Config, engines: &[EngineRun]) {
+    let names: Vec<&str> = engines.iter().map(|e| e.version.as_str()).collect();
     println!("strata bench: {}", names.join(", "));
     if engines.len() == 1
         && engines
             .first()
-            .is_some_and(|(k, _)| *k == EngineKind::Strata)
+            .is_some_and(|e| e.kind == EngineKind::Strata)
     {
         if cfg!(any(feature = "leveldb", feature = "rocksdb")) {
             println!("Strata alone (no peer requested with --engines).");
@@ -85,11 +97,26 @@ pub fn print_header(cfg: &Config, engines: &[(EngineKind, String)]) {
     );
     if let Some(size) = o.value_separation {
         println!(
-            "Separated:  values of {} and more beside the tree (Strata's value files, RocksDB's BlobDB; \
-             LevelDB keeps them in its tables)",
+            "Separated:  values of {} and more beside the tree (Strata's value files, rocksdb-blob's \
+             BlobDB; LevelDB and rocksdb keep them in their tables)",
             self::size(size)
         );
     }
+    if engines.iter().any(|e| e.kind.is_rocksdb()) {
+        println!(
+            "RocksDB:    {}",
+            if o.rocksdb_mmap_reads {
+                "tables read through mmap (allow_mmap_reads, as LevelDB and Strata; \
+                 --rocksdb_mmap_reads false: a pread per block)"
+            } else {
+                "a pread per block read (allow_mmap_reads off, RocksDB's default)"
+            }
+        );
+    }
+    println!(
+        "Measured:   each engine in its own process: its peak RSS; bytes it wrote per byte put \
+         (/proc/<pid>/io write_bytes, settling included); its directory's size per live byte"
+    );
     println!(
         "Runs:       {} repeat(s), {} thread(s), {}",
         cfg.repeat,
@@ -105,9 +132,9 @@ pub fn print_header(cfg: &Config, engines: &[(EngineKind, String)]) {
 }
 
 /// One db_bench-style line for a finished run, plus its histogram when asked.
-pub fn print_run(label: &str, engine: EngineKind, r: &RunResult, histogram: bool) {
+pub fn print_run(label: &str, engine: EngineKind, r: &RunResult) {
     let mut line = format!(
-        "{label:<16} {:<8}: {:>11.3} micros/op;",
+        "{label:<16} {:<12}: {:>11.3} micros/op;",
         engine.name(),
         r.micros_per_op
     );
@@ -117,14 +144,23 @@ pub fn print_run(label: &str, engine: EngineKind, r: &RunResult, histogram: bool
     if let Some(found) = r.found {
         let _ = write!(line, " ({found} of {} found)", r.ops);
     }
+    let amplifications: Vec<String> = [
+        ("write amp", r.write_amplification()),
+        ("space amp", r.space_amplification()),
+    ]
+    .into_iter()
+    .filter_map(|(name, v)| Some(format!("{name} {:.2}", v?)))
+    .collect();
+    if !amplifications.is_empty() {
+        let separator = if line.ends_with(';') { "" } else { ";" };
+        let _ = write!(line, "{separator} {}", amplifications.join(", "));
+    }
     println!("{line}");
     if let Some(t) = r.trace_summary() {
         println!("{}", trace_line(&t));
     }
-    if histogram {
-        if let Some(h) = &r.histogram {
-            println!("{}", histogram_line(h));
-        }
+    if let Some(l) = &r.latency {
+        println!("{}", latency_line(l));
     }
 }
 
@@ -140,18 +176,11 @@ pub fn trace_line(t: &TraceSummary) -> String {
     )
 }
 
-/// Percentiles of a nanosecond histogram, in µs.
-pub fn histogram_line(h: &Histogram<u64>) -> String {
-    let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+/// A run's latency percentiles, in µs.
+pub fn latency_line(l: &Latency) -> String {
     format!(
         "    latency µs: mean {:.3}  p50 {:.3}  p75 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}  (n={})",
-        h.mean() / 1000.0,
-        us(0.50),
-        us(0.75),
-        us(0.99),
-        us(0.999),
-        h.max() as f64 / 1000.0,
-        h.len()
+        l.mean_us, l.p50_us, l.p75_us, l.p99_us, l.p999_us, l.max_us, l.count
     )
 }
 
@@ -169,15 +198,12 @@ pub fn print_stats(engine: EngineKind, text: Option<&str>, levels: Option<&str>)
 
 /// The comparison table of a finished suite.
 pub fn table(results: &SuiteResults, repeat: usize) -> String {
-    let has_strata = results
-        .engines
-        .iter()
-        .any(|(k, _)| *k == EngineKind::Strata);
+    let has_strata = results.engines.iter().any(|e| e.kind == EngineKind::Strata);
     let mut out = String::new();
     let spread_head = if repeat > 1 { "(min–max)" } else { "" };
     let _ = writeln!(
         out,
-        "{:<16} {:<8} {:>11} {:<21} {:>8} {:>10}",
+        "{:<16} {:<12} {:>11} {:<21} {:>8} {:>10}",
         "benchmark",
         "engine",
         "µs/op",
@@ -185,15 +211,8 @@ pub fn table(results: &SuiteResults, repeat: usize) -> String {
         "MB/s",
         if has_strata { "vs strata" } else { "" }
     );
-    let _ = writeln!(out, "{}", "-".repeat(79));
-    let mut last_pos = None;
-    for s in &results.series {
-        let name = if last_pos == Some(s.pos) {
-            String::new()
-        } else {
-            s.label()
-        };
-        last_pos = Some(s.pos);
+    let _ = writeln!(out, "{}", "-".repeat(83));
+    for (name, s) in rows(results) {
         let (lo, hi) = s.spread_micros();
         let spread = if repeat > 1 {
             format!("({}–{})", micros(lo), micros(hi))
@@ -208,7 +227,7 @@ pub fn table(results: &SuiteResults, repeat: usize) -> String {
         };
         let _ = writeln!(
             out,
-            "{name:<16} {:<8} {:>11} {spread:<21} {mb:>8} {ratio:>10}",
+            "{name:<16} {:<12} {:>11} {spread:<21} {mb:>8} {ratio:>10}",
             s.engine.name(),
             micros(s.median_micros()),
         );
@@ -222,7 +241,81 @@ pub fn table(results: &SuiteResults, repeat: usize) -> String {
     if repeat > 1 {
         let _ = writeln!(out, "medians of {repeat} repeats; (min–max) across them");
     }
+    out.push('\n');
+    footprint_table(&mut out, results);
+    out.push('\n');
+    memory_table(&mut out, &results.engines);
     out
+}
+
+/// The series with the workload's label on the first row of each workload, blank after.
+fn rows(results: &SuiteResults) -> impl Iterator<Item = (String, &Series)> {
+    let mut last_pos = None;
+    results.series.iter().map(move |s| {
+        let name = if last_pos == Some(s.pos) {
+            String::new()
+        } else {
+            s.label()
+        };
+        last_pos = Some(s.pos);
+        (name, s)
+    })
+}
+
+/// Latency percentiles, amplifications and directory sizes, medians over the repeats.
+fn footprint_table(out: &mut String, results: &SuiteResults) {
+    let _ = writeln!(
+        out,
+        "{:<16} {:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "benchmark", "engine", "p50 µs", "p99 µs", "p99.9 µs", "write amp", "space amp", "disk MiB"
+    );
+    let _ = writeln!(out, "{}", "-".repeat(89));
+    for (name, s) in rows(results) {
+        let latency = |q: fn(&Latency) -> f64| s.median_of(|r| r.latency.as_ref().map(q));
+        let us = |q| latency(q).map_or("-".to_owned(), micros);
+        let disk = s.median_of(|r| r.disk.map(|d| d.dir_bytes as f64));
+        let _ = writeln!(
+            out,
+            "{name:<16} {:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            s.engine.name(),
+            us(|l| l.p50_us),
+            us(|l| l.p99_us),
+            us(|l| l.p999_us),
+            figure(s.median_of(RunResult::write_amplification), 2),
+            figure(s.median_of(RunResult::space_amplification), 2),
+            figure(disk.map(|b| b / 1048576.0), 1),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "write amp = bytes the engine's process wrote / bytes of keys and values put; \
+         space amp = directory size / live keys and values"
+    );
+}
+
+/// Each engine's peak memory over the suite.
+fn memory_table(out: &mut String, engines: &[EngineRun]) {
+    let _ = writeln!(
+        out,
+        "{:<16} {:>13} {:>18}",
+        "engine", "peak RSS MiB", "peak anon RSS MiB"
+    );
+    let _ = writeln!(out, "{}", "-".repeat(49));
+    for e in engines {
+        let PeakMemory { rss, anon_rss } = e.memory;
+        let _ = writeln!(
+            out,
+            "{:<16} {:>13} {:>18}",
+            e.kind.name(),
+            rss.map_or("-".to_owned(), mib),
+            anon_rss.map_or("-".to_owned(), mib),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "peak RSS = every resident page, mapped table files' included; peak anon RSS = heap, \
+         caches and memtables alone (sampled every 100 ms)"
+    );
 }
 
 /// `s`'s median µs/op over Strata's on the same workload position; `None` for Strata itself
@@ -242,17 +335,14 @@ pub fn ratio_to_strata(results: &SuiteResults, s: &Series) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::super::config::Benchmark;
+    use super::super::disk::DiskUse;
+    use super::super::stats::sample_run;
     use super::*;
 
     fn run(micros: f64) -> RunResult {
         RunResult {
-            ops: 100,
-            micros_per_op: micros,
             mb_per_s: Some(10.0),
-            seconds: 1.0,
-            found: None,
-            histogram: None,
-            trace: None,
+            ..sample_run(micros)
         }
     }
 
@@ -270,8 +360,8 @@ mod tests {
     fn ratio_is_peer_over_strata_medians() {
         let results = SuiteResults {
             engines: vec![
-                (EngineKind::Strata, "Strata".into()),
-                (EngineKind::Leveldb, "LevelDB".into()),
+                EngineRun::started(EngineKind::Strata, "Strata"),
+                EngineRun::started(EngineKind::Leveldb, "LevelDB"),
             ],
             series: vec![
                 series(EngineKind::Strata, &[1.0, 2.0, 9.0]),
@@ -288,6 +378,67 @@ mod tests {
         assert!(t.contains("(1.000–9.000)"));
         assert_eq!(micros(37350.527), "37351");
         assert_eq!(micros(12.3456), "12.35");
+    }
+
+    #[test]
+    fn second_table_has_percentiles_amplifications_and_sizes_third_peak_memory() {
+        let measured = RunResult {
+            user_bytes_written: 1000,
+            latency: Some(Latency {
+                mean_us: 2.0,
+                p50_us: 1.5,
+                p75_us: 2.0,
+                p99_us: 40.0,
+                p999_us: 900.0,
+                max_us: 1000.0,
+                count: 100,
+            }),
+            disk: Some(DiskUse {
+                written: Some(3000),
+                read: Some(0),
+                dir_bytes: 3 << 20,
+                live_bytes: Some(2 << 20),
+            }),
+            ..sample_run(2.0)
+        };
+        let mut strata = EngineRun::started(EngineKind::Strata, "Strata");
+        strata.memory = PeakMemory {
+            rss: Some(50 << 20),
+            anon_rss: Some(20 << 20),
+        };
+        let results = SuiteResults {
+            engines: vec![
+                strata,
+                EngineRun::started(EngineKind::RocksdbBlob, "RocksDB"),
+            ],
+            series: vec![
+                Series {
+                    runs: vec![measured],
+                    ..series(EngineKind::Strata, &[])
+                },
+                series(EngineKind::RocksdbBlob, &[3.0]),
+            ],
+        };
+        let t = table(&results, 1);
+        let row = |engine: &str, after: &str| {
+            t.lines()
+                .skip_while(|l| !l.contains(after))
+                .find(|l| l.contains(engine))
+                .unwrap_or_else(|| panic!("no {engine} row after {after}:\n{t}"))
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            row("strata", "write amp"),
+            ["fillseq", "strata", "1.500", "40.00", "900.0", "3.00", "1.50", "3.0"]
+        );
+        assert_eq!(
+            row("rocksdb-blob", "write amp"),
+            ["rocksdb-blob", "-", "-", "-", "-", "-", "-"]
+        );
+        assert_eq!(row("strata", "peak RSS"), ["strata", "50.0", "20.0"]);
+        assert_eq!(row("rocksdb-blob", "peak RSS"), ["rocksdb-blob", "-", "-"]);
     }
 
     #[test]

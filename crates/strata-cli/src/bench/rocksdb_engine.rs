@@ -3,7 +3,9 @@
 //! flatter Strata). Built only with the `rocksdb` feature.
 //!
 //! RocksDB is configured to behave like LevelDB wherever it has the knob, and otherwise left at
-//! its defaults; no RocksDB-only feature is turned on. The mapping:
+//! its defaults; no RocksDB-only feature is turned on, except BlobDB for the engine kind
+//! `rocksdb-blob` (the same engine and options otherwise, so one run compares RocksDB with and
+//! without it). The mapping:
 //!
 //! | LevelDB (and Strata)                  | RocksDB                                                  |
 //! |---------------------------------------|----------------------------------------------------------|
@@ -21,9 +23,9 @@
 //! | one background thread                 | `max_background_jobs` 1 (*differs*, below)                |
 //! | Strata: `max_subcompactions` (`--subcompactions`, default 2) | `max_subcompactions`, the same |
 //! | `max_open_files` 1000                 | `max_open_files` 1000 (RocksDB's default is unlimited)    |
-//! | Strata: `value_separation` (`--value_separation N`) | integrated BlobDB: `enable_blob_files`, `min_blob_size` N, `enable_blob_gc` (its default age cutoff 0.25) |
+//! | Strata: `value_separation` (`--value_separation N`) | `rocksdb-blob` only: integrated BlobDB, `enable_blob_files`, `min_blob_size` N, `enable_blob_gc` (its default age cutoff 0.25), blobs uncompressed (its default) |
 //! | `paranoid_checks` false               | `paranoid_checks` false (RocksDB's default is true)       |
-//! | tables read through `mmap`            | `allow_mmap_reads` true (LevelDB 1.23 maps up to 1000 tables on 64-bit) |
+//! | tables read through `mmap`            | `allow_mmap_reads` true (LevelDB 1.23 maps up to 1000 tables on 64-bit); `--rocksdb_mmap_reads false` gives RocksDB's default, a `pread` per block read |
 //! | reads: no checksum check, fill cache  | `verify_checksums` false (RocksDB's default is true), `fill_cache` true |
 //!
 //! Where RocksDB cannot match LevelDB:
@@ -64,6 +66,7 @@ pub struct RocksDbEngine {
     db: DB,
     read: ReadOptions,
     writes: [WriteOptions; 2],
+    /// Name, version and, with BlobDB, its threshold.
     version: String,
 }
 
@@ -127,7 +130,7 @@ fn options(o: &BenchOptions) -> BenchResult<Options> {
     opts.set_max_background_jobs(1);
     opts.set_max_subcompactions(u32::try_from(o.subcompactions).unwrap_or(u32::MAX));
     opts.set_max_open_files(to_c_int("max_open_files", o.max_open_files)?);
-    opts.set_allow_mmap_reads(true);
+    opts.set_allow_mmap_reads(o.rocksdb_mmap_reads);
     if let Some(size) = o.value_separation {
         opts.set_enable_blob_files(true);
         opts.set_min_blob_size(size as u64);
@@ -162,10 +165,13 @@ impl Engine for RocksDbEngine {
         let options = options(o)?;
         let default = ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, options.clone());
         let db = DB::open_cf_descriptors(&options, dir, [default]).map_err(|e| error("open", e))?;
-        let version = match version_in(dir) {
+        let mut version = match version_in(dir) {
             Some(v) => format!("RocksDB {v}"),
             None => "RocksDB".to_owned(),
         };
+        if let Some(size) = o.value_separation {
+            version.push_str(&format!(" with BlobDB (min_blob_size {size})"));
+        }
         Ok(RocksDbEngine {
             db,
             read: read_options(),

@@ -4,7 +4,8 @@
 //! operations (so it is per-thread latency, not wall time / ops), **MB/s** is the bytes of keys
 //! and values moved divided by the wall time from the first thread's start to the last one's
 //! finish. Workloads that move no bytes by db_bench's accounting (point reads, seeks,
-//! deletes) report no MB/s.
+//! deletes) report no MB/s. Apart from that, every put counts its key and value as **bytes
+//! written by the user**, the denominator of write amplification (see `disk`).
 //!
 //! The per-op cost of the bookkeeping is an increment and a compare; `--histogram` adds a clock
 //! read per op, and the latency trace (kept for `fillseq` and `fillrandom`) one per 1000 ops.
@@ -12,7 +13,9 @@
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
+use super::disk::DiskUse;
 use super::progress::Progress;
 
 /// Operations per point of the latency trace (the seed blog's batches of 1000 writes).
@@ -27,6 +30,7 @@ pub struct ThreadStats {
     last_op: Instant,
     done: u64,
     bytes: u64,
+    written: u64,
     found: u64,
     hist: Option<Histogram<u64>>,
     trace: Option<Trace>,
@@ -61,6 +65,7 @@ impl ThreadStats {
             last_op: now,
             done: 0,
             bytes: 0,
+            written: 0,
             found: 0,
             hist: histogram.then(new_histogram),
             trace: trace.then(|| Trace {
@@ -86,6 +91,13 @@ impl ThreadStats {
             self.progress.inc(PROGRESS_EVERY);
             self.unreported = 0;
         }
+    }
+
+    /// Counts `bytes` of keys and values the user wrote (a put), whatever the op counts for
+    /// throughput.
+    #[inline]
+    pub fn wrote(&mut self, bytes: usize) {
+        self.written += bytes as u64;
     }
 
     /// Counts a read that found its key.
@@ -129,8 +141,38 @@ impl ThreadStats {
     }
 }
 
-/// The merged outcome of one workload on one engine.
-#[derive(Debug, Clone)]
+/// Latency percentiles of one run, in µs, from a histogram of every op.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p75_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+    /// Ops recorded.
+    pub count: u64,
+}
+
+impl Latency {
+    /// The summary of a nanosecond histogram; `None` when it is empty.
+    pub fn of(h: &Histogram<u64>) -> Option<Latency> {
+        let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        (!h.is_empty()).then(|| Latency {
+            mean_us: h.mean() / 1000.0,
+            p50_us: us(0.50),
+            p75_us: us(0.75),
+            p99_us: us(0.99),
+            p999_us: us(0.999),
+            max_us: h.max() as f64 / 1000.0,
+            count: h.len(),
+        })
+    }
+}
+
+/// The merged outcome of one workload on one engine. Made in the engine's process and sent
+/// to the harness as JSON, which adds `disk`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     /// Operations done by all threads.
     pub ops: u64,
@@ -142,15 +184,20 @@ pub struct RunResult {
     pub seconds: f64,
     /// Reads that found their key, for workloads that look keys up.
     pub found: Option<u64>,
-    /// Latency of every op (with `--histogram`).
-    pub histogram: Option<Histogram<u64>>,
+    /// Bytes of keys and values written by puts (see the module doc).
+    pub user_bytes_written: u64,
+    /// Percentiles of every op's latency (with `--histogram`, and always for `leveledmix`).
+    pub latency: Option<Latency>,
     /// Per-batch latency trace of thread 0 (µs per op), when kept.
     pub trace: Option<Vec<f64>>,
+    /// What the run cost on disk, measured by the harness from outside the engine's process.
+    #[serde(default)]
+    pub disk: Option<DiskUse>,
 }
 
 /// How even a latency trace is: seed 000's stall test asks that no batch take more than
 /// [`STALL_FACTOR`] times the median batch.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TraceSummary {
     /// Median and slowest batch, in µs per op.
     pub median_us: f64,
@@ -181,6 +228,21 @@ impl TraceSummary {
 }
 
 impl RunResult {
+    /// Bytes the engine wrote to disk per byte the user wrote (see `disk`); `None` when the
+    /// run wrote nothing or the file system does not account written pages.
+    pub fn write_amplification(&self) -> Option<f64> {
+        let written = self.disk.as_ref()?.written?;
+        (self.user_bytes_written > 0).then(|| written as f64 / self.user_bytes_written as f64)
+    }
+
+    /// Size of the database directory per byte of live keys and values; `None` when the
+    /// live bytes are not known (see `live`).
+    pub fn space_amplification(&self) -> Option<f64> {
+        let disk = self.disk.as_ref()?;
+        let live = disk.live_bytes.filter(|&b| b > 0)?;
+        Some(disk.dir_bytes as f64 / live as f64)
+    }
+
     /// Summary of the latency trace, when one was kept.
     pub fn trace_summary(&self) -> Option<TraceSummary> {
         self.trace.as_deref().and_then(TraceSummary::of)
@@ -190,6 +252,7 @@ impl RunResult {
     pub fn merge(threads: Vec<ThreadStats>, reports_found: bool) -> RunResult {
         let mut ops = 0;
         let mut bytes = 0;
+        let mut written = 0;
         let mut found = 0;
         let mut busy = 0.0;
         let mut histogram: Option<Histogram<u64>> = None;
@@ -199,6 +262,7 @@ impl RunResult {
         for t in threads {
             ops += t.done;
             bytes += t.bytes;
+            written += t.written;
             found += t.found;
             busy += t.elapsed().as_secs_f64();
             let finish = t.finish.unwrap_or_else(Instant::now);
@@ -233,9 +297,27 @@ impl RunResult {
             mb_per_s,
             seconds,
             found: reports_found.then_some(found),
-            histogram,
+            user_bytes_written: written,
+            latency: histogram.as_ref().and_then(Latency::of),
             trace,
+            disk: None,
         }
+    }
+}
+
+/// A run of `micros_per_op` with nothing else measured, for tests of what is made of runs.
+#[cfg(test)]
+pub fn sample_run(micros_per_op: f64) -> RunResult {
+    RunResult {
+        ops: 100,
+        micros_per_op,
+        mb_per_s: None,
+        seconds: 1.0,
+        found: None,
+        user_bytes_written: 0,
+        latency: None,
+        trace: None,
+        disk: None,
     }
 }
 
@@ -291,6 +373,7 @@ mod tests {
         let mut b = ThreadStats::start(true, false, Progress::hidden());
         for _ in 0..2500 {
             a.op(116);
+            a.wrote(116);
         }
         for _ in 0..500 {
             b.op(0);
@@ -303,7 +386,8 @@ mod tests {
         assert_eq!(r.found, Some(500));
         // Two full batches of 1000 in thread a's trace; the partial third is dropped.
         assert_eq!(r.trace.as_ref().map(Vec::len), Some(2));
-        assert_eq!(r.histogram.as_ref().map(|h| h.len()), Some(3000));
+        assert_eq!(r.latency.map(|l| l.count), Some(3000));
+        assert_eq!(r.user_bytes_written, 2500 * 116);
         assert!(r.mb_per_s.is_some_and(|m| m > 0.0));
         assert!(r.micros_per_op >= 0.0);
     }
@@ -316,6 +400,51 @@ mod tests {
         let r = RunResult::merge(vec![a], false);
         assert_eq!(r.mb_per_s, None);
         assert_eq!(r.found, None);
-        assert!(r.histogram.is_none() && r.trace.is_none());
+        assert!(r.latency.is_none() && r.trace.is_none());
+        assert_eq!(r.user_bytes_written, 0);
+        assert_eq!(r.write_amplification(), None);
+    }
+
+    #[test]
+    fn latency_percentiles_come_from_the_histogram() {
+        let mut h = new_histogram();
+        for micros in 1..=1000u64 {
+            h.saturating_record(micros * 1000);
+        }
+        let l = Latency::of(&h).unwrap_or_else(|| panic!("empty"));
+        assert_eq!(l.count, 1000);
+        assert!((l.p50_us - 500.0).abs() < 1.0, "{l:?}");
+        assert!((l.p99_us - 990.0).abs() < 1.0, "{l:?}");
+        assert!((l.p999_us - 999.0).abs() < 1.0, "{l:?}");
+        assert!(l.p50_us <= l.p75_us && l.p99_us <= l.p999_us && l.p999_us <= l.max_us);
+        assert_eq!(Latency::of(&new_histogram()), None);
+    }
+
+    #[test]
+    fn amplifications_divide_disk_bytes_by_user_and_live_bytes() {
+        let mut a = ThreadStats::start(false, false, Progress::hidden());
+        a.op(100);
+        a.wrote(100);
+        a.finish();
+        let mut r = RunResult::merge(vec![a], false);
+        assert_eq!(r.space_amplification(), None);
+        r.disk = Some(DiskUse {
+            written: Some(250),
+            read: Some(0),
+            dir_bytes: 300,
+            live_bytes: Some(200),
+        });
+        assert_eq!(r.write_amplification(), Some(2.5));
+        assert_eq!(r.space_amplification(), Some(1.5));
+        r.disk = Some(DiskUse {
+            written: None,
+            read: None,
+            dir_bytes: 300,
+            live_bytes: None,
+        });
+        assert_eq!(
+            (r.write_amplification(), r.space_amplification()),
+            (None, None)
+        );
     }
 }

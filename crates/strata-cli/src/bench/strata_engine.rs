@@ -15,7 +15,9 @@
 //! - `deleterange` opens the database with `Options::range_deletes` (a format extension);
 //!   every other workload runs without it, in LevelDB's format.
 //! - `--value_separation N` opens it with `Options::value_separation` (values of N bytes and
-//!   more in value files; a format extension), RocksDB then with BlobDB at the same size.
+//!   more in value files; a format extension), `rocksdb-blob` with BlobDB at the same size.
+//! - `headrandom` calls `DB::head`, which answers from the tree (no value-file read); the
+//!   peers have no such call and do a `get`.
 //! - `DB::write` takes the batch by reference, so the harness clears and reuses one batch, as
 //!   db_bench does and as LevelDB's C API allows. The RocksDB crate's `write` takes the batch
 //!   by value, so its harness starts a fresh batch per write (see the RocksDB adapter).
@@ -120,6 +122,14 @@ impl Engine for StrataEngine {
             .get_opt(&self.read, key)
             .map(|v| v.map(|v| v.len()))
             .map_err(|e| error("get", e))
+    }
+
+    fn head(&self, key: &[u8]) -> BenchResult<Option<usize>> {
+        let length = self
+            .db
+            .head_opt(&self.read, key)
+            .map_err(|e| error("head", e))?;
+        Ok(length.map(|l| usize::try_from(l).unwrap_or(usize::MAX)))
     }
 
     fn get_many(&self, keys: &[&[u8]]) -> BenchResult<usize> {

@@ -1,16 +1,25 @@
 //! The db_bench suite across engines: interleaved per workload, repeated, settled.
 //!
-//! Order: for each repeat, for each workload, for each engine. Every engine keeps its own
-//! database in `<db>/<engine>` open across workloads, so reads run on what the fills left, as
-//! in db_bench; a `fill*` workload closes, destroys and reopens that engine's database first.
-//! After each run the engine settles (see `settle`) before the next engine starts.
+//! Order: for each repeat, for each workload, for each engine. Each engine runs in a process
+//! of its own (see `process`), started before the first workload and closed after the last;
+//! it keeps its database in `<db>/<engine>` open across workloads, so reads run on what the
+//! fills left, as in db_bench; a `fill*` workload closes, destroys and reopens that engine's
+//! database first. The harness asks one process at a time, so only one engine works at a
+//! time, exactly as when the engines shared one process. After each run the engine settles
+//! (see `settle`) before the next engine starts; then the harness takes the run's disk
+//! figures (`disk`), with the live bytes of the workload's model (`live`). Each engine's
+//! peak memory comes with its process's close (`memory`).
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Duration;
 
 use super::config::{Benchmark, Config, EngineKind};
-use super::engine::{with_engine, BenchResult, OpenEngine};
+use super::disk::DiskUse;
+use super::engine::BenchResult;
 use super::keys::ValuePool;
+use super::live::Live;
+use super::memory::PeakMemory;
+use super::process::EngineProcess;
 use super::progress::ProgressRun;
 use super::report;
 use super::settle;
@@ -53,9 +62,14 @@ impl Series {
         spread(&self.micros())
     }
 
+    /// The median of `figure` over the runs that have it; `None` if none has.
+    pub fn median_of(&self, figure: impl Fn(&RunResult) -> Option<f64>) -> Option<f64> {
+        let values: Vec<f64> = self.runs.iter().filter_map(figure).collect();
+        (!values.is_empty()).then(|| median(&values))
+    }
+
     pub fn median_mb(&self) -> Option<f64> {
-        let mbs: Vec<f64> = self.runs.iter().filter_map(|r| r.mb_per_s).collect();
-        (!mbs.is_empty()).then(|| median(&mbs))
+        self.median_of(|r| r.mb_per_s)
     }
 
     /// The run whose µs/op is closest to the median (its trace and histogram are shown).
@@ -78,51 +92,45 @@ pub fn label(bench: Benchmark, occurrence: usize) -> String {
     }
 }
 
+/// One engine of a suite run.
+#[derive(Debug, Clone)]
+pub struct EngineRun {
+    pub kind: EngineKind,
+    /// Name and version, as the engine reports them.
+    pub version: String,
+    /// Peak memory of the engine's process over the whole suite.
+    pub memory: PeakMemory,
+}
+
+impl EngineRun {
+    /// An engine whose process just started (its memory is known at close).
+    pub fn started(kind: EngineKind, version: impl Into<String>) -> EngineRun {
+        EngineRun {
+            kind,
+            version: version.into(),
+            memory: PeakMemory::default(),
+        }
+    }
+}
+
 /// What a suite run produced.
 #[derive(Debug, Clone)]
 pub struct SuiteResults {
-    /// Each engine with its version string, in run order.
-    pub engines: Vec<(EngineKind, String)>,
+    /// Each engine, in run order.
+    pub engines: Vec<EngineRun>,
     /// One series per (workload position, engine), in workload then engine order.
     pub series: Vec<Series>,
-}
-
-struct Slot {
-    kind: EngineKind,
-    dir: PathBuf,
-    open: Option<OpenEngine>,
-}
-
-impl Slot {
-    fn engine(&mut self, cfg: &Config) -> BenchResult<&OpenEngine> {
-        if self.open.is_none() {
-            self.open = Some(OpenEngine::open(self.kind, &self.dir, &cfg.options)?);
-        }
-        self.open
-            .as_ref()
-            .ok_or_else(|| format!("{}: database not open", self.kind.name()))
-    }
 }
 
 /// Runs the suite described by `cfg` and prints a db_bench-style line per run as it goes.
 pub fn run(cfg: &Config) -> BenchResult<SuiteResults> {
     let values = ValuePool::new(VALUE_SEED, workloads::largest_value(cfg.value_size));
-    let mut slots: Vec<Slot> = cfg
-        .engines
-        .iter()
-        .map(|&kind| Slot {
-            kind,
-            dir: cfg.db.join(kind.name()),
-            open: None,
-        })
-        .collect();
+    let mut processes = Vec::new();
     let mut engines = Vec::new();
-    for slot in &mut slots {
-        if !cfg.use_existing_db {
-            OpenEngine::destroy(slot.kind, &slot.dir)?;
-        }
-        let version = slot.engine(cfg)?.version();
-        engines.push((slot.kind, version));
+    for &kind in &cfg.engines {
+        let (process, version) = EngineProcess::start(kind, cfg)?;
+        processes.push(process);
+        engines.push(EngineRun::started(kind, version));
     }
     report::print_header(cfg, &engines);
 
@@ -145,19 +153,16 @@ pub fn run(cfg: &Config) -> BenchResult<SuiteResults> {
         }
     }
 
+    let mut live = Live::new(cfg.use_existing_db);
     for round in 0..cfg.repeat {
         if cfg.repeat > 1 {
             println!("-- repeat {}/{}", round + 1, cfg.repeat);
         }
         for (pos, &bench) in cfg.benchmarks.iter().enumerate() {
             if bench == Benchmark::Stats {
-                for slot in &mut slots {
-                    let engine = slot.engine(cfg)?;
-                    let (text, levels) = with_engine!(engine, e => (
-                        super::engine::Engine::stats(e),
-                        super::engine::files_per_level(e),
-                    ));
-                    report::print_stats(slot.kind, text.as_deref(), levels.as_deref());
+                for process in &mut processes {
+                    let (text, levels) = process.stats()?;
+                    report::print_stats(process.kind(), text.as_deref(), levels.as_deref());
                 }
                 continue;
             }
@@ -170,69 +175,35 @@ pub fn run(cfg: &Config) -> BenchResult<SuiteResults> {
                 }
                 continue;
             }
-            for (ei, slot) in slots.iter_mut().enumerate() {
-                let result = run_one(cfg, slot, bench, pos, occurrences[pos], &values)?;
-                report::print_run(
-                    &label(bench, occurrences[pos]),
-                    slot.kind,
-                    &result,
-                    cfg.histogram,
-                );
+            live.apply(&Workload::at(cfg, bench, pos, &values))?;
+            for (ei, process) in processes.iter_mut().enumerate() {
+                let dir = cfg.db.join(process.kind().name());
+                let before = process.io();
+                let mut result = process.run(pos, bench, occurrences[pos])?;
                 if cfg.settle {
-                    settle_engine(slot, cfg);
+                    settle_engine(process.kind(), &dir, cfg);
                 }
+                result.disk = Some(DiskUse::between(before, process.io(), &dir, live.bytes()));
+                report::print_run(&label(bench, occurrences[pos]), process.kind(), &result);
                 series[pos * cfg.engines.len() + ei].runs.push(result);
             }
         }
+    }
+    for (engine, process) in engines.iter_mut().zip(processes) {
+        engine.memory = process.close()?;
     }
     series.retain(|s| !s.runs.is_empty());
     Ok(SuiteResults { engines, series })
 }
 
-fn run_one(
-    cfg: &Config,
-    slot: &mut Slot,
-    bench: Benchmark,
-    pos: usize,
-    occurrence: usize,
-    values: &ValuePool,
-) -> BenchResult<RunResult> {
-    if bench.fresh_db() {
-        // Close before destroying: engines hold a lock on their directory.
-        slot.open = None;
-        OpenEngine::destroy(slot.kind, &slot.dir)?;
-    }
-    let kind = slot.kind;
-    let engine = slot.engine(cfg)?;
-    let w = Workload {
-        bench,
-        num: cfg.num,
-        reads: cfg.reads(),
-        value_size: cfg.value_size,
-        threads: cfg.threads,
-        histogram: cfg.histogram,
-        seed: 1000 + 1000 * pos as u64,
-        values,
-    };
-    let total = w.ops_per_thread().map(|n| n * w.thread_count() as u64);
-    let progress = ProgressRun::start(
-        cfg.progress,
-        total,
-        format!("{} on {}", label(bench, occurrence), kind.name()),
-    );
-    let result = with_engine!(engine, e => workloads::run(e, &w, &progress.handle()));
-    progress.finish();
-    result
-}
-
-fn settle_engine(slot: &Slot, cfg: &Config) {
-    let progress = ProgressRun::start(cfg.progress, None, format!("{} settling", slot.kind.name()));
-    let (waited, gave_up) = settle::wait_idle(&slot.dir, SETTLE_LIMIT);
+fn settle_engine(kind: EngineKind, dir: &Path, cfg: &Config) {
+    let progress = ProgressRun::start(cfg.progress, None, format!("{} settling", kind.name()));
+    let (waited, gave_up) = settle::wait_idle(dir, SETTLE_LIMIT);
     progress.finish();
     if gave_up {
         println!(
             "   note: {} was still busy after {:.0} s; the next run may overlap its compactions",
-            slot.kind.name(),
+            kind.name(),
             waited.as_secs_f64()
         );
     }

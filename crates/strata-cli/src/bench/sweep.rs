@@ -281,7 +281,7 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
                         block_size: column.block_size,
                         bloom_bits: Some(bloom_bits),
                         compression,
-                        ..cfg.options.clone()
+                        ..engine.options(&cfg.options)
                     },
                     num: cfg.num,
                     value_size: cfg.value_size,

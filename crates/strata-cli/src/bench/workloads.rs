@@ -20,15 +20,20 @@
 //! - `scandeleted` does [`SCAN_SEEKS`] seeks to uniform keys, each walking up to
 //!   [`SCAN_LENGTH`] entries (an op is a seek and its walk).
 //!
+//! And for values beside the tree (issue 14):
+//! - `headrandom` is `readrandom` with [`Engine::head`] instead of `get`;
+//! - `leveledmix` is Leveled's read/update mix, in `leveled_mix`.
+//!
 //! Each thread draws from its own generator seeded with `seed + thread index`, so every engine
 //! sees exactly the same keys in the same order.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::config::Benchmark;
+use super::config::{Benchmark, Config};
 use super::engine::{BenchResult, Cursor, Engine};
 use super::keys::{KeyBuf, ValuePool, KEY_SIZE};
+use super::leveled_mix;
 use super::progress::Progress;
 use super::stats::{RunResult, ThreadStats};
 
@@ -56,6 +61,17 @@ pub struct Workload<'a> {
     pub values: &'a ValuePool,
 }
 
+/// What a point read asks for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    /// The value of a key that may be present.
+    Get,
+    /// The value of a key never written.
+    Missing,
+    /// Whether a key is present and its value's length (`head`).
+    Head,
+}
+
 /// Key order of a write or delete loop.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Order {
@@ -63,7 +79,22 @@ enum Order {
     Random,
 }
 
-impl Workload<'_> {
+impl<'a> Workload<'a> {
+    /// The workload at position `pos` of `cfg`'s list: every engine, and the live-key model,
+    /// run exactly this (its seed follows from the position).
+    pub fn at(cfg: &Config, bench: Benchmark, pos: usize, values: &'a ValuePool) -> Workload<'a> {
+        Workload {
+            bench,
+            num: cfg.num,
+            reads: cfg.reads(),
+            value_size: cfg.value_size,
+            threads: cfg.threads,
+            histogram: cfg.histogram || bench.always_timed(),
+            seed: 1000 + 1000 * pos as u64,
+            values,
+        }
+    }
+
     /// Threads this workload runs on.
     pub fn thread_count(&self) -> usize {
         if self.bench.threaded() {
@@ -85,8 +116,10 @@ impl Workload<'_> {
             Benchmark::Readrandom
             | Benchmark::Readmissing
             | Benchmark::Readhot
+            | Benchmark::Headrandom
             | Benchmark::Seekrandom
-            | Benchmark::Multireadrandom => Some(self.reads),
+            | Benchmark::Multireadrandom
+            | Benchmark::Leveledmix => Some(self.reads),
             Benchmark::Deleterange => Some(DELETE_RANGES.min(self.num.max(1))),
             Benchmark::Scandeleted => Some(SCAN_SEEKS),
             Benchmark::Readseq | Benchmark::Readreverse => Some(self.reads.min(self.num)),
@@ -109,6 +142,7 @@ impl Workload<'_> {
             Benchmark::Readrandom
                 | Benchmark::Readmissing
                 | Benchmark::Readhot
+                | Benchmark::Headrandom
                 | Benchmark::Seekrandom
                 | Benchmark::Multireadrandom
         )
@@ -166,12 +200,16 @@ fn run_thread<E: Engine>(
         Benchmark::Fillsync => write(engine, w, &mut rng, &mut stats, Order::Random, n, true)?,
         Benchmark::Deleteseq => delete(engine, w, &mut rng, &mut stats, Order::Sequential)?,
         Benchmark::Deleterandom => delete(engine, w, &mut rng, &mut stats, Order::Random)?,
-        Benchmark::Readrandom => read_random(engine, &mut rng, &mut stats, n, w.num, false)?,
-        Benchmark::Readmissing => read_random(engine, &mut rng, &mut stats, n, w.num, true)?,
+        Benchmark::Readrandom => read_random(engine, &mut rng, &mut stats, n, w.num, Probe::Get)?,
+        Benchmark::Readmissing => {
+            read_random(engine, &mut rng, &mut stats, n, w.num, Probe::Missing)?
+        }
         Benchmark::Readhot => {
             let range = w.num.div_ceil(100).max(1);
-            read_random(engine, &mut rng, &mut stats, n, range, false)?
+            read_random(engine, &mut rng, &mut stats, n, range, Probe::Get)?
         }
+        Benchmark::Headrandom => read_random(engine, &mut rng, &mut stats, n, w.num, Probe::Head)?,
+        Benchmark::Leveledmix => leveled_mix::run(engine, w, &mut rng, &mut stats, n)?,
         Benchmark::Readseq => scan(engine, &mut stats, n, true)?,
         Benchmark::Readreverse => scan(engine, &mut stats, n, false)?,
         Benchmark::Seekrandom => seek_random(engine, &mut rng, &mut stats, n, w.num)?,
@@ -213,6 +251,7 @@ fn write<E: Engine>(
         E::batch_put(&mut batch, key.key(k), values.next_value(value_size));
         engine.write(&mut batch, sync)?;
         stats.op(KEY_SIZE + value_size);
+        stats.wrote(KEY_SIZE + value_size);
     }
     Ok(())
 }
@@ -241,13 +280,17 @@ fn read_random<E: Engine>(
     stats: &mut ThreadStats,
     reads: u64,
     range: u64,
-    missing: bool,
+    probe: Probe,
 ) -> BenchResult<()> {
     let mut key = KeyBuf::new();
     for _ in 0..reads {
         let k = rng.gen_range(0..range.max(1));
-        let target = if missing { key.missing(k) } else { key.key(k) };
-        if engine.get(target)?.is_some() {
+        let found = match probe {
+            Probe::Get => engine.get(key.key(k))?,
+            Probe::Missing => engine.get(key.missing(k))?,
+            Probe::Head => engine.head(key.key(k))?,
+        };
+        if found.is_some() {
             stats.found();
         }
         stats.op(0);

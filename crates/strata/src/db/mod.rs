@@ -8,8 +8,9 @@
 //!
 //! Locking: one mutex guards [`DbState`]. It is never held over file I/O except for short
 //! metadata operations (creating a new log when the memtable is switched). The write-ahead log
-//! writer has its own mutex, held only by the current write-group leader. Readers take the
-//! state mutex only to clone one `Arc` (the [`SuperVersion`]) and then read without locks.
+//! writer has its own mutex, held only by the current write-group leader. Readers without a
+//! snapshot take no lock at all: they load the published [`SuperVersion`] and sequence number
+//! (`published`) and read immutable data.
 
 mod background;
 mod checkpoint;
@@ -22,6 +23,7 @@ pub(crate) mod log_continuity;
 mod log_replay;
 mod open;
 mod properties;
+mod published;
 mod read;
 mod read_only;
 mod repair;
@@ -55,6 +57,8 @@ use crate::version::NUM_LEVELS;
 use crate::vlog::reader::ValueFiles;
 use crate::vlog::writer::ValueFileWriter;
 use crate::write_batch::WriteBatch;
+
+use published::Published;
 
 pub use iterator::{DbIterator, KeyIterator};
 
@@ -140,7 +144,9 @@ pub(crate) struct DbState {
     pub(crate) leading: bool,
     /// Writers queued behind the leader, in arrival order.
     pub(crate) writers: VecDeque<Arc<write::Writer>>,
-    pub(crate) super_version: Arc<SuperVersion>,
+    /// The current super version and last sequence number, as reads load them without this
+    /// mutex; changed only with it held (shared with [`DbInner::published`]).
+    pub(crate) published: Arc<Published>,
     /// Every super version made, as long as something holds it (value-file deletion looks
     /// at them all: `db/value_files.rs`).
     pub(crate) super_versions: Vec<Weak<SuperVersion>>,
@@ -161,16 +167,31 @@ pub(crate) struct DbState {
 
 impl DbState {
     /// Rebuilds the reader view after `mem`, `imm` or the current version changed.
+    /// Publishes `versions.last_sequence` too (recovery and a read-only handle's refresh set
+    /// it before they rebuild the view).
     pub(crate) fn refresh_super_version(&mut self) {
-        self.super_version = Arc::new(SuperVersion {
+        let view = Arc::new(SuperVersion {
             mem: Arc::clone(&self.mem),
             imm: self.imm.clone(),
             version: Arc::clone(self.versions.current()),
             table_tombstones: OnceLock::new(),
         });
         self.super_versions.retain(|view| view.strong_count() > 0);
-        self.super_versions
-            .push(Arc::downgrade(&self.super_version));
+        self.super_versions.push(Arc::downgrade(&view));
+        self.published.set_view(view);
+        self.publish_last_sequence();
+    }
+
+    /// The current super version.
+    pub(crate) fn super_version(&self) -> Arc<SuperVersion> {
+        self.published.view()
+    }
+
+    /// Makes the writes up to `versions.last_sequence` visible to reads without a snapshot;
+    /// called once they are in the current memtable.
+    pub(crate) fn publish_last_sequence(&self) {
+        self.published
+            .set_last_sequence(self.versions.last_sequence);
     }
 
     /// With value separation, notes a super version no reader holds any more: value files
@@ -221,6 +242,8 @@ pub(crate) struct DbInner {
     pub(crate) env: Arc<dyn Env>,
     pub(crate) table_cache: Arc<TableCache>,
     pub(crate) state: Mutex<DbState>,
+    /// What reads without a snapshot load instead of taking the state mutex (`db/published.rs`).
+    pub(crate) published: Arc<Published>,
     /// Live snapshots; pinned under the state mutex (see `snapshot.rs`).
     pub(crate) snapshots: Arc<SnapshotList>,
     /// Signalled when background work finishes a step (waiting writers and `compact_range`).
@@ -560,7 +583,7 @@ impl DB {
         // a compaction filter running now may change entries this snapshot sees: the snapshot
         // keeps the tables and memtables it was taken on.
         if self.inner.read_only.is_some() || state.filtering_compactions > 0 {
-            let view: Arc<dyn std::any::Any + Send + Sync> = Arc::clone(&state.super_version) as _;
+            let view: Arc<dyn std::any::Any + Send + Sync> = state.super_version() as _;
             return self
                 .inner
                 .snapshots

@@ -27,6 +27,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::background::{apply_edit, delete_obsolete_files, write_level0_table};
 use super::log_replay::{LogBatches, LogEnd, Sequences};
+use super::published::Published;
 use super::read_only::Follower;
 use super::wal::Wal;
 use super::{value_files, DbInner, DbState, InfoLog, SuperVersion};
@@ -337,6 +338,8 @@ pub(super) fn new_inner(
         version: Arc::clone(versions.current()),
         table_tombstones: std::sync::OnceLock::new(),
     });
+    let super_versions = vec![Arc::downgrade(&super_version)];
+    let published = Arc::new(Published::new(super_version, versions.last_sequence));
     Arc::new(DbInner {
         dir: dir.to_path_buf(),
         options,
@@ -355,14 +358,15 @@ pub(super) fn new_inner(
             stats: Default::default(),
             leading: false,
             writers: VecDeque::new(),
-            super_versions: vec![Arc::downgrade(&super_version)],
-            super_version,
+            super_versions,
+            published: Arc::clone(&published),
             bg_busy: false,
             compactions_suspended: 0,
             filtering_compactions: 0,
             compacting: None,
             value_gc: Default::default(),
         }),
+        published,
         snapshots: Arc::default(),
         bg_done: Condvar::new(),
         bg_work: Condvar::new(),

@@ -1,11 +1,15 @@
 //! The read path: point lookups and iterators over memtable, immutable memtable and tables.
 //!
-//! A read takes the state mutex only to clone the current [`SuperVersion`](super::SuperVersion)
-//! and the sequence number to read at; everything after runs without locks on immutable data.
+//! A read takes no lock: it loads the published [`SuperVersion`](super::SuperVersion) and the
+//! sequence number to read at (`db/published.rs`), or a snapshot's, and everything after runs
+//! on immutable data.
 
 use std::sync::Arc;
 
+use arc_swap::Guard;
+
 use super::iterator::DbIterator;
+use super::published::ViewGuard;
 use super::value_files;
 use super::{DbInner, SuperVersion};
 use crate::error::Result;
@@ -22,21 +26,50 @@ use crate::version::memtable_read::memtables_get;
 use crate::version::version::{PointRead, SeekCharge, TableLookup};
 
 /// The state to read and the sequence number to read it at: the snapshot's, or the latest.
-/// A read-only handle's snapshot brings the state it was taken on (see `snapshot.rs`).
-fn read_view(db: &DbInner, options: &ReadOptions) -> (Arc<SuperVersion>, u64) {
+/// A read-only handle's snapshot brings the state it was taken on (see `snapshot.rs`); other
+/// reads load the published state without the state mutex (`db/published.rs`).
+fn read_view(db: &DbInner, options: &ReadOptions) -> (View, u64) {
     let pinned = options
         .snapshot
         .as_ref()
         .and_then(|snapshot| snapshot.view_in(&db.snapshots))
         .and_then(|view| view.downcast::<SuperVersion>().ok());
-    let state = db.state.lock();
-    let sequence = options
-        .snapshot_sequence()
-        .unwrap_or(state.versions.last_sequence);
-    (
-        pinned.unwrap_or_else(|| Arc::clone(&state.super_version)),
-        sequence,
-    )
+    let (latest, last_sequence) = match pinned {
+        Some(view) => (View::Pinned(view), 0),
+        None => {
+            let (guard, sequence) = db.published.load();
+            (View::Latest(guard), sequence)
+        }
+    };
+    let sequence = options.snapshot_sequence().unwrap_or(last_sequence);
+    (latest, sequence)
+}
+
+/// A read's hold on the state it reads: a snapshot's own, or the latest one loaded.
+enum View {
+    Pinned(Arc<SuperVersion>),
+    Latest(ViewGuard),
+}
+
+impl std::ops::Deref for View {
+    type Target = SuperVersion;
+
+    fn deref(&self) -> &SuperVersion {
+        match self {
+            View::Pinned(view) => view,
+            View::Latest(guard) => guard,
+        }
+    }
+}
+
+impl View {
+    /// The state as an `Arc` of its own, for an iterator to keep.
+    fn into_arc(self) -> Arc<SuperVersion> {
+        match self {
+            View::Pinned(view) => view,
+            View::Latest(guard) => Guard::into_inner(guard),
+        }
+    }
 }
 
 /// The time reads judge expiring values by: the `Env`'s clock when the database uses expiring
@@ -293,7 +326,7 @@ pub(crate) fn new_iterator(
         db.env.now_micros() ^ sequence,
     );
     let value_files = read_values.then(|| Arc::clone(&db.value_files));
-    DbIterator::new(iter, view, value_files)
+    DbIterator::new(iter, view.into_arc(), value_files)
 }
 
 /// The range tombstones of every source of `view`: each memtable's, and every table's merged

@@ -404,7 +404,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
             return Ok(());
         }
         (
-            Arc::clone(&state.super_version),
+            state.super_version(),
             state.live_super_versions(),
             db.snapshots.pinned(),
         )
@@ -561,7 +561,7 @@ fn cut_current(
 pub(super) fn property(db: &DbInner, what: &str) -> Option<Result<String>> {
     let total = || -> Result<u64> { Ok(listed(db)?.iter().map(|(_, size)| size).sum()) };
     let live = || -> Result<u64> {
-        let view = Arc::clone(&db.state.lock().super_version);
+        let view = db.published.view();
         let mut refs = Refs::new();
         add_view(db, &view, &mut refs, &mut HashMap::new())?;
         Ok(refs.values().sum())

@@ -183,7 +183,10 @@ fn lead(
                 panics_as_errors("a write", || commit_group(db, &group, &mem, sync))
             });
             match &result {
-                Ok(()) => state.versions.last_sequence = last,
+                Ok(()) => {
+                    state.versions.last_sequence = last;
+                    state.publish_last_sequence();
+                }
                 Err(e) => {
                     // The log may now end in a partial record: refuse every later write.
                     state.bg_error.get_or_insert_with(|| e.clone());
