@@ -421,7 +421,7 @@ fn a_run_with_value_separation_verifies_with_its_values_in_value_files() {
     }
     let check = strata::tools::check_db(&path, &strata::Options::default()).unwrap();
     assert!(check.is_ok(), "{check}");
-    assert!(check.value_pointers > 100, "{check}");
+    assert!(check.value_files > 0 && check.value_pointers > 0, "{check}");
 
     // Without its value files the database cannot be what the journal says.
     for entry in std::fs::read_dir(&path).unwrap() {
