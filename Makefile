@@ -34,13 +34,17 @@ test: deps
 		test-release test-readonly test-value-separation
 
 # Value separation (issue 14; docs/design.md, section 4.4): the engine's value-file tests (with
-# garbage collection's space bound), the extension's marker, and real LevelDB 1.23 refusing such
+# garbage collection's space bound, and damage to value files), the extension's marker, the
+# tools on value files (dump, check, load, export, stress), and real LevelDB 1.23 refusing such
 # a directory.
 test-value-separation: deps
 	$(CARGO) test -p strata-kv --features testing --test value_separation \
 		--test value_separation_gc --test value_separation_marker --test value_separation_under_attack \
-		--test format_extensions
-	$(CARGO) test -p strata-kv --features testing --lib -- vlog:: extension:: db::value_gc:: snapshot::
+		--test value_file_damage --test format_extensions
+	$(CARGO) test -p strata-kv --features testing --lib -- vlog:: extension:: db::value_gc:: snapshot:: \
+		tools::
+	$(CARGO) test -p strata-kv-tools --lib -- stress::tests::a_run_with_value_separation
+	$(CARGO) test -p strata-kv-cli --test tools_commands -- value_files
 	$(CARGO) test -p strata-kv-leveldb-peer --test extension_refusal
 
 # The Python binding (bindings/python, its own cargo workspace): lints, then a fresh virtualenv

@@ -476,3 +476,111 @@ fn checkpoint_of_a_closed_and_of_a_held_database() {
         );
     }
 }
+
+/// The files of `db` whose names end with `suffix`, sorted.
+fn files_ending(db: &Path, suffix: &str) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<_> = std::fs::read_dir(db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_str().unwrap().ends_with(suffix))
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn value_files_through_load_export_get_check_and_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("pairs.jsonl");
+    let mut lines = String::new();
+    for i in 0..300 {
+        // Every other value is large enough to go to a value file.
+        let len = if i % 2 == 0 { 10 } else { 150 + i };
+        let value: String = (0..len)
+            .map(|j| (b'a' + ((i + j) % 26) as u8) as char)
+            .collect();
+        lines.push_str(&format!("{{\"key\":\"k{i:04}\",\"value\":\"{value}\"}}\n"));
+    }
+    std::fs::write(&input, &lines).unwrap();
+
+    // Without the option the database stays LevelDB's format: no value file.
+    let plain = dir.path().join("plain");
+    expect(0, &["load", s(&plain), s(&input)]);
+    assert!(files_ending(&plain, ".vlog").is_empty());
+    let report = expect(0, &["check", s(&plain)]);
+    assert!(!report.contains("value"), "{report}");
+
+    let db = dir.path().join("db");
+    expect(0, &["load", s(&db), s(&input), "--value-separation", "100"]);
+    let vlogs = files_ending(&db, ".vlog");
+    assert_eq!(vlogs.len(), 1, "{vlogs:?}");
+    // Every command opens it with the extension its manifest records.
+    assert_eq!(expect(0, &["export", s(&db)]), lines);
+    expect(0, &["put", s(&db), "added", &"z".repeat(5000)]);
+    expect(0, &["compact", s(&db)]);
+    assert_eq!(expect(0, &["get", s(&db), "k0001"]).len(), 152);
+    let report = expect(0, &["check", s(&db)]);
+    assert!(report.contains(" value pointers naming "), "{report}");
+    assert!(report.trim_end().ends_with("no problems found"), "{report}");
+    let vlog = &vlogs[0];
+    let alone = expect(0, &["check", s(vlog)]);
+    assert!(alone.starts_with("1 value file (150 records, "), "{alone}");
+    let dump = expect(0, &["dump", s(vlog)]);
+    assert!(
+        dump.starts_with("offset 0: 'k0001' => 151 value bytes ("),
+        "{dump}"
+    );
+    assert!(
+        dump.trim_end().ends_with("150 records, 0 damaged parts"),
+        "{dump}"
+    );
+    let table = expect(0, &["dump", s(&a_table(&db))]);
+    let pointer = format!(
+        "  'k0001' @ 2 : 4 => pointer to {} at 0 (151 value bytes, crc 0x",
+        vlog.file_name().unwrap().to_str().unwrap()
+    );
+    assert!(table.contains(&pointer), "{table}");
+    let output = strata(&["check", s(&a_table(&db))]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("check takes a database directory or a value file"));
+
+    // A flipped byte in the value of k0001 (the first record): check names the value file
+    // and the table's pointer, get a corruption naming the file and the offset, and export
+    // stops on it rather than write a wrong value.
+    let mut bytes = std::fs::read(vlog).unwrap();
+    bytes[50] ^= 0x01;
+    std::fs::write(vlog, bytes).unwrap();
+    let name = vlog.file_name().unwrap().to_str().unwrap();
+    let report = expect(1, &["check", s(&db)]);
+    assert!(report.contains("2 problems found:"), "{report}");
+    assert!(
+        report.contains(&format!(
+            "{name} at offset 0: value record checksum mismatch"
+        )),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "key 'k0001' points to {name} at 0 (151 value bytes"
+        )),
+        "{report}"
+    );
+    let output = strata(&["get", s(&db), "k0001"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("corruption: value record checksum mismatch"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("{name} at offset 0)")),
+        "{message}"
+    );
+    assert_eq!(expect(0, &["get", s(&db), "k0003"]).len(), 154);
+    let output = strata(&["export", s(&db)]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains(name), "{}", stderr(&output));
+    let dump = strata(&["dump", s(vlog)]);
+    assert_eq!(dump.status.code(), Some(1));
+    assert!(stdout(&dump).contains("corruption at offset 0: value record checksum mismatch"));
+}

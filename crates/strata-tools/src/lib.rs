@@ -13,7 +13,9 @@
 //!   people and written in JSON.
 //!
 //! Re-exported from the engine's `tools` feature, which reads files below the public API:
-//! [`dump_file`], [`check_db`], [`detect_file_kind`] and [`Show`], how bytes are shown.
+//! [`dump_file`], [`check_db`], [`check_value_file`], [`detect_file_kind`],
+//! [`with_recorded_extensions`] (the options that open a database with the format extensions
+//! it records) and [`Show`], how bytes are shown.
 
 mod load;
 mod scan;
@@ -25,8 +27,8 @@ pub use scan::{
     export_json, properties, scan, ExportOptions, ExportSummary, KeyRange, ScanOptions,
 };
 pub use strata::tools::{
-    check_db, detect_file_kind, dump_file, CheckReport, DumpFormat, DumpOptions, DumpSummary,
-    FileKind, Problem, Show, Shown,
+    check_db, check_value_file, detect_file_kind, dump_file, with_recorded_extensions, CheckReport,
+    DumpFormat, DumpOptions, DumpSummary, FileKind, Problem, Show, Shown,
 };
 pub use stress::{
     journal_path, verify_stress_db, CrashModel, KeyState, RunSummary, StressOptions, StressSession,

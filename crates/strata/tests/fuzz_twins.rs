@@ -46,6 +46,11 @@ proptest! {
     }
 
     #[test]
+    fn fuzz_twin_value_file(data in vec(any::<u8>(), 0..1500)) {
+        fuzz::value_file(&data);
+    }
+
+    #[test]
     fn fuzz_twin_version_edit(data in vec(any::<u8>(), 0..600)) {
         fuzz::version_edit(&data);
     }

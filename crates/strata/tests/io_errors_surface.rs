@@ -19,6 +19,10 @@
 //!   holds exactly the acknowledged writes, plus at most one write that failed after the last
 //!   acknowledged one (its record may have reached the log before its sync failed).
 //!
+//! Trials whose seed has bit 1 set keep values of 200 bytes or more in value files, so faults
+//! also hit value-file appends, syncs, creations, reads (by gets, scans and garbage
+//! collection) and removals.
+//!
 //! `STRATA_IO_TRIALS` sets the trials per fault and phase (default 30); `STRATA_IO_SEED` reruns
 //! one seed (as a failure reports it) in both phases.
 
@@ -32,7 +36,7 @@ use std::path::Path;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata::testing::{FaultEnv, InjectedError, InjectedFault, OpKind};
-use strata::{Options, ReadOptions, WriteOptions, DB};
+use strata::{Options, ReadOptions, ValueSeparation, WriteOptions, DB};
 use support::fault_env;
 use support::files::{log_tail, numbered_files};
 use support::history::{History, Op};
@@ -62,9 +66,11 @@ enum Phase {
     Open,
 }
 
-/// A 64 KiB write buffer and small blocks and tables, so flushes and compactions keep running.
-fn options(env: &FaultEnv, reuse_logs: bool) -> Options {
+/// A 64 KiB write buffer and small blocks and tables, so flushes and compactions keep running;
+/// values of 200 bytes or more in value files when `value_separation`.
+fn options(env: &FaultEnv, reuse_logs: bool, value_separation: bool) -> Options {
     Options {
+        value_separation: value_separation.then(|| ValueSeparation::new(200)),
         write_buffer_size: 64 << 10,
         block_size: 1024,
         max_file_size: 1 << 20,
@@ -139,6 +145,8 @@ struct Trial<'a> {
     /// `None`: every operation of the kind fails (a full disk, a dead device).
     n: Option<u64>,
     reuse_logs: bool,
+    /// Values of 200 bytes or more go to value files (seeds with bit 1 set).
+    value_separation: bool,
     history: History,
     /// The acknowledged state: `history.base` plus every acknowledged op.
     model: Model,
@@ -233,8 +241,10 @@ impl Trial<'_> {
             Err(e) => {
                 self.tally.failed_writes += 1;
                 let text = e.to_string();
-                // Failing to create a new log changes nothing: the next write may try again.
-                let transient = text.contains("create") && text.contains(".log");
+                // Failing to create a new log or value file changes nothing: the next write
+                // may try again.
+                let transient =
+                    text.contains("create") && (text.contains(".log") || text.contains(".vlog"));
                 if !transient {
                     self.sticky.get_or_insert(text);
                 }
@@ -309,21 +319,26 @@ impl Trial<'_> {
             .collect()
     }
 
+    fn options(&self) -> Options {
+        options(&self.env, self.reuse_logs, self.value_separation)
+    }
+
     fn context(&self) -> String {
         format!(
-            "seed {} ({:?} {:?} {} at #{:?}, reuse_logs {})",
+            "seed {} ({:?} {:?} {} at #{:?}, reuse_logs {}, value separation {})",
             self.seed,
             self.phase,
             self.kind,
             error_name(self.error),
             self.n,
-            self.reuse_logs
+            self.reuse_logs,
+            self.value_separation
         )
     }
 
     fn run(&mut self, typical: &mut [Counts; 2]) {
         // Preload without faults: tables on several levels, a log with data in it.
-        let db = DB::open(DIR, options(&self.env, self.reuse_logs)).unwrap();
+        let db = DB::open(DIR, self.options()).unwrap();
         let preload = self.rng.gen_range(300..1_500);
         for _ in 0..preload {
             assert!(self.write(&db, "pre"), "{}: preload failed", self.context());
@@ -345,8 +360,8 @@ impl Trial<'_> {
                 drop(db);
                 before = counts(&self.env);
                 self.arm();
-                let (env, reuse_logs) = (self.env.clone(), self.reuse_logs);
-                let opened = self.call("open", || DB::open(DIR, options(&env, reuse_logs)));
+                let options = self.options();
+                let opened = self.call("open", || DB::open(DIR, options));
                 phase_counts = Some(counts(&self.env));
                 opened.ok()
             }
@@ -400,7 +415,7 @@ impl Trial<'_> {
 
         // The fault clears: the database reopens cleanly with every acknowledged write.
         self.env.clear_faults();
-        let db = DB::open(DIR, options(&self.env, self.reuse_logs)).unwrap_or_else(|e| {
+        let db = DB::open(DIR, self.options()).unwrap_or_else(|e| {
             panic!(
                 "{}: reopen after the fault cleared failed: {e}\nerrors: {:?}\nLOG:\n{}",
                 self.context(),
@@ -429,7 +444,7 @@ impl Trial<'_> {
         }
         db.compact_range(None, None).unwrap();
         drop(db);
-        let db = DB::open(DIR, options(&self.env, self.reuse_logs)).unwrap();
+        let db = DB::open(DIR, self.options()).unwrap();
         assert!(
             read_state(&db, &all_keys()).unwrap() == self.model,
             "{}: second reopen lost writes",
@@ -529,6 +544,7 @@ fn run_fault(kind: OpKind, error: InjectedError) {
                 phase,
                 n,
                 reuse_logs,
+                value_separation: seed & 2 != 0,
                 history: History::default(),
                 model: Model::new(),
                 errors: Vec::new(),

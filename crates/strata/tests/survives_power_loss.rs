@@ -14,7 +14,11 @@
 //!
 //! Rounds with an odd seed open the database with `Options::range_deletes` and delete ranges
 //! now and then (alone or in a batch with other updates), so range tombstones go through the
-//! same crashes in logs, flushes, compactions and recovery.
+//! same crashes in logs, flushes, compactions and recovery. Rounds whose seed has bit 1 set
+//! keep values of 200 bytes or more (about one in five) in value files, so value-file appends
+//! and syncs, garbage collection and the replay's pointer checks go through them too (and
+//! crashes are aimed at value files as well); a paranoid reopen may then refuse a log whose
+//! last values a torn tail cut, naming the value file, as it refuses a torn log.
 //!
 //! `STRATA_POWER_ROUNDS` sets the rounds per configuration (default 150); `STRATA_POWER_SEED`
 //! runs one round with that seed (as a failure reports it) in each configuration.
@@ -29,7 +33,7 @@ use std::path::Path;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata::testing::{FaultEnv, OpKind, PowerLossMode};
-use strata::{Env, Options, WriteOptions, DB};
+use strata::{Env, Options, ValueSeparation, WriteOptions, DB};
 use support::fault_env;
 use support::files::log_tail;
 use support::history::{History, Op};
@@ -64,6 +68,9 @@ const WORKLOAD_TARGETS: &[Target] = &[
     (3, OpKind::Sync, Some("manifest"), 25),
     (1, OpKind::Remove, Some("table"), 25),
     (1, OpKind::Remove, Some("wal"), 10),
+    (2, OpKind::Append, Some("vlog"), 300),
+    (2, OpKind::Sync, Some("vlog"), 25),
+    (1, OpKind::Remove, Some("vlog"), 5),
 ];
 
 /// Crash points inside recovery: log replay, its flushes, the new manifest, `CURRENT`.
@@ -83,6 +90,7 @@ const RECOVERY_TARGETS: &[Target] = &[
     (2, OpKind::SyncDir, Some("dir"), 2),
     (1, OpKind::Remove, Some("wal"), 3),
     (1, OpKind::Remove, Some("manifest"), 3),
+    (1, OpKind::Sync, Some("vlog"), 2),
 ];
 
 fn counts(env: &FaultEnv) -> Counts {
@@ -109,6 +117,8 @@ struct Tally {
     repairs: u64,
     /// Paranoid reopens refused for a write-ahead log torn before its end, then done lenient.
     torn_log_refusals: u64,
+    /// Those of them refused for a log naming a value a torn value-file tail cut.
+    torn_value_refusals: u64,
 }
 
 /// The kind of database file `path` names, for the tally.
@@ -118,6 +128,7 @@ fn file_kind(path: &Path) -> &'static str {
         None => "dir",
         Some(n) if n.ends_with(".log") => "wal",
         Some(n) if n.ends_with(".ldb") || n.ends_with(".sst") => "table",
+        Some(n) if n.ends_with(".vlog") => "vlog",
         Some(n) if n.starts_with("MANIFEST") => "manifest",
         Some("CURRENT") => "CURRENT",
         Some(n) if n.ends_with(".dbtmp") => "CURRENT-temp",
@@ -128,10 +139,16 @@ fn file_kind(path: &Path) -> &'static str {
     }
 }
 
+/// The smallest value kept in a value file, in rounds that separate values.
+const SEPARATED: usize = 200;
+
 /// A 64 KiB write buffer and small blocks and tables, so flushes and compactions keep running.
-fn options(env: &FaultEnv, reuse_logs: bool, paranoid: bool, range_deletes: bool) -> Options {
+fn options(env: &FaultEnv, reuse_logs: bool, paranoid: bool, extensions: Extensions) -> Options {
     Options {
-        range_deletes,
+        range_deletes: extensions.range_deletes,
+        value_separation: extensions
+            .value_separation
+            .then(|| ValueSeparation::new(SEPARATED)),
         write_buffer_size: 64 << 10,
         block_size: 1024,
         max_file_size: 1 << 20,
@@ -149,14 +166,31 @@ fn all_keys() -> Vec<Vec<u8>> {
     (0..KEYS).map(key).collect()
 }
 
+/// The format extensions a round's database uses.
+#[derive(Debug, Clone, Copy)]
+struct Extensions {
+    /// Range deletes (odd seeds).
+    range_deletes: bool,
+    /// Values in value files (seeds with bit 1 set).
+    value_separation: bool,
+}
+
+impl Extensions {
+    fn of_seed(seed: u64) -> Extensions {
+        Extensions {
+            range_deletes: seed % 2 == 1,
+            value_separation: seed & 2 != 0,
+        }
+    }
+}
+
 /// One round: a fresh database through several crash cycles.
 struct Round<'a> {
     env: FaultEnv,
     rng: StdRng,
     seed: u64,
     reuse_logs: bool,
-    /// The database uses range deletes (odd seeds).
-    range_deletes: bool,
+    extensions: Extensions,
     mode: PowerLossMode,
     history: History,
     /// Operations of each kind in the last workload and the last open, to aim crash points.
@@ -196,7 +230,7 @@ impl Round<'_> {
             _ => 1,
         };
         let mut range_deletes = Vec::new();
-        if self.range_deletes && self.rng.gen_bool(0.06) {
+        if self.extensions.range_deletes && self.rng.gen_bool(0.06) {
             let start = self.rng.gen_range(0..KEYS);
             let end = start + self.rng.gen_range(0..40);
             range_deletes.push((key(start), key(end)));
@@ -249,10 +283,17 @@ impl Round<'_> {
     /// file or on one kind of file; `n` is drawn up to the target's bound, or for an untargeted
     /// kind from how many such operations the same phase did last time.
     fn arm_crash(&mut self, typical: Counts, targets: &[(u32, OpKind, Option<&'static str>, u64)]) {
+        // Value files are aimed at only where there are some.
+        let separated = self.extensions.value_separation;
+        let targets: Vec<Target> = targets
+            .iter()
+            .filter(|t| separated || t.2 != Some("vlog"))
+            .copied()
+            .collect();
         let total: u32 = targets.iter().map(|t| t.0).sum();
         let mut pick = self.rng.gen_range(0..total);
         let mut chosen = targets[0];
-        for &target in targets {
+        for &target in &targets {
             if pick < target.0 {
                 chosen = target;
                 break;
@@ -312,7 +353,7 @@ impl Round<'_> {
         let before = counts(&self.env);
         let db = DB::open(
             DIR,
-            options(&self.env, self.reuse_logs, paranoid, self.range_deletes),
+            options(&self.env, self.reuse_logs, paranoid, self.extensions),
         );
         if db.is_ok() {
             self.open_counts = delta(&counts(&self.env), &before);
@@ -339,7 +380,7 @@ impl Round<'_> {
             {
                 self.trail.push(format!("repair after: {e}"));
                 self.tally.repairs += 1;
-                let options = options(&self.env, self.reuse_logs, false, self.range_deletes);
+                let options = options(&self.env, self.reuse_logs, false, self.extensions);
                 if let Err(e) = strata::repair(DIR, &options) {
                     self.fail(&format!("repair failed: {e}"));
                 }
@@ -355,7 +396,8 @@ impl Round<'_> {
             Err(e) if self.torn_log_refusal(&e) => {
                 self.trail.push(format!("lenient open after: {e}"));
                 self.tally.torn_log_refusals += 1;
-                let options = options(&self.env, self.reuse_logs, false, self.range_deletes);
+                self.tally.torn_value_refusals += u64::from(e.to_string().contains(".vlog "));
+                let options = options(&self.env, self.reuse_logs, false, self.extensions);
                 match DB::open(DIR, options) {
                     Ok(db) => db,
                     Err(e) => self.fail(&format!("lenient reopen failed: {e}")),
@@ -388,9 +430,13 @@ impl Round<'_> {
     }
 
     /// Whether `e`, from a paranoid open after a power loss, refuses a write-ahead log whose
-    /// mapped pages reached the disk out of order (see `reopen_and_check`).
+    /// mapped pages reached the disk out of order (see `reopen_and_check`), or one naming a
+    /// value that a torn value-file tail cut (a write never synced).
     fn torn_log_refusal(&self, e: &strata::Error) -> bool {
-        self.mode == PowerLossMode::TornTail && e.is_corruption() && e.to_string().contains(".log ")
+        let text = e.to_string();
+        let torn =
+            text.contains(".log ") || (self.extensions.value_separation && text.contains(".vlog "));
+        self.mode == PowerLossMode::TornTail && e.is_corruption() && torn
     }
 
     fn fail(&self, what: &str) -> ! {
@@ -398,10 +444,12 @@ impl Round<'_> {
         let mut files = inner.children(Path::new(DIR)).unwrap_or_default();
         files.sort();
         panic!(
-            "seed {} (reuse_logs {}, {:?}): {what}\ntrail:\n  {}\nfiles: {files:?}\nLOG tail:\n{}",
+            "seed {} (reuse_logs {}, {:?}, {:?}): {what}\ntrail:\n  {}\nfiles: {files:?}\nLOG \
+             tail:\n{}",
             self.seed,
             self.reuse_logs,
             self.mode,
+            self.extensions,
             self.trail.join("\n  "),
             log_tail(inner, Path::new(DIR), 40),
         );
@@ -468,7 +516,7 @@ fn run_config(reuse_logs: bool, mode: PowerLossMode) {
             rng: StdRng::seed_from_u64(seed),
             seed,
             reuse_logs,
-            range_deletes: seed % 2 == 1,
+            extensions: Extensions::of_seed(seed),
             mode,
             history: History::default(),
             workload_counts: [0; OpKind::ALL.len()],
@@ -482,8 +530,8 @@ fn run_config(reuse_logs: bool, mode: PowerLossMode) {
     eprintln!(
         "power loss (reuse_logs {reuse_logs}, {mode:?}): {} rounds passed, {} power losses \
          ({} during recovery), {} writes acknowledged ({} synced), {} unsynced lost as \
-         allowed, {} reopens through repair, {} paranoid reopens refused for a torn log; \
-         crash points: {:?}",
+         allowed, {} reopens through repair, {} paranoid reopens refused for a torn log ({} \
+         for a value a torn value file cut); crash points: {:?}",
         tally.rounds,
         tally.power_losses,
         tally.recovery_crashes,
@@ -492,6 +540,7 @@ fn run_config(reuse_logs: bool, mode: PowerLossMode) {
         tally.lost_unsynced,
         tally.repairs,
         tally.torn_log_refusals,
+        tally.torn_value_refusals,
         tally.crash_points
     );
 }

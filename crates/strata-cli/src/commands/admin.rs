@@ -66,7 +66,7 @@ pub struct CompactArgs {
 pub fn compact(args: CompactArgs) -> CommandResult {
     let start = args.start.as_deref().map(unescape).transpose()?;
     let end = args.end.as_deref().map(unescape).transpose()?;
-    let db = open_db(&args.db, false)?;
+    let db = open_db(&args.db, false, None)?;
     let began = Instant::now();
     db.compact_range(start.as_deref(), end.as_deref())?;
     let files: Vec<String> = properties(&db)

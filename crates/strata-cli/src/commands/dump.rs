@@ -11,10 +11,12 @@ use super::{show, CommandResult, NEGATIVE};
 
 /// Print every record of a database file in readable lines: a write-ahead log's batches (with
 /// sequence numbers and ops), a table's entries (internal keys decoded as 'user' @ seq : type)
-/// after its footer, metaindex, filter and index, a manifest's version edits, or CURRENT.
+/// after its footer, metaindex, filter and index, a manifest's version edits, CURRENT, or a
+/// value file's records (offset, key, value length, crc). Value pointers in tables and logs
+/// are shown decoded (value file, offset, length, crc).
 ///
-/// The kind is recognised by name (NNNNNN.log, NNNNNN.ldb/.sst, MANIFEST-NNNNNN, CURRENT) or
-/// else by contents. Damage is printed where it is met ("corruption at offset N: ...") and the
+/// The kind is recognised by name (NNNNNN.log, NNNNNN.ldb/.sst, MANIFEST-NNNNNN, CURRENT,
+/// NNNNNN.vlog) or else by contents. Damage is printed where it is met ("corruption at offset N: ...") and the
 /// dump goes on; the exit code is then 1.
 #[derive(Args)]
 pub struct DumpArgs {
@@ -26,7 +28,8 @@ pub struct DumpArgs {
     /// Show keys and values as hex instead of escaped ASCII.
     #[arg(long)]
     hex: bool,
-    /// Read the file as this kind instead of recognising it: log, table, manifest or current.
+    /// Read the file as this kind instead of recognising it: log, table, manifest, current or
+    /// vlog.
     #[arg(long, value_parser = parse_kind)]
     kind: Option<FileKind>,
     /// Do not verify checksums (shows what damaged blocks and records hold).

@@ -69,7 +69,7 @@ pub struct PutArgs {
 pub fn put(args: PutArgs) -> CommandResult {
     let key = parse_bytes(&args.key, args.hex)?;
     let value = parse_bytes(&args.value, args.hex)?;
-    let db = open_db(&args.db, true)?;
+    let db = open_db(&args.db, true, None)?;
     db.put_opt(&WriteOptions { sync: args.sync }, &key, &value)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -95,7 +95,7 @@ pub fn delete(args: DeleteArgs) -> CommandResult {
     for key in &args.keys {
         batch.delete(&parse_bytes(key, args.hex)?);
     }
-    let db = open_db(&args.db, false)?;
+    let db = open_db(&args.db, false, None)?;
     db.write_opt(&WriteOptions { sync: args.sync }, &batch)?;
     Ok(ExitCode::SUCCESS)
 }

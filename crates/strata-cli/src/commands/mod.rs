@@ -20,8 +20,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use strata::{Options, DB};
-use strata_tools::{from_hex, unescape, KeyRange, Show};
+use strata::{Options, ValueSeparation, DB};
+use strata_tools::{from_hex, unescape, with_recorded_extensions, KeyRange, Show};
 
 /// Exit code of a negative answer.
 const NEGATIVE: u8 = 1;
@@ -31,9 +31,10 @@ const ERROR: u8 = 2;
 /// The tool subcommands, flattened into the `strata` command.
 #[derive(Subcommand)]
 pub enum ToolCommand {
-    /// Print every record of a .log, .ldb/.sst, MANIFEST-* or CURRENT file.
+    /// Print every record of a .log, .ldb/.sst, MANIFEST-*, CURRENT or .vlog file.
     Dump(dump::DumpArgs),
-    /// Verify every checksum and manifest invariant of a database; exit 1 if anything is wrong.
+    /// Verify every checksum and manifest invariant of a database (or one value file); exit 1
+    /// if anything is wrong.
     Check(check::CheckArgs),
     /// Bulk-load key/value pairs from JSON object or JSON Lines files.
     Load(transfer::LoadArgs),
@@ -108,12 +109,13 @@ pub struct ReadMode {
 }
 
 impl ReadMode {
-    /// Opens the database in `path` with default options, read-only if asked.
+    /// Opens the database in `path` with default options and the format extensions it
+    /// records, read-only if asked.
     fn open(&self, path: &Path) -> strata::Result<DB> {
         if self.read_only {
-            DB::open_read_only(path, Options::default())
+            DB::open_read_only(path, with_recorded_extensions(path, Options::default()))
         } else {
-            open_db(path, false)
+            open_db(path, false, None)
         }
     }
 }
@@ -144,13 +146,18 @@ impl RangeArgs {
     }
 }
 
-/// Opens the database in `path` with default options (LevelDB's), optionally creating it.
-fn open_db(path: &Path, create: bool) -> strata::Result<DB> {
+/// Opens the database in `path` with default options (LevelDB's), optionally creating it,
+/// with the format extensions it records turned on (so a database with range deletes,
+/// expiring keys or value files opens, and one without stays LevelDB's format), and with
+/// values of `value_separation` bytes or more kept in value files when given (which records
+/// that extension).
+fn open_db(path: &Path, create: bool, value_separation: Option<usize>) -> strata::Result<DB> {
     let options = Options {
         create_if_missing: create,
+        value_separation: value_separation.map(ValueSeparation::new),
         ..Options::default()
     };
-    DB::open(path, options)
+    DB::open(path, with_recorded_extensions(path, options))
 }
 
 /// A key or value from the command line: escaped form (`\xNN` for any byte), or hex.

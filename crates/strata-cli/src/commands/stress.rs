@@ -6,15 +6,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use strata::Options;
+use strata::{Options, ValueSeparation};
 use strata_tools::{verify_stress_db, CrashModel, StressOptions, StressSession};
 
 use super::{io_error, CommandResult, NEGATIVE};
 
-/// Run a crash-test workload of puts, deletes (and range deletes) and batches, recording every acknowledged op in
-/// DB.stress-journal. Every start first verifies the database against that journal (no lost
-/// write, no hole, no resurrected deletion, no value never written) and exits 1 with a report
-/// naming each violation; kill it at any moment and start it again.
+/// Run a crash-test workload of puts, deletes (and range deletes) and batches (values in value
+/// files or not), recording every acknowledged op in DB.stress-journal. Every start first
+/// verifies the database against that journal (no lost write, no hole, no resurrected
+/// deletion, no value never written) and exits 1 with a report naming each violation; kill it
+/// at any moment and start it again.
 #[derive(Args)]
 pub struct StressArgs {
     /// The database directory (created if missing; must have been created by stress).
@@ -57,6 +58,11 @@ pub struct StressArgs {
     /// database, and needed on every later run of it).
     #[arg(long)]
     range_deletes: bool,
+    /// Keep values of N bytes or more in value files (format extension; recorded by the
+    /// database, and needed on every later run of it). One value in 64 is 1-17 KiB; with
+    /// --value-size above N, most are separated.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    value_separation: Option<u64>,
 }
 
 pub fn run(args: StressArgs) -> CommandResult {
@@ -81,6 +87,9 @@ pub fn run(args: StressArgs) -> CommandResult {
             reuse_logs: args.reuse_logs,
             paranoid_checks: args.paranoid_checks,
             range_deletes: args.range_deletes,
+            value_separation: args
+                .value_separation
+                .map(|n| ValueSeparation::new(usize::try_from(n).unwrap_or(usize::MAX))),
             ..Options::default()
         },
     };

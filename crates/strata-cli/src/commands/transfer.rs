@@ -27,7 +27,8 @@ fn parse_format(text: &str) -> Result<InputFormat, String> {
 /// Each FILE ("-" for standard input) is either one JSON object of pairs
 /// ({"key": "value", ...}; duplicate keys are allowed and the last one wins) or JSON Lines
 /// ({"key": ..., "value": ...} per line), told apart by the first object unless --format says.
-/// Prints the pairs, bytes and seconds taken; a progress bar shows on a terminal.
+/// Prints the pairs, bytes and seconds taken; a progress bar shows on a terminal. A database
+/// with value files (or range deletes, expiring keys) is opened with that extension on.
 #[derive(Args)]
 pub struct LoadArgs {
     /// The database directory.
@@ -47,10 +48,18 @@ pub struct LoadArgs {
     /// Sync the log after every batch (survives power loss, much slower).
     #[arg(long)]
     sync: bool,
+    /// Keep values of N bytes or more in value files beside the tree (format extension
+    /// value-separation: recorded in the database, which LevelDB then refuses; default for a
+    /// database that records it: 4096).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    value_separation: Option<u64>,
 }
 
 pub fn load(args: LoadArgs) -> CommandResult {
-    let db = open_db(&args.db, true)?;
+    let separation = args
+        .value_separation
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let db = open_db(&args.db, true, separation)?;
     let options = LoadOptions {
         encoding: args.encoding,
         format: args.format,
@@ -107,7 +116,8 @@ fn in_file(error: strata::Error, file: &std::path::Path) -> strata::Error {
 /// {"key": ..., "value": ...} one a line in key order, the form `load` reads back exactly.
 ///
 /// With --encoding utf8 (the default) a key or value that is not UTF-8 stops the export; hex
-/// and base64 carry any bytes. Range keys are given escaped (\xNN for any byte).
+/// and base64 carry any bytes. Range keys are given escaped (\xNN for any byte). Values kept
+/// in value files are read from them, as any read does.
 #[derive(Args)]
 pub struct ExportArgs {
     /// The database directory.

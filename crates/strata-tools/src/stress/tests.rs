@@ -42,12 +42,15 @@ fn stressed(dir: &Path, threads: u32, ops: u64, sync_every: u64) -> PathBuf {
     path
 }
 
-fn verify(path: &Path, model: CrashModel) -> VerifyReport {
-    let options = StressOptions {
+fn verify_options(model: CrashModel) -> StressOptions {
+    StressOptions {
         model,
         ..StressOptions::default()
-    };
-    verify_stress_db(path, &options).unwrap()
+    }
+}
+
+fn verify(path: &Path, model: CrashModel) -> VerifyReport {
+    verify_stress_db(path, &verify_options(model)).unwrap()
 }
 
 fn journal_threads(path: &Path) -> BTreeMap<u32, Progress> {
@@ -394,6 +397,45 @@ fn a_run_with_range_deletes_verifies_and_needs_the_option() {
     assert!(journal.lines().next().unwrap().contains(" range-deletes"));
     let err = verify_stress_db(&path, &StressOptions::default()).unwrap_err();
     assert!(err.to_string().contains("range_deletes"), "{err}");
+}
+
+#[test]
+fn a_run_with_value_separation_verifies_with_its_values_in_value_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let separating = |o: StressOptions| StressOptions {
+        // Most values are 0-2 KiB: those of 500 bytes or more go to value files.
+        value_size: Some(2000),
+        db_options: strata::Options {
+            value_separation: Some(strata::ValueSeparation::new(500)),
+            ..o.db_options
+        },
+        ..o
+    };
+    let session = StressSession::open(&path, &separating(options(3, 400, 7))).unwrap();
+    let summary = session.run().unwrap();
+    assert!(summary.violations.is_empty(), "{:?}", summary.violations);
+    for model in [CrashModel::ProcessCrash, CrashModel::PowerLoss] {
+        let report = verify_stress_db(&path, &separating(verify_options(model))).unwrap();
+        assert!(report.is_ok(), "{report}");
+    }
+    let check = strata::tools::check_db(&path, &strata::Options::default()).unwrap();
+    assert!(check.is_ok(), "{check}");
+    assert!(check.value_files > 0 && check.value_pointers > 0, "{check}");
+
+    // Without its value files the database cannot be what the journal says.
+    for entry in std::fs::read_dir(&path).unwrap() {
+        let entry = entry.unwrap().path();
+        if entry.extension().is_some_and(|e| e == "vlog") {
+            std::fs::remove_file(entry).unwrap();
+        }
+    }
+    let err =
+        verify_stress_db(&path, &separating(verify_options(CrashModel::ProcessCrash))).unwrap_err();
+    assert!(
+        err.is_corruption() && err.to_string().contains(".vlog"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -316,8 +316,10 @@ pub(crate) fn write_level0_table(
 }
 
 /// Deletes every file in the directory that no live version, pending output or live log
-/// needs, stopping early when a memtable flush is waiting (the next call, after it, goes on).
-/// Skipped after a background error: the manifest's state is then uncertain.
+/// needs, stopping early when a memtable flush is waiting (the next call, after it, goes on),
+/// and the value files nothing reaches (`value_files::delete_unreferenced`, whose failure
+/// becomes the background error). Skipped after a background error: the manifest's state is
+/// then uncertain.
 pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     if state.bg_error.is_some() {
         return;
@@ -346,8 +348,8 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
             doomed.push((name, number, kind));
         }
     }
-    MutexGuard::unlocked(state, || {
-        value_files::delete_unreferenced(db);
+    let accounted = MutexGuard::unlocked(state, || {
+        let accounted = value_files::delete_unreferenced(db);
         for (name, number, kind) in doomed {
             if db.has_imm.load(Ordering::Acquire) {
                 // Writers may be waiting for that flush, and removing a file can take
@@ -362,7 +364,14 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
                 Err(e) => db.info_log.log(format_args!("deleting {name}: {e}")),
             }
         }
+        accounted
     });
+    // The value files' accounting read what a compaction reads: its failure stops writes
+    // as a compaction's does (an open fails with it).
+    if let Err(e) = accounted {
+        state.bg_error.get_or_insert(e);
+        db.bg_done.notify_all();
+    }
 }
 
 /// `DB::compact_range`: flushes the memtable, then compacts each level that overlaps the range

@@ -286,6 +286,10 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
     }
     state.refresh_super_version();
     delete_obsolete_files(db, state);
+    if let Some(e) = &state.bg_error {
+        // The value files' accounting failed: this open met the error, so it fails with it.
+        return Err(e.clone());
+    }
     db.info_log.log(format_args!(
         "opened: last sequence {}, log #{}, {}",
         state.versions.last_sequence,

@@ -89,7 +89,25 @@ pub(super) fn separate<'a>(
 /// Appends one record per `(key, value)` to the current value file (starting one when needed)
 /// with one write, and returns their pointers in order. The file stays in use until the
 /// caller reports the append done (`ValueFileWriter::done`).
+///
+/// A failed append or sync leaves the file's tail unknown, and the writer failing every later
+/// append: it becomes the background error, so every later write fails too, as after a failed
+/// log write (a write of small values only would not meet the writer). A file that could not
+/// be created leaves nothing behind: the next write tries again.
 pub(super) fn append(db: &DbInner, entries: &[(&[u8], &[u8])]) -> Result<Vec<ValuePointer>> {
+    let appended = append_to_current(db, entries);
+    if let Err(e) = &appended {
+        let failed = db.value_writer.lock().has_failed();
+        if failed {
+            db.state.lock().bg_error.get_or_insert_with(|| e.clone());
+            db.bg_done.notify_all();
+        }
+    }
+    appended
+}
+
+/// [`append`]'s work.
+fn append_to_current(db: &DbInner, entries: &[(&[u8], &[u8])]) -> Result<Vec<ValuePointer>> {
     loop {
         {
             let mut writer = db.value_writer.lock();
@@ -281,6 +299,8 @@ fn rewrite_reclaims(
                     let hidden_here =
                         !first && db.icmp.compare_user(&previous, parsed.user_key).is_eq();
                     if !dead.contains(&(pointer.file, pointer.offset)) || hidden_here {
+                        // A block that failed to read before this one is still an error.
+                        iter.status()?;
                         return Ok(true);
                     }
                 }
@@ -351,10 +371,12 @@ fn listed(db: &DbInner) -> Result<Vec<(u64, u64)>> {
 /// Deletes the value files nothing can reach any more (see the module documentation), then
 /// plans garbage collection (`value_gc::plan`) from what is left and sets the size value files
 /// are cut at. Does nothing on a database without value separation, on a read-only handle, or
-/// after a background error; a failure to read a memtable or table deletes nothing.
-pub(super) fn delete_unreferenced(db: &DbInner) {
+/// after a background error. A failure to list the directory or to read a memtable or table
+/// deletes nothing and is returned: the caller makes it a background error, as a compaction's
+/// would be, so it surfaces in a later call rather than leave collection stopped unseen.
+pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     if db.options.value_separation.is_none() || db.read_only.is_some() {
-        return;
+        return Ok(());
     }
     // Every value file with its size, and whether it is in use.
     let files: Vec<(u64, u64, bool)> = {
@@ -364,13 +386,13 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
                 .into_iter()
                 .map(|(number, size)| (number, size, writer.in_use(number)))
                 .collect(),
-            Err(_) => return,
+            Err(e) => return Err(e),
         }
     };
     let (current, views, snapshots) = {
         let state = db.state.lock();
         if state.bg_error.is_some() {
-            return;
+            return Ok(());
         }
         (
             state.super_version(),
@@ -399,7 +421,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
         Err(e) => {
             db.info_log
                 .log(format_args!("value files: not collected: {e}"));
-            return;
+            return Err(e);
         }
     };
     *db.table_value_refs.tables.lock() = seen;
@@ -468,7 +490,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
             Err(e) => {
                 db.info_log
                     .log(format_args!("value files: not collected: {e}"));
-                return;
+                return Err(e);
             }
         }
     }
@@ -483,6 +505,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) {
         db.bg_work.notify_all();
     }
     state.value_gc = plan;
+    Ok(())
 }
 
 /// Closes the value file being written when its garbage is what keeps the files above the

@@ -187,6 +187,27 @@ pub(crate) fn read_file_to_vec(env: &dyn Env, path: &Path) -> Result<Vec<u8>> {
     }
 }
 
+/// Reads from `offset` of `file` until `buf` is full or the file ends; returns the number of
+/// bytes read.
+pub(crate) fn read_fully(
+    file: &dyn RandomAccessFile,
+    offset: u64,
+    buf: &mut [u8],
+) -> Result<usize> {
+    let mut done = 0;
+    while let Some(rest) = buf.get_mut(done..) {
+        if rest.is_empty() {
+            break;
+        }
+        let n = file.read_at(offset + done as u64, rest)?;
+        if n == 0 {
+            break;
+        }
+        done += n.min(rest.len());
+    }
+    Ok(done)
+}
+
 /// Writes `data` to `path` (truncating), optionally syncing it.
 pub(crate) fn write_file(env: &dyn Env, path: &Path, data: &[u8], sync: bool) -> Result<()> {
     let mut file = env.new_writable_file(path)?;

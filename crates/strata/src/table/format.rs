@@ -21,7 +21,7 @@
 //! table layer attaches the file name. They never panic and never allocate by a length read from
 //! disk before checking it against the file size.
 
-use crate::env::RandomAccessFile;
+use crate::env::{read_fully, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::util::coding::{decode_fixed32, decode_fixed64, get_varint64, put_varint64};
 use crate::util::crc;
@@ -312,22 +312,6 @@ fn snappy_decompress_into(compressed: &[u8], offset: u64, mut out: Vec<u8>) -> R
         .map_err(|e| Error::corruption_at(offset, format!("corrupted Snappy block: {e}")))?;
     out.truncate(n);
     Ok(out)
-}
-
-/// Reads until `buf` is full or the file ends; returns the number of bytes read.
-fn read_fully(file: &dyn RandomAccessFile, offset: u64, buf: &mut [u8]) -> Result<usize> {
-    let mut done = 0;
-    while let Some(rest) = buf.get_mut(done..) {
-        if rest.is_empty() {
-            break;
-        }
-        let n = file.read_at(offset + done as u64, rest)?;
-        if n == 0 {
-            break;
-        }
-        done += n.min(rest.len());
-    }
-    Ok(done)
 }
 
 /// Reads the footer of a table of `file_size` bytes.

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::filename::{parse_file_name, FileType};
 use crate::log::LogReader;
 use crate::table::format::{FOOTER_LEN, TABLE_MAGIC};
+use crate::tools::value_walk::starts_with_a_value_record;
 use crate::util::coding::decode_fixed64;
 use crate::version::edit::VersionEdit;
 use crate::write_batch::WriteBatch;
@@ -23,6 +24,9 @@ pub enum FileKind {
     Manifest,
     /// `CURRENT`: the name of the live manifest.
     Current,
+    /// A value file (`NNNNNN.vlog`, format extension `value-separation`): records holding
+    /// separated values.
+    ValueFile,
 }
 
 impl fmt::Display for FileKind {
@@ -32,6 +36,7 @@ impl fmt::Display for FileKind {
             FileKind::Table => "table",
             FileKind::Manifest => "manifest",
             FileKind::Current => "current",
+            FileKind::ValueFile => "vlog",
         })
     }
 }
@@ -45,16 +50,17 @@ impl std::str::FromStr for FileKind {
             "table" | "ldb" | "sst" => Ok(FileKind::Table),
             "manifest" => Ok(FileKind::Manifest),
             "current" => Ok(FileKind::Current),
+            "vlog" | "value" => Ok(FileKind::ValueFile),
             _ => Err(Error::InvalidArgument(format!(
-                "unknown file kind {name:?} (log, table, manifest or current)"
+                "unknown file kind {name:?} (log, table, manifest, current or vlog)"
             ))),
         }
     }
 }
 
 /// The kind of the file at `path`: from its name when it is a database file name, else from
-/// its contents (a table's magic number, `CURRENT`'s one line, or a first log record that
-/// decodes as a version edit or a write batch).
+/// its contents (a table's magic number, `CURRENT`'s one line, a first log record that
+/// decodes as a version edit or a write batch, or a first value record whose crc holds).
 pub fn detect_file_kind(env: &dyn Env, path: &Path) -> Result<FileKind> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     match parse_file_name(name) {
@@ -62,11 +68,12 @@ pub fn detect_file_kind(env: &dyn Env, path: &Path) -> Result<FileKind> {
         Some((_, FileType::Table)) => return Ok(FileKind::Table),
         Some((_, FileType::Descriptor)) => return Ok(FileKind::Manifest),
         Some((_, FileType::Current)) => return Ok(FileKind::Current),
+        Some((_, FileType::ValueFile)) => return Ok(FileKind::ValueFile),
         _ => {}
     }
     sniff(env, path)?.ok_or_else(|| {
         Error::InvalidArgument(format!(
-            "{}: not a log, table, manifest or CURRENT file (name it, or give the kind)",
+            "{}: not a log, table, manifest, CURRENT or value file (name it, or give the kind)",
             path.display()
         ))
     })
@@ -94,13 +101,15 @@ fn sniff(env: &dyn Env, path: &Path) -> Result<Option<FileKind>> {
     }
     let mut reader = LogReader::new(env.new_sequential_file(path)?, None, true, 0);
     let mut scratch = Vec::new();
-    let Some(record) = reader.read_record(&mut scratch) else {
-        return Ok(None);
-    };
-    if !record.is_empty() && VersionEdit::decode(record).is_ok() {
-        return Ok(Some(FileKind::Manifest));
+    if let Some(record) = reader.read_record(&mut scratch) {
+        if !record.is_empty() && VersionEdit::decode(record).is_ok() {
+            return Ok(Some(FileKind::Manifest));
+        }
+        let batch_ok = WriteBatch::from_contents(record.to_vec())
+            .is_ok_and(|batch| batch.iter().all(|op| op.is_ok()));
+        if batch_ok {
+            return Ok(Some(FileKind::Log));
+        }
     }
-    let batch_ok = WriteBatch::from_contents(record.to_vec())
-        .is_ok_and(|batch| batch.iter().all(|op| op.is_ok()));
-    Ok(batch_ok.then_some(FileKind::Log))
+    Ok(starts_with_a_value_record(env, path)?.then_some(FileKind::ValueFile))
 }

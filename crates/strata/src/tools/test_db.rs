@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::env::{read_file_to_vec, write_file, Env, MemEnv};
+use crate::extension::Extensions;
 use crate::log::LogWriter;
 use crate::options::Options;
 use crate::table::builder::TableBuilder;
@@ -11,6 +12,7 @@ use crate::table::format::CompressionType;
 use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
 use crate::util::internal_key::{internal_key, ValueType};
 use crate::version::edit::VersionEdit;
+use crate::vlog::{encode_record, ValuePointer};
 use crate::write_batch::WriteBatch;
 
 /// Writes a log file holding `records`.
@@ -130,6 +132,59 @@ impl TestDb {
         b2.set_sequence(75);
         let log = vec![b1.contents().to_vec(), b2.contents().to_vec()];
         write_log(&*db.env, &db.path("000003.log"), &log);
+        db
+    }
+
+    /// [`TestDb::new`] with value separation: the manifest records the extension, value file
+    /// `000006.vlog` holds the records of `big1` (300 bytes of `1`, at offset 0, 311 bytes),
+    /// `big2` (400 bytes of `2`, at 311, 411 bytes) and `gone` (100 bytes, at 722, 110 bytes,
+    /// which nothing points to), table `000007.ldb` (level 0) holds a pointer to `big1` and
+    /// the inline `small`, and the log a third batch putting a pointer to `big2`.
+    pub(crate) fn with_value_files() -> TestDb {
+        let mut db = TestDb::new();
+        let mut records = Vec::new();
+        let mut pointers = Vec::new();
+        for (key, byte, len) in [
+            ("big1", b'1', 300),
+            ("big2", b'2', 400),
+            ("gone", b'g', 100),
+        ] {
+            let offset = records.len() as u64;
+            let crc = encode_record(&mut records, key.as_bytes(), &vec![byte; len]);
+            let pointer = ValuePointer {
+                file: 6,
+                offset,
+                length: len as u32,
+                crc,
+            };
+            pointers.push(pointer.encode());
+        }
+        db.write("000006.vlog", &records);
+        let entries = vec![
+            (
+                internal_key(b"big1", 68, ValueType::ValuePointer),
+                pointers[0].clone(),
+            ),
+            put("small", 69, "inline"),
+        ];
+        let size = write_table(&*db.env, &db.path("000007.ldb"), &entries);
+        let marker =
+            Extensions::from_flags(false, false, true).recorded_name("leveldb.BytewiseComparator");
+        db.edits[0].set_comparator_name(&marker);
+        db.edits[1].next_file_number = Some(8);
+        let (first, last) = (entries[0].0.clone(), entries[1].0.clone());
+        db.edits[1].add_file(0, 7, size, first, last);
+        db.write_manifest();
+        let mut batch = WriteBatch::new();
+        batch.put_separated(b"big2", &pointers[1]);
+        batch.set_sequence(76);
+        let log = db.path("000003.log");
+        let mut writer = LogWriter::with_offset(
+            db.env.new_appendable_file(&log).unwrap(),
+            db.env.file_size(&log).unwrap(),
+        );
+        writer.add_record(batch.contents()).unwrap();
+        writer.close().unwrap();
         db
     }
 

@@ -38,6 +38,9 @@ use crate::util::crc;
 /// Bytes of a record's crc. On-disk: never change.
 pub(crate) const CRC_LEN: usize = 4;
 
+/// Most bytes a record's header takes: the crc and two varint32 lengths.
+pub(crate) const MAX_HEADER_LEN: usize = CRC_LEN + 5 + 5;
+
 /// Where a separated value is: what a type-4 entry holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ValuePointer {
@@ -95,6 +98,29 @@ impl ValuePointer {
     pub(crate) fn record_size(&self, key_len: usize) -> u64 {
         record_size(key_len, self.length as usize)
     }
+
+    /// Why `record` (whose crc was verified) is not the record this pointer, the value of
+    /// the entry of `user_key`, names: its crc is not the pointer's, or its key or value
+    /// length are not the entry's. `None` when it is that record.
+    pub(crate) fn mismatch(&self, user_key: &[u8], record: &Record<'_>) -> Option<String> {
+        if record.crc != self.crc {
+            return Some(format!(
+                "value record is not the one the pointer names (crc {:#010x}, the pointer's \
+                 {:#010x})",
+                record.crc, self.crc
+            ));
+        }
+        if record.key != user_key || record.value.len() != self.length as usize {
+            return Some(format!(
+                "value record holds key '{}' and {} value bytes, the entry key '{}' and {}",
+                record.key.escape_ascii(),
+                record.value.len(),
+                user_key.escape_ascii(),
+                self.length
+            ));
+        }
+        None
+    }
 }
 
 /// Bytes a varint32 of `value` takes.
@@ -143,31 +169,38 @@ pub(crate) enum RecordError {
     Checksum,
 }
 
+/// The lengths the header at the start of `src` gives: `(header_len, key_len, value_len)`,
+/// the record being their sum of bytes. `None` when `src` ends inside the header, or (when
+/// it holds [`MAX_HEADER_LEN`] bytes or more) the header does not parse.
+pub(crate) fn decode_header(src: &[u8]) -> Option<(usize, usize, usize)> {
+    let mut rest = src.get(CRC_LEN..)?;
+    let key_len = get_varint32(&mut rest)? as usize;
+    let value_len = get_varint32(&mut rest)? as usize;
+    Some((src.len() - rest.len(), key_len, value_len))
+}
+
 /// Decodes the record at the start of `src`, checking its crc; returns it with its size.
 pub(crate) fn decode_record(src: &[u8]) -> Result<(Record<'_>, usize), RecordError> {
-    let stored = decode_fixed32(src).ok_or(RecordError::Truncated)?;
-    let mut rest = src.get(CRC_LEN..).ok_or(RecordError::Truncated)?;
-    let key_len = get_varint32(&mut rest).ok_or(RecordError::Truncated)? as usize;
-    let value_len = get_varint32(&mut rest).ok_or(RecordError::Truncated)? as usize;
-    let header = src.len() - rest.len();
-    let size = header
-        .checked_add(key_len)
-        .and_then(|n| n.checked_add(value_len))
-        .ok_or(RecordError::Truncated)?;
+    let (record, size) = parse_record(src)?;
     let body = src.get(CRC_LEN..size).ok_or(RecordError::Truncated)?;
-    if crc::mask(crc::crc32c(body)) != stored {
+    if crc::mask(crc::crc32c(body)) != record.crc {
         return Err(RecordError::Checksum);
     }
-    let key = &src[header..header + key_len];
-    let value = &src[header + key_len..size];
-    Ok((
-        Record {
-            crc: stored,
-            key,
-            value,
-        },
-        size,
-    ))
+    Ok((record, size))
+}
+
+/// [`decode_record`] without the crc check: what the bytes say, intact or not (a dump that
+/// does not verify shows damaged records so).
+pub(crate) fn parse_record(src: &[u8]) -> Result<(Record<'_>, usize), RecordError> {
+    let crc = decode_fixed32(src).ok_or(RecordError::Truncated)?;
+    let (header, key_len, value_len) = decode_header(src).ok_or(RecordError::Truncated)?;
+    let key_end = header.checked_add(key_len).ok_or(RecordError::Truncated)?;
+    let size = key_end
+        .checked_add(value_len)
+        .ok_or(RecordError::Truncated)?;
+    let key = src.get(header..key_end).ok_or(RecordError::Truncated)?;
+    let value = src.get(key_end..size).ok_or(RecordError::Truncated)?;
+    Ok((Record { crc, key, value }, size))
 }
 
 #[cfg(test)]
@@ -224,6 +257,58 @@ mod tests {
         let mut flipped = out.clone();
         flipped[100] ^= 1;
         assert_eq!(decode_record(&flipped), Err(RecordError::Checksum));
+        // Without the check, the damaged bytes are what the record says.
+        let (record, size) = parse_record(&flipped).unwrap();
+        assert_eq!(
+            (record.key, record.value[90], size),
+            (&b"key"[..], 8, out.len())
+        );
+    }
+
+    #[test]
+    fn a_header_is_incomplete_or_malformed() {
+        let mut out = Vec::new();
+        encode_record(&mut out, b"key", &[1u8; 300]);
+        // crc, key_len 3 (one byte), value_len 300 (two bytes).
+        assert_eq!(decode_header(&out), Some((7, 3, 300)));
+        for cut in 0..7 {
+            assert_eq!(decode_header(&out[..cut]), None, "cut {cut}");
+        }
+        // A length of more than five varint bytes never parses, however many bytes follow.
+        let malformed = [0u8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 1, 1, 1];
+        assert_eq!(malformed.len(), MAX_HEADER_LEN);
+        assert_eq!(decode_header(&malformed), None);
+    }
+
+    #[test]
+    fn a_record_is_matched_against_its_pointer_and_entry() {
+        let mut out = Vec::new();
+        let crc = encode_record(&mut out, b"k", b"value");
+        let (record, _) = decode_record(&out).unwrap();
+        let pointer = ValuePointer {
+            file: 1,
+            offset: 0,
+            length: 5,
+            crc,
+        };
+        assert_eq!(pointer.mismatch(b"k", &record), None);
+        let other_crc = ValuePointer {
+            crc: !crc,
+            ..pointer
+        };
+        assert!(other_crc
+            .mismatch(b"k", &record)
+            .unwrap()
+            .contains("not the one the pointer names"));
+        assert!(pointer
+            .mismatch(b"j", &record)
+            .unwrap()
+            .contains("holds key 'k' and 5 value bytes, the entry key 'j' and 5"));
+        let longer = ValuePointer {
+            length: 6,
+            ..pointer
+        };
+        assert!(longer.mismatch(b"k", &record).is_some());
     }
 
     proptest! {
@@ -241,6 +326,8 @@ mod tests {
         #[test]
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             let _ = decode_record(&bytes);
+            let _ = parse_record(&bytes);
+            let _ = decode_header(&bytes);
             let _ = ValuePointer::decode(&bytes);
         }
     }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::{decode_record, RecordError, ValuePointer};
-use crate::env::{Env, RandomAccessFile};
+use crate::env::{read_fully, Env, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filename::value_file_name;
 
@@ -75,21 +75,8 @@ impl ValueFiles {
             )),
             RecordError::Checksum => at("value record checksum mismatch".into()),
         })?;
-        if record.crc != pointer.crc {
-            return Err(at(format!(
-                "value record is not the one the pointer names (crc {:#010x}, the pointer's \
-                 {:#010x})",
-                record.crc, pointer.crc
-            )));
-        }
-        if record.key != user_key || record.value.len() != pointer.length as usize {
-            return Err(at(format!(
-                "value record holds key '{}' and {} value bytes, the entry key '{}' and {}",
-                record.key.escape_ascii(),
-                record.value.len(),
-                user_key.escape_ascii(),
-                pointer.length
-            )));
+        if let Some(reason) = pointer.mismatch(user_key, &record) {
+            return Err(at(reason));
         }
         // The value ends the record: it is handed out in the buffer it was read into, not
         // copied into a second one.
@@ -144,15 +131,7 @@ impl ValueFiles {
                 file
             }
         };
-        let mut done = 0;
-        while done < buf.len() {
-            let n = file.read_at(offset + done as u64, &mut buf[done..])?;
-            if n == 0 {
-                break;
-            }
-            done += n;
-        }
-        Ok(done)
+        read_fully(&*file, offset, buf)
     }
 
     /// Closes value file `number` if it is open (it is being deleted).

@@ -190,6 +190,11 @@ impl ValueFileWriter {
         }
     }
 
+    /// Whether an append or sync failed: every later call fails.
+    pub(crate) fn has_failed(&self) -> bool {
+        self.failed.is_some()
+    }
+
     /// The error of an earlier failed append or sync, if any.
     fn check(&self) -> Result<()> {
         match &self.failed {

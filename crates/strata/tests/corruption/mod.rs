@@ -280,7 +280,7 @@ pub fn file_names(dir: &Path) -> Vec<String> {
     names
 }
 
-fn varint(bytes: &mut &[u8]) -> u64 {
+pub fn varint(bytes: &mut &[u8]) -> u64 {
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
         let (&b, rest) = bytes.split_first().unwrap();

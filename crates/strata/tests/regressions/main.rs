@@ -41,4 +41,5 @@ mod repair_kept_damaged_meta_blocks;
 mod reuse_logs_after_torn_tail;
 mod snapshot_kept_every_later_version;
 mod unverified_meta_blocks;
+mod value_file_io_errors_went_unseen;
 mod zeroed_record_header;

@@ -18,6 +18,7 @@ mod blocks;
 mod db_ops;
 mod log;
 mod table;
+mod value_file;
 mod version_edit;
 mod write_batch;
 
@@ -27,6 +28,7 @@ pub use self::blocks::{block, filter};
 pub use self::db_ops::db_ops;
 pub use self::log::log;
 pub use self::table::table;
+pub use self::value_file::value_file;
 pub use self::version_edit::version_edit;
 pub use self::write_batch::write_batch;
 
@@ -162,6 +164,7 @@ mod tests {
             filter(data);
             table(data);
             log(data);
+            value_file(data);
             version_edit(data);
             write_batch(data);
             db_ops(data);

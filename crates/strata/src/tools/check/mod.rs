@@ -16,6 +16,11 @@
 //! - Every live log: record checksums and framing, that each record is a valid write batch, and
 //!   that batches follow each other without a gap in sequence numbers; the log the manifest's
 //!   log number names exists.
+//! - Value files (format extension `value-separation`; `value_files.rs`): every record's
+//!   checksum, and that every value pointer of a live table or log names a whole record of an
+//!   existing value file with the entry's key and value length; the value files' total size
+//!   against the record bytes the pointers name. A directory without value files or pointers
+//!   is checked, and reported, as before the extension existed.
 //!
 //! "Live" means named by the manifest (tables) or not older than its log number (logs). When the
 //! manifest cannot be read, every table and log in the directory is checked instead. Files that
@@ -25,10 +30,14 @@ mod manifest;
 mod table;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod value_file_tests;
+mod value_files;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::db::log_continuity::{gap_before_first_batch, Continuity};
 use crate::error::{Error, Result};
@@ -36,7 +45,8 @@ use crate::filename::{parse_file_name, FileType};
 use crate::options::Options;
 use crate::tools::records::{describe_in_record, for_each_record, LogItem};
 use crate::util::internal_key::InternalKeyComparator;
-use crate::write_batch::WriteBatch;
+use crate::write_batch::{BatchOp, WriteBatch};
+use value_files::Pointers;
 
 /// Problems listed per file before the rest are only counted.
 const MAX_PROBLEMS_PER_FILE: usize = 20;
@@ -78,6 +88,17 @@ pub struct CheckReport {
     pub logs: u64,
     /// Log records (write batches) verified.
     pub log_records: u64,
+    /// Value files verified (format extension `value-separation`).
+    pub value_files: u64,
+    /// Value-file records verified.
+    pub value_records: u64,
+    /// Bytes of the value files verified.
+    pub value_file_bytes: u64,
+    /// Value pointers of live tables and logs checked against their value files.
+    pub value_pointers: u64,
+    /// Bytes of the value-file records those pointers name (each record once): what the
+    /// database can still read; the rest of `value_file_bytes` is garbage.
+    pub value_bytes_named: u64,
     /// Everything wrong, in the order found.
     pub problems: Vec<Problem>,
     /// Things worth knowing that are not wrong (e.g. obsolete files left behind).
@@ -94,26 +115,54 @@ impl CheckReport {
 impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let plural = |n: u64| if n == 1 { "" } else { "s" };
-        match &self.manifest {
-            Some(name) => write!(
+        // Not a database: one value file checked alone.
+        let database = self.manifest.is_some() || self.tables > 0 || self.logs > 0;
+        if database || self.value_files == 0 {
+            match &self.manifest {
+                Some(name) => write!(
+                    f,
+                    "checked {name} ({} record{})",
+                    self.manifest_records,
+                    plural(self.manifest_records)
+                )?,
+                None => write!(f, "checked no manifest")?,
+            }
+            writeln!(
                 f,
-                "checked {name} ({} record{})",
-                self.manifest_records,
-                plural(self.manifest_records)
-            )?,
-            None => write!(f, "checked no manifest")?,
+                ", {} table{} ({} blocks, {} entries), {} log{} ({} records)",
+                self.tables,
+                plural(self.tables),
+                self.blocks,
+                self.entries,
+                self.logs,
+                plural(self.logs),
+                self.log_records
+            )?;
         }
-        writeln!(
-            f,
-            ", {} table{} ({} blocks, {} entries), {} log{} ({} records)",
-            self.tables,
-            plural(self.tables),
-            self.blocks,
-            self.entries,
-            self.logs,
-            plural(self.logs),
-            self.log_records
-        )?;
+        if self.value_files > 0 || self.value_pointers > 0 {
+            write!(
+                f,
+                "{} value file{} ({} records, {} bytes)",
+                self.value_files,
+                plural(self.value_files),
+                self.value_records,
+                self.value_file_bytes
+            )?;
+            if database {
+                let named = self.value_bytes_named;
+                write!(
+                    f,
+                    ", {} value pointer{} naming {named} bytes of them (space amplification {})",
+                    self.value_pointers,
+                    plural(self.value_pointers),
+                    match named {
+                        0 => "-".to_owned(),
+                        _ => format!("{:.2}x", self.value_file_bytes as f64 / named as f64),
+                    }
+                )?;
+            }
+            writeln!(f)?;
+        }
         for note in &self.notes {
             writeln!(f, "note: {note}")?;
         }
@@ -182,6 +231,7 @@ pub fn check_db(path: &Path, options: &Options) -> Result<CheckReport> {
     let mut report = CheckReport::default();
     let icmp = InternalKeyComparator::new(options.comparator.clone());
     let live = manifest::check(path, options, &files, &mut report);
+    let mut pointers = Pointers::default();
 
     for (number, name) in &files.tables {
         match &live {
@@ -192,24 +242,49 @@ pub fn check_db(path: &Path, options: &Options) -> Result<CheckReport> {
                         meta,
                         last_sequence: state.last_sequence,
                     };
-                    table::check(path, name, options, &icmp, Some(expect), &mut report);
+                    let expect = Some(expect);
+                    table::check(
+                        path,
+                        name,
+                        options,
+                        &icmp,
+                        expect,
+                        &mut pointers,
+                        &mut report,
+                    );
                 }
                 None => report.notes.push(format!(
                     "{name} is not in the manifest (obsolete; removed at the next open)"
                 )),
             },
-            None => table::check(path, name, options, &icmp, None, &mut report),
+            None => table::check(path, name, options, &icmp, None, &mut pointers, &mut report),
         }
     }
     for (number, name) in &files.logs {
         if live.as_ref().is_none_or(|s| s.log_is_live(*number)) {
-            check_log(path, name, options, &mut report);
+            check_log(path, name, options, &mut pointers, &mut report);
         } else {
             report.notes.push(format!(
                 "{name} is older than the manifest's log number (obsolete)"
             ));
         }
     }
+    value_files::check(path, options, &files.value_files, pointers, &mut report);
+    Ok(report)
+}
+
+/// Verifies the one value file at `path` (format extension `value-separation`): every
+/// record's checksum and framing; a torn last record is a note. `Err` only when the file
+/// cannot be found.
+pub fn check_value_file(path: &Path, options: &Options) -> Result<CheckReport> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| Error::InvalidArgument(format!("{}: not a file name", path.display())))?;
+    options.env.file_size(path)?;
+    let dir = crate::env::parent_dir(path);
+    let mut report = CheckReport::default();
+    value_files::check_file(&dir, name, options, None, &mut report);
     Ok(report)
 }
 
@@ -219,6 +294,8 @@ pub(super) struct DirFiles {
     pub(super) tables: BTreeMap<u64, String>,
     /// Logs by number.
     pub(super) logs: BTreeMap<u64, String>,
+    /// Value files by number.
+    pub(super) value_files: BTreeMap<u64, String>,
     /// Manifest names.
     pub(super) manifests: BTreeSet<String>,
     /// `CURRENT` exists.
@@ -230,6 +307,7 @@ impl DirFiles {
         let mut files = DirFiles {
             tables: BTreeMap::new(),
             logs: BTreeMap::new(),
+            value_files: BTreeMap::new(),
             manifests: BTreeSet::new(),
             current: false,
         };
@@ -243,6 +321,9 @@ impl DirFiles {
                 }
                 Some((number, FileType::Log)) => {
                     files.logs.insert(number, name);
+                }
+                Some((number, FileType::ValueFile)) => {
+                    files.value_files.insert(number, name);
                 }
                 Some((_, FileType::Descriptor)) => {
                     files.manifests.insert(name);
@@ -296,9 +377,17 @@ fn check_sequence(
     }
 }
 
-/// Verifies every record of a log file and that each is a write batch.
-fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport) {
+/// Verifies every record of a log file and that each is a write batch; notes its value
+/// pointers in `pointers`.
+fn check_log(
+    dir: &Path,
+    name: &str,
+    options: &Options,
+    pointers: &mut Pointers,
+    report: &mut CheckReport,
+) {
     let mut problems = FileProblems::new(name);
+    let source: Arc<str> = Arc::from(name);
     let mut records = 0;
     // Whether each batch continues the ones before, as recovery judges it.
     let mut continuity = Continuity::new(None);
@@ -326,11 +415,24 @@ fn check_log(dir: &Path, name: &str, options: &Options, report: &mut CheckReport
                 records += 1;
                 match WriteBatch::from_contents(data.to_vec()) {
                     Ok(batch) => {
-                        if let Some(Err(e)) = batch.iter().find(|op| op.is_err()) {
-                            problems.add(
-                                Some(offset),
-                                format!("bad write batch: {}", describe_in_record(&e)),
-                            );
+                        for op in batch.iter() {
+                            match op {
+                                Ok(BatchOp::PutSeparated { key, pointer }) => {
+                                    if let Err(reason) =
+                                        pointers.add(&source, Some(offset), key, pointer)
+                                    {
+                                        problems.add(Some(offset), reason);
+                                    }
+                                }
+                                Ok(_) => {}
+                                Err(e) => {
+                                    problems.add(
+                                        Some(offset),
+                                        format!("bad write batch: {}", describe_in_record(&e)),
+                                    );
+                                    break;
+                                }
+                            }
                         }
                         let gap = gap.take();
                         let first = std::mem::take(&mut before_first_batch);

@@ -4,6 +4,7 @@ use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::value_files::Pointers;
 use super::{unreadable, CheckReport, FileProblems};
 use crate::error::Result;
 use crate::options::Options;
@@ -14,7 +15,7 @@ use crate::table::reader::Table;
 use crate::table::TableOptions;
 use crate::tools::table_walk::{FilterSummary, TableFile, TableVisitor};
 use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
-use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator};
+use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator, ValueType};
 use crate::version::edit::FileMetaData;
 
 /// What the manifest says about a live table.
@@ -31,6 +32,7 @@ pub(super) fn check(
     options: &Options,
     icmp: &InternalKeyComparator,
     expected: Option<Expected<'_>>,
+    pointers: &mut Pointers,
     report: &mut CheckReport,
 ) {
     let mut problems = FileProblems::new(name);
@@ -63,6 +65,8 @@ pub(super) fn check(
         options,
         last_sequence: expected.as_ref().and_then(|e| e.last_sequence),
         problems,
+        source: Arc::from(name),
+        pointers,
         index: Vec::new(),
         filter: None,
         block: None,
@@ -164,6 +168,10 @@ struct Checker<'a> {
     options: &'a Options,
     last_sequence: Option<u64>,
     problems: FileProblems,
+    /// The table's name, for the value pointers it holds.
+    source: Arc<str>,
+    /// Where its value pointers go.
+    pointers: &'a mut Pointers,
     index: Vec<(Vec<u8>, BlockHandle)>,
     filter: Option<FilterBlockReader>,
     block: Option<BlockState>,
@@ -250,7 +258,7 @@ impl TableVisitor for Checker<'_> {
         });
     }
 
-    fn entry(&mut self, key: &[u8], _value: &[u8]) {
+    fn entry(&mut self, key: &[u8], value: &[u8]) {
         self.entries += 1;
         let Some(block) = self.block.as_mut() else {
             return;
@@ -275,6 +283,15 @@ impl TableVisitor for Checker<'_> {
                             parsed.sequence
                         ),
                     );
+                }
+                if parsed.value_type == ValueType::ValuePointer {
+                    let added = self
+                        .pointers
+                        .add(&self.source, offset, parsed.user_key, value);
+                    if let Err(reason) = added {
+                        self.problems
+                            .add(offset, format!("data block {}: {reason}", block.index));
+                    }
                 }
                 if let Some(filter) = &self.filter {
                     if block.filter_miss.is_none()

@@ -4,11 +4,13 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::{KeyJson, KeyText, Printer};
+use super::{bad_pointer, KeyJson, KeyText, PointerShown, Printer};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::table::format::{BlockHandle, Footer};
 use crate::tools::table_walk::{FilterSummary, TableFile, TableVisitor};
+use crate::util::internal_key::{parse_internal_key, ValueType};
+use crate::vlog::ValuePointer;
 
 pub(super) fn dump(env: &dyn Env, path: &Path, verify: bool, p: &mut Printer<'_>) -> Result<()> {
     let table = match TableFile::open(env, path) {
@@ -20,9 +22,12 @@ pub(super) fn dump(env: &dyn Env, path: &Path, verify: bool, p: &mut Printer<'_>
         p,
         error: None,
         blocks: 0,
+        block_offset: None,
     };
     table.walk(verify, &mut visitor)?;
-    let Dumper { p, error, blocks } = visitor;
+    let Dumper {
+        p, error, blocks, ..
+    } = visitor;
     if let Some(e) = error {
         return Err(e);
     }
@@ -47,6 +52,8 @@ struct Dumper<'p, 'o> {
     p: &'p mut Printer<'o>,
     error: Option<Error>,
     blocks: u64,
+    /// Offset of the data block being walked.
+    block_offset: Option<u64>,
 }
 
 impl Dumper<'_, '_> {
@@ -146,6 +153,7 @@ impl TableVisitor for Dumper<'_, '_> {
 
     fn data_block(&mut self, index: usize, handle: BlockHandle, compression: u8, len: usize) {
         self.blocks += 1;
+        self.block_offset = Some(handle.offset);
         self.emit(|p| {
             let compression = compression_name(compression);
             if p.json {
@@ -167,20 +175,37 @@ impl TableVisitor for Dumper<'_, '_> {
     }
 
     fn entry(&mut self, key: &[u8], value: &[u8]) {
+        let block = self.block_offset;
         self.emit(|p| {
             p.summary.records += 1;
-            if p.json {
-                p.json(&json!({
-                    "type": "entry",
-                    "key": KeyJson::new(key, p.show),
-                    "value": p.bytes(value),
-                }))
-            } else {
-                p.line(format_args!(
+            // A separated value's pointer is shown decoded; one that does not parse is shown
+            // raw and reported at its block.
+            let pointer = match parse_internal_key(key) {
+                Some(k) if k.value_type == ValueType::ValuePointer => {
+                    let pointer = ValuePointer::decode(value).map(PointerShown);
+                    if pointer.is_none() {
+                        p.problem(block, &bad_pointer(k.user_key, value))?;
+                    }
+                    pointer
+                }
+                _ => None,
+            };
+            let shown = KeyJson::new(key, p.show);
+            match (p.json, pointer) {
+                (true, Some(pointer)) => {
+                    p.json(&json!({"type": "entry", "key": shown, "pointer": pointer}))
+                }
+                (true, None) => {
+                    p.json(&json!({"type": "entry", "key": shown, "value": p.bytes(value)}))
+                }
+                (false, Some(pointer)) => {
+                    p.line(format_args!("  {} => {pointer}", KeyText(key, p.show)))
+                }
+                (false, None) => p.line(format_args!(
                     "  {} => '{}'",
                     KeyText(key, p.show),
                     p.bytes(value)
-                ))
+                )),
             }
         });
     }

@@ -213,13 +213,19 @@ proptest! {
     #[test]
     fn dumping_arbitrary_bytes_never_panics(
         bytes in proptest::collection::vec(any::<u8>(), 0..400),
-        kind in 0usize..4,
+        kind in 0usize..5,
     ) {
         let env = Arc::new(MemEnv::new());
         env.create_dir(std::path::Path::new("/d")).unwrap();
         let path = std::path::Path::new("/d/f");
         crate::env::write_file(&*env, path, &bytes, false).unwrap();
-        let kinds = [FileKind::Log, FileKind::Table, FileKind::Manifest, FileKind::Current];
+        let kinds = [
+            FileKind::Log,
+            FileKind::Table,
+            FileKind::Manifest,
+            FileKind::Current,
+            FileKind::ValueFile,
+        ];
         let options = DumpOptions {
             kind: Some(kinds[kind]),
             env,

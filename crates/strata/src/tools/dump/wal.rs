@@ -4,11 +4,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{dump_records, Printer};
+use super::{bad_pointer, dump_records, PointerShown, Printer};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::tools::records::describe_in_record;
 use crate::tools::text::Shown;
+use crate::vlog::ValuePointer;
 use crate::write_batch::{BatchOp, WriteBatch};
 
 #[derive(Serialize)]
@@ -27,6 +28,9 @@ struct OpJson<'a> {
     key: Shown<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<Shown<'a>>,
+    /// A separated value's pointer, in place of the value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pointer: Option<PointerShown>,
     /// A range deletion's end (exclusive).
     #[serde(skip_serializing_if = "Option::is_none")]
     end: Option<Shown<'a>>,
@@ -45,6 +49,7 @@ impl<'a> OpJson<'a> {
             sequence,
             key,
             value: None,
+            pointer: None,
             end: None,
             expires_at_micros: None,
             ttl_micros: None,
@@ -77,6 +82,7 @@ fn batch_out(p: &mut Printer<'_>, offset: u64, batch: &WriteBatch) -> Result<()>
     let first = batch.sequence();
     let mut ops = Vec::new();
     let mut error: Option<Error> = None;
+    let mut bad_pointers = Vec::new();
     for (i, op) in batch.iter().enumerate() {
         let sequence = first.wrapping_add(i as u64);
         match op {
@@ -103,11 +109,24 @@ fn batch_out(p: &mut Printer<'_>, offset: u64, batch: &WriteBatch) -> Result<()>
                 ttl_micros: Some(u64::try_from(ttl.as_micros()).unwrap_or(u64::MAX)),
                 ..OpJson::new("put-ttl", sequence, show.bytes(key))
             }),
-            // The value is the pointer's encoding (see `vlog`).
-            Ok(BatchOp::PutSeparated { key, pointer }) => ops.push(OpJson {
-                value: Some(show.bytes(pointer)),
-                ..OpJson::new("put-pointer", sequence, show.bytes(key))
-            }),
+            // The value is the pointer's encoding (see `vlog`): shown decoded, or raw when it
+            // does not parse (reported after the batch).
+            Ok(BatchOp::PutSeparated { key, pointer: raw }) => {
+                let op = OpJson::new("put-pointer", sequence, show.bytes(key));
+                ops.push(match ValuePointer::decode(raw) {
+                    Some(pointer) => OpJson {
+                        pointer: Some(PointerShown(pointer)),
+                        ..op
+                    },
+                    None => {
+                        bad_pointers.push(bad_pointer(key, raw));
+                        OpJson {
+                            value: Some(show.bytes(raw)),
+                            ..op
+                        }
+                    }
+                });
+            }
             Err(e) => error = Some(e),
         }
     }
@@ -126,6 +145,10 @@ fn batch_out(p: &mut Printer<'_>, offset: u64, batch: &WriteBatch) -> Result<()>
         ))?;
         for op in &ops {
             let (kind, key, sequence) = (op.op, &op.key, op.sequence);
+            if let Some(pointer) = op.pointer {
+                p.line(format_args!("  {kind} '{key}' @ {sequence} => {pointer}"))?;
+                continue;
+            }
             match (&op.value, &op.end) {
                 (Some(value), _) => p.line(format_args!(
                     "  {kind} '{key}' @ {sequence} => '{value}'{}",
@@ -143,6 +166,9 @@ fn batch_out(p: &mut Printer<'_>, offset: u64, batch: &WriteBatch) -> Result<()>
                 (None, None) => p.line(format_args!("  {kind} '{key}' @ {sequence}"))?,
             }
         }
+    }
+    for reason in &bad_pointers {
+        p.problem(Some(offset), reason)?;
     }
     match error {
         Some(e) => {
