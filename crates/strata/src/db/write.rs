@@ -71,11 +71,52 @@ impl Writer {
     }
 }
 
+/// Whether a write may wait: for the writer leading a group, for room in the memtable (a
+/// slowdown, a flush, a new log) or for a sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    Allowed,
+    /// `DB::try_write`: such a write fails with `Error::WouldBlock` having written nothing.
+    Refused,
+}
+
 /// Commits `batch` (or, for `None`, forces the current memtable to be flushed).
 pub(crate) fn write(
     db: &Arc<DbInner>,
     options: &WriteOptions,
     batch: Option<&WriteBatch>,
+) -> Result<()> {
+    write_waiting(db, options, batch, Wait::Allowed)
+}
+
+/// Commits `batch` now on the calling thread, or fails with `Error::WouldBlock` having written
+/// nothing when that would mean waiting (see [`Wait`]); a database separating values always
+/// does (the values would go to a value file first).
+pub(crate) fn try_write(
+    db: &Arc<DbInner>,
+    options: &WriteOptions,
+    batch: &WriteBatch,
+) -> Result<()> {
+    if options.sync {
+        return Err(would_block("a sync write waits for the disk"));
+    }
+    if db.options.value_separation.is_some() {
+        return Err(would_block(
+            "with value separation, values are written to a value file first",
+        ));
+    }
+    write_waiting(db, options, Some(batch), Wait::Refused)
+}
+
+fn would_block(why: &str) -> Error {
+    Error::WouldBlock(why.to_owned())
+}
+
+fn write_waiting(
+    db: &Arc<DbInner>,
+    options: &WriteOptions,
+    batch: Option<&WriteBatch>,
+    wait: Wait,
 ) -> Result<()> {
     db.refuse_if_read_only(if batch.is_some() { "write" } else { "flush" })?;
     if let Some(b) = batch {
@@ -104,6 +145,9 @@ pub(crate) fn write(
     };
     let batch = separated.as_ref().map(|(b, _)| b).or(batch);
     let mut state = db.state.lock();
+    if state.leading && wait == Wait::Refused {
+        return Err(would_block("another write is in progress"));
+    }
     if state.leading {
         let writer = Arc::new(Writer {
             batch: Mutex::new(batch.cloned()),
@@ -130,7 +174,7 @@ pub(crate) fn write(
         }
     }
     state.leading = true;
-    let result = lead(db, &mut state, batch, options.sync);
+    let result = lead(db, &mut state, batch, options.sync, wait);
     // Hand leadership to the next writer in line, if any.
     match state.writers.pop_front() {
         Some(next) => {
@@ -149,9 +193,13 @@ fn lead(
     state: &mut MutexGuard<'_, DbState>,
     batch: Option<&WriteBatch>,
     sync: bool,
+    wait: Wait,
 ) -> Result<()> {
     let force = batch.is_none();
-    let mut result = make_room_for_write(db, state, force);
+    let mut result = match wait {
+        Wait::Allowed => make_room_for_write(db, state, force),
+        Wait::Refused => room_without_waiting(db, state),
+    };
     let mut followers = Vec::new();
     if let (Ok(()), Some(batch)) = (&result, batch) {
         let (taken, count) = take_followers(state, batch, sync);
@@ -467,6 +515,25 @@ fn make_room_for_write(
             force = false;
         }
     }
+}
+
+/// [`make_room_for_write`] for a write that must not wait (`DB::try_write`, on a database
+/// without value separation): `Ok` when the memtable has room and level 0 is below the
+/// slowdown trigger, else `Error::WouldBlock`.
+fn room_without_waiting(db: &DbInner, state: &DbState) -> Result<()> {
+    if let Some(e) = &state.bg_error {
+        return Err(e.clone());
+    }
+    if db.shutting_down.load(Ordering::Acquire) {
+        return Err(Error::InvalidArgument("database is closing".into()));
+    }
+    if state.versions.current().num_files(0) >= L0_SLOWDOWN_WRITES_TRIGGER {
+        return Err(would_block("level 0 is crowded; writes are slowed down"));
+    }
+    if memtable_full(db, &state.mem) {
+        return Err(would_block("the memtable is full"));
+    }
+    Ok(())
 }
 
 /// Whether `mem` is full: its size, with the values separated from its pointers, is over
