@@ -39,6 +39,7 @@ use crate::util::crc;
 pub(crate) const CRC_LEN: usize = 4;
 
 /// Most bytes a record's header takes: the crc and two varint32 lengths.
+#[cfg(any(test, feature = "tools"))]
 pub(crate) const MAX_HEADER_LEN: usize = CRC_LEN + 5 + 5;
 
 /// Where a separated value is: what a type-4 entry holds.
