@@ -473,6 +473,13 @@ impl TableIter {
                 self.set_data(None);
                 return;
             }
+            // A read that must not wait stops at a block it could not read from memory,
+            // invalid with `WouldBlock`: going on past it would leave a hole that the merge
+            // above, which stops only at a child invalid with an error, cannot see, and
+            // older entries the block hides would be yielded.
+            if self.reads.memory_only && self.data.as_ref().is_none_or(|d| d.status().is_err()) {
+                return;
+            }
             self.index.next();
             self.init_data_block();
             if let Some(d) = &mut self.data {
@@ -485,6 +492,13 @@ impl TableIter {
         while !self.data_valid() {
             if !self.index.valid() {
                 self.set_data(None);
+                return;
+            }
+            // A read that must not wait stops at a block it could not read from memory,
+            // invalid with `WouldBlock`: going on past it would leave a hole that the merge
+            // above, which stops only at a child invalid with an error, cannot see, and
+            // older entries the block hides would be yielded.
+            if self.reads.memory_only && self.data.as_ref().is_none_or(|d| d.status().is_err()) {
                 return;
             }
             self.index.prev();
