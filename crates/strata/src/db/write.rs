@@ -97,6 +97,7 @@ pub(crate) fn try_write(
     options: &WriteOptions,
     batch: &WriteBatch,
 ) -> Result<()> {
+    db.refuse_if_read_only("write")?;
     if options.sync {
         return Err(would_block("a sync write waits for the disk"));
     }
@@ -144,7 +145,15 @@ fn write_waiting(
         None => None,
     };
     let batch = separated.as_ref().map(|(b, _)| b).or(batch);
-    let mut state = db.state.lock();
+    // The state mutex is held over file I/O at times (creating a log at a memtable switch, a
+    // checkpoint opening logs): a write that must not wait does not wait for it either.
+    let mut state = match wait {
+        Wait::Allowed => db.state.lock(),
+        Wait::Refused => db
+            .state
+            .try_lock()
+            .ok_or_else(|| would_block("the database state is busy"))?,
+    };
     if state.leading && wait == Wait::Refused {
         return Err(would_block("another write is in progress"));
     }
