@@ -13,7 +13,9 @@
 //! writer, room in the memtable or a sync becomes a task on libuv's threads. An answer at once
 //! is returned as the value itself (`undefined` for a write), which abstract-level awaits like
 //! a promise, and costs no thread hand-off. While a write handed to a thread is not done,
-//! nothing is tried at once, so no read or write overtakes a write made before it.
+//! nothing is tried at once, so nothing answered at once overtakes a write made before it.
+//! Writes handed to threads run in parallel, in no defined order among themselves, as in
+//! classic-level (abstract-level's "Order Of Operations": parallel writes have none).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
