@@ -62,6 +62,11 @@ struct Damage {
     read_error: Option<Error>,
     /// One line per drop, for the info log.
     dropped: Vec<String>,
+    /// Set for a read beside a live writer ([`LogBatches::beside_writer`]): corruption is
+    /// held here instead of being dropped and noted, and ends the read.
+    withhold: bool,
+    /// The first corruption withheld since [`LogBatches::next`] last looked.
+    withheld: Option<Error>,
 }
 
 /// Collects log corruption (noted always, fatal under `paranoid_checks`) and read errors.
@@ -76,6 +81,10 @@ impl Reporter for LogReporter {
         let mut damage = self.damage.lock();
         if !reason.is_corruption() {
             damage.read_error.get_or_insert(reason);
+            return;
+        }
+        if damage.withhold {
+            damage.withheld.get_or_insert(reason);
             return;
         }
         damage
@@ -121,10 +130,12 @@ pub(crate) struct LogBatches {
     continuity: Continuity,
     /// Damage reports seen so far (new ones mean something was skipped).
     reports_seen: usize,
-    /// Set when a batch broke the continuity after a gap or damage: the file offset where
-    /// the log ended for this read (past the last batch returned).
+    /// Set when a batch broke the continuity after a gap or damage, or (beside a writer) at
+    /// damage: the file offset where the log ended for this read (past the last batch
+    /// returned).
     ended_at: Option<u64>,
-    /// The damage that jump is, reported by [`LogBatches::finish`] unless excused first.
+    /// The damage that jump or that damage is, reported by [`LogBatches::finish`] unless
+    /// excused first.
     jump: Option<Error>,
 }
 
@@ -165,6 +176,17 @@ impl LogBatches {
         })
     }
 
+    /// This read for a reader beside a live writer (a read-only handle reading the newest
+    /// log, `db/read_only.rs`): damage the log reader finds may be a record the writer is
+    /// still copying (the kernel copies a `read` in no promised order, so the header may be
+    /// seen before all of the payload: a checksum mismatch). It ends the read, before the
+    /// record it spoils, as a jump does: [`LogBatches::excuse_jump`] lets the caller read
+    /// again from there, and [`LogBatches::finish`] reports it otherwise.
+    pub(crate) fn beside_writer(self) -> LogBatches {
+        self.damage.lock().withhold = true;
+        self
+    }
+
     /// The next batch, or `None` at the end of the log.
     pub(crate) fn next(&mut self, info_log: &InfoLog) -> Result<Option<LoggedBatch>> {
         loop {
@@ -172,10 +194,18 @@ impl LogBatches {
                 return Ok(None);
             }
             let before = self.reader.end_of_last_record().max(self.from);
-            let Some(record) = self.reader.read_record(&mut self.scratch) else {
+            let record = self
+                .reader
+                .read_record(&mut self.scratch)
+                .map(<[u8]>::to_vec);
+            if let Some(e) = self.damage.lock().withheld.take() {
+                self.jump = Some(e);
+                self.ended_at = Some(before);
+                return Ok(None);
+            }
+            let Some(contents) = record else {
                 return Ok(None);
             };
-            let contents = record.to_vec();
             let offset = self.reader.last_record_offset();
             let end = self.reader.end_of_last_record();
             let gap = self.reader.take_gap();
@@ -230,9 +260,10 @@ impl LogBatches {
         self.jump = Some(e);
     }
 
-    /// Whether the read ended at a jump, which `finish` then does not report: for a reader
-    /// beside a live writer, which may have seen a record still being copied (zeros) and the
-    /// records after it, and will read the log again from where this read ended.
+    /// Whether the read ended at a jump (or, [`LogBatches::beside_writer`], at damage), which
+    /// `finish` then does not report: for a reader beside a live writer, which may have seen a
+    /// record still being copied (zeros, or part of its payload) and the records after it, and
+    /// will read the log again from where this read ended.
     pub(crate) fn excuse_jump(&mut self) -> bool {
         self.jump.take().is_some()
     }
