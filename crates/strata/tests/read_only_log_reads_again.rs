@@ -151,6 +151,47 @@ fn a_batch_after_a_gap_and_an_unusable_record_is_left_out_after_a_read_stops_at_
     );
 }
 
+/// The log the manifest names is gone (a lenient handle goes on without it), and log 100 holds
+/// b, c, damage that hid no batch, then d continuing c: one read keeps d. Read beside the
+/// writer, the newest log is read again from after c before its damage is reported, and that
+/// read must keep d as well — as must a refresh that finds the damage and d appended.
+#[test]
+fn reading_the_newest_log_again_keeps_what_one_read_keeps() {
+    let mut log = blocks(&[vec![batch("b", 2), batch("c", 3)], vec![batch("d", 4)]]);
+    let garbage = write_log_records(&[b"not a batch".as_slice()]);
+    let at = write_log_records(&[&batch("b", 2), &batch("c", 3)]).len();
+    log[at..at + garbage.len()].copy_from_slice(&garbage);
+    log[at] ^= 1; // its checksum
+    let without_named_log = |log: &[u8]| {
+        let env = database_with_log(log);
+        for name in env.children(Path::new("/db")).unwrap() {
+            if name.ends_with(".log") && name != "000100.log" {
+                env.remove_file(&Path::new("/db").join(name)).unwrap();
+            }
+        }
+        env
+    };
+    for newest in [false, true] {
+        let env = without_named_log(&log);
+        if !newest {
+            write_log(&env, "000101.log", &[]);
+        }
+        let db = DB::open_read_only("/db", options(&env, false)).unwrap();
+        assert_eq!(
+            present(&db, &KEYS[1..]),
+            ["b", "c", "d"],
+            "log 100 newest: {newest}"
+        );
+    }
+    // A refresh reading from after c.
+    let env = without_named_log(&log[..at]);
+    let db = DB::open_read_only("/db", options(&env, false)).unwrap();
+    assert_eq!(present(&db, &KEYS[1..]), ["b", "c"]);
+    write_log(&env, "000100.log", &log);
+    db.refresh().unwrap();
+    assert_eq!(present(&db, &KEYS[1..]), ["b", "c", "d"], "refresh");
+}
+
 /// Damage the reader withholds beside the writer, then a read error: the error fails the open
 /// (lenient or paranoid), as it does in a log read once; it is no corruption to read again.
 #[test]
