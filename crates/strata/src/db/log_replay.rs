@@ -12,6 +12,9 @@
 //!   does not ends it, noted in the info log and, for a gap, reported as damage (so fatal
 //!   under `paranoid_checks`). A gap that the batches after it continue is no damage, except
 //!   before a log's first batch: replayed, but reported as damage (see `db/log_continuity.rs`).
+//!   A read does not end past a gap or damage that only unusable records follow: a later read
+//!   going on from where it ended (a read-only handle's) must still see the gap or damage and
+//!   demand that the next batch continue exactly.
 //! - [`Sequences`] checks that each log continues the sequence numbers where the tables and the
 //!   logs before it end (see `db/wal.rs`): a log whose first write starts past that point lost
 //!   its predecessor's tail to a power loss, or, beside a live writer, was read before the end
@@ -108,7 +111,8 @@ pub(crate) struct LoggedBatch {
 
 /// How a log's replay ended.
 pub(crate) struct LogEnd {
-    /// File offset just past the last whole record read (`from` if none was).
+    /// File offset just past the last whole record read (`from` if none was), or before the
+    /// gap or damage that only unusable records followed.
     pub(crate) clean_end: u64,
     /// Damage was skipped.
     pub(crate) damaged: bool,
@@ -137,6 +141,11 @@ pub(crate) struct LogBatches {
     /// The damage that jump or that damage is, reported by [`LogBatches::finish`] unless
     /// excused first.
     jump: Option<Error>,
+    /// Set while a gap or damage is followed by unusable records only: the file offset
+    /// before that gap or damage, past which the read does not end (a later read going on
+    /// past the unusable records would no longer know that its first batch must continue
+    /// the ones before the gap exactly).
+    unresolved: Option<u64>,
 }
 
 impl LogBatches {
@@ -173,6 +182,7 @@ impl LogBatches {
             reports_seen: 0,
             ended_at: None,
             jump: None,
+            unresolved: None,
         })
     }
 
@@ -200,7 +210,7 @@ impl LogBatches {
                 .map(<[u8]>::to_vec);
             if let Some(e) = self.damage.lock().withheld.take() {
                 self.jump = Some(e);
-                self.ended_at = Some(before);
+                self.ended_at = Some(self.unresolved.unwrap_or(before));
                 return Ok(None);
             }
             let Some(contents) = record else {
@@ -227,14 +237,18 @@ impl LogBatches {
                 // cannot be used; the batches after it are taken as they come.
                 Err(e) => {
                     self.skip_record(info_log, e, offset)?;
+                    if self.continuity.skip_pending() {
+                        self.unresolved.get_or_insert(before);
+                    }
                     continue;
                 }
             };
             if let Err(jump) = self.continuity.follow(&batch) {
                 self.end_at_jump(gap, offset, &jump);
-                self.ended_at = Some(before);
+                self.ended_at = Some(self.unresolved.unwrap_or(before));
                 return Ok(None);
             }
+            self.unresolved = None;
             if let (true, Some((at, bytes))) = (starts_log, gap) {
                 let reason = gap_before_first_batch(bytes, batch.sequence());
                 let e = Error::corruption_at(at, reason).in_file(self.path.display());
@@ -297,6 +311,7 @@ impl LogBatches {
     pub(crate) fn finish(self, info_log: &InfoLog) -> Result<LogEnd> {
         let clean_end = self
             .ended_at
+            .or(self.unresolved)
             .unwrap_or_else(|| self.reader.end_of_last_record().max(self.from));
         drop(self.reader);
         let mut damage = self.damage.lock();

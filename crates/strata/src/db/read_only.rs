@@ -98,6 +98,10 @@ type Merged = (Vec<(u64, u64)>, Arc<MemTable>);
 struct FollowedLog {
     number: u64,
     end: u64,
+    /// The sequence number the batch at `end` is due to start at: where the last batch read
+    /// from this log ends. A read going on from `end` takes a batch after a gap or damage only
+    /// if it starts there, as one read of the whole log would.
+    next: Option<u64>,
     mem: Arc<MemTable>,
     file: Arc<dyn RandomAccessFile>,
 }
@@ -350,7 +354,10 @@ impl Follower {
         excuse_jump: bool,
     ) -> std::result::Result<bool, Attempt> {
         let index = self.logs.iter().position(|log| log.number == number);
-        let from = index.map_or(0, |i| self.logs[i].end);
+        let (from, expected) = match index {
+            Some(i) => (self.logs[i].end, self.logs[i].next),
+            None => (0, sequences.expected_start()),
+        };
         let path = log_file_name(&db.dir, number);
         let opened = LogBatches::open(
             &*db.env,
@@ -359,7 +366,7 @@ impl Follower {
             from,
             db.options.paranoid_checks,
             self.manifest.extensions(),
-            sequences.expected_start(),
+            expected,
         );
         let mut batches = match opened {
             Ok(batches) if excuse_jump => batches.beside_writer(),
@@ -387,6 +394,7 @@ impl Follower {
                         FollowedLog {
                             number,
                             end: 0,
+                            next: None,
                             mem: Arc::new(MemTable::new(db.icmp.clone())),
                             file,
                         },
@@ -400,6 +408,10 @@ impl Follower {
                 sequences.replayed(&logged.batch);
             }
             log.end = logged.end;
+            log.next = logged
+                .batch
+                .sequence()
+                .checked_add(u64::from(logged.batch.count()));
         }
         let again = excuse_jump && batches.excuse_jump();
         let end = batches.finish(&db.info_log)?;
