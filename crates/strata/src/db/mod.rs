@@ -76,6 +76,11 @@ pub(crate) struct SuperVersion {
     /// The range tombstones of every table of `version`, merged: built by the first iterator
     /// that needs them (`db/read.rs`).
     pub(crate) table_tombstones: OnceLock<Arc<Fragments>>,
+    /// The last sequence number when this view was made: every write up to it is in the view,
+    /// whole. A read of the view without a snapshot reads at least at it
+    /// (`db/published.rs`): compactions in its tables may have dropped versions older than
+    /// it that a read at an older sequence number would need.
+    pub(crate) sequence: u64,
 }
 
 impl SuperVersion {
@@ -175,6 +180,7 @@ impl DbState {
             imm: self.imm.clone(),
             version: Arc::clone(self.versions.current()),
             table_tombstones: OnceLock::new(),
+            sequence: self.versions.last_sequence,
         });
         self.super_versions.retain(|view| view.strong_count() > 0);
         self.super_versions.push(Arc::downgrade(&view));

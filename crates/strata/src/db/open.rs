@@ -337,6 +337,7 @@ pub(super) fn new_inner(
         imm: None,
         version: Arc::clone(versions.current()),
         table_tombstones: std::sync::OnceLock::new(),
+        sequence: versions.last_sequence,
     });
     let super_versions = vec![Arc::downgrade(&super_version)];
     let published = Arc::new(Published::new(super_version, versions.last_sequence));
