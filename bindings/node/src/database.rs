@@ -98,8 +98,8 @@ fn lookup_many(db: &DB, options: &ReadOptions, keys: &[Vec<u8>]) -> Outcome<Vec<
 
 /// `getMany`'s answer as a JavaScript array.
 fn found_many_to_js(env: &Env, found: FoundMany) -> napi::Result<Unknown<'_>> {
-    let count = u32::try_from(found.values.len())
-        .map_err(|_| napi::Error::from_reason("too many keys"))?;
+    let count =
+        u32::try_from(found.values.len()).map_err(|_| napi::Error::from_reason("too many keys"))?;
     let mut array = env.create_array(count)?;
     for (index, value) in (0..count).zip(&found.values) {
         array.set(
@@ -375,11 +375,7 @@ impl Database {
 
     /// Applies a chained batch's operations atomically; the batch is left empty.
     #[napi(ts_return_type = "undefined | Promise<void>")]
-    pub fn write_batch(
-        &self,
-        batch: &mut Batch,
-        sync: bool,
-    ) -> napi::Result<Answer<(), ()>, Code> {
+    pub fn write_batch(&self, batch: &mut Batch, sync: bool) -> napi::Result<Answer<(), ()>, Code> {
         Ok(self.write(batch.take()?, sync))
     }
 
