@@ -30,7 +30,7 @@ final class StrataDB extends NativeObject implements StrataDatabase {
     /** {@code getVia}'s answer for an absent key (-2: the value does not fit the scratch). */
     private static final int ABSENT = -1;
 
-    /** Set by {@link #close()}: iterators stop handing out entries they read ahead. */
+    /** Set by {@link #close()} once done: iterators stop handing out entries they read ahead. */
     private volatile boolean closed;
 
     StrataDB(long handle) {
@@ -242,8 +242,11 @@ final class StrataDB extends NativeObject implements StrataDatabase {
     /** Closes the database and its iterators, after the calls in flight. Idempotent. */
     @Override
     public void close() {
-        closed = true;
         close(handle);
+        // After the native close: once this is seen, the native iterators are closed too, so
+        // an iterator that drops what it read ahead gets the "closed" error from its next call
+        // (set before, that call could still run, past the entries dropped).
+        closed = true;
     }
 
     /** Whether {@link #close()} was called (for {@code StrataIterator}'s read-ahead). */
