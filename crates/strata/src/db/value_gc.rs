@@ -293,7 +293,13 @@ pub(crate) fn pick_compaction(state: &mut DbState) -> Option<Compaction> {
                     .is_empty()
             });
             if let Some(from) = upper.or((level == 0).then_some(0)) {
-                picker::compact_range(&mut state.versions, from, Some(smallest), Some(largest))
+                picker::compact_range(
+                    &state.versions,
+                    &state.compactions,
+                    from,
+                    Some(smallest),
+                    Some(largest),
+                )
             } else if state.value_gc.relocating.contains(&number) {
                 let tables: HashSet<u64> = state.value_gc.relocating.iter().copied().collect();
                 picker::compact_range_in_place(

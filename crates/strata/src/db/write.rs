@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use super::background::panics_as_errors;
+use super::panics::panics_as_errors;
 use super::{value_files, DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::extension::{Extension, Extensions};
