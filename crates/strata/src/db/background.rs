@@ -41,9 +41,10 @@ use parking_lot::MutexGuard;
 
 use super::edits::apply_edit;
 use super::flush::compact_memtable;
-use super::obsolete_files::delete_obsolete_files;
+use super::obsolete_files::{delete_obsolete_files, wait_for_deletions};
 use super::panics::panics_as_errors;
-use super::{value_gc, DbInner, DbState};
+use super::value_gc::{self, Replan};
+use super::{DbInner, DbState};
 use crate::compaction::picker::{self, can_start};
 use crate::compaction::running::InFlightId;
 use crate::compaction::Compaction;
@@ -73,8 +74,8 @@ impl Role {
     fn thread_name(self) -> &'static str {
         match self {
             Role::All => "strata-bg",
-            Role::Flush => "strata-flush",
-            Role::Compact => "strata-compact",
+            Role::Flush => "strata-bg-flush",
+            Role::Compact => "strata-bg-compact",
         }
     }
 }
@@ -131,7 +132,8 @@ pub(crate) fn merges_flush(db: &DbInner) -> bool {
 enum Job {
     /// Flush the immutable memtable.
     Flush,
-    /// Redo garbage collection's plan (`db/value_gc.rs`), deleting what it frees.
+    /// Redo garbage collection's plan (`db/value_gc.rs`), deleting what it frees; one at a
+    /// time (`value_gc::Replan`).
     Replan,
     /// Run a compaction, already entered as in flight.
     Compact {
@@ -202,10 +204,16 @@ fn next_job(db: &DbInner, state: &mut MutexGuard<'_, DbState>, role: Role) -> Op
         return Some(job);
     }
     // Garbage collection first: the space bound holds only while it keeps up.
-    if state.value_gc_stale(&db.snapshots) {
+    if !state.value_gc.replan.running && state.value_gc_stale(&db.snapshots) {
+        let smallest = state.smallest_snapshot(&db.snapshots);
+        let gc = &mut state.value_gc;
+        gc.replan = Replan {
+            running: true,
+            writes_wait: gc.snapshot_released(smallest) || gc.over_bound,
+        };
         // Done once, even if planning fails.
-        state.value_gc.replan_at = None;
-        state.value_gc.sweep = false;
+        gc.replan_at = None;
+        gc.sweep = false;
         return Some(Job::Replan);
     }
     if let Some(c) = value_gc::pick_compaction(state) {
@@ -281,7 +289,11 @@ fn run(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>, job: Job) -> Resu
     match job {
         Job::Flush => compact_memtable(db, state),
         Job::Replan => {
+            // A pass running now may have begun before the release: this job runs one of
+            // its own after it, and writes waiting for the new plan wait for it.
+            wait_for_deletions(db, state);
             delete_obsolete_files(db, state);
+            state.value_gc.replan = Replan::default();
             Ok(())
         }
         Job::Compact { c, id, kind } => run_compaction(db, state, c, id, kind),

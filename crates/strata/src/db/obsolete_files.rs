@@ -22,6 +22,13 @@ pub(crate) struct Passes {
     again: bool,
 }
 
+impl Passes {
+    /// Whether a pass runs (it will redo garbage collection's plan, `db/value_gc.rs`).
+    pub(crate) fn running(&self) -> bool {
+        self.running
+    }
+}
+
 /// Deletes every file in the directory that no live version, pending output or live log
 /// needs, stopping early when a memtable flush is waiting (the next call, after it, goes on),
 /// and the value files nothing reaches (`value_files::delete_unreferenced`, whose failure

@@ -427,11 +427,12 @@ fn make_room_for_write(
         } else if db.options.value_separation.is_some() && state.note_released_readers() {
             // A released reader may leave value files to delete.
             db.bg_work.notify_all();
-        } else if state.value_gc.sweep
-            && state.value_gc.over_bound
+        } else if ((state.value_gc.sweep && state.value_gc.over_bound)
+            || state.value_gc.replan.writes_wait)
             && state.compactions_suspended == 0
         {
-            // Over the bound: wait for those files to go before adding more.
+            // Over the bound: wait for those files to go before adding more (or for the new
+            // plan a released snapshot asked for).
             db.bg_done.wait(state);
         } else if state
             .value_gc
@@ -447,7 +448,10 @@ fn make_room_for_write(
             && state.value_gc.wants_flush()
         {
             force = true; // the memtable holds entries shadowing garbage to collect
-        } else if !force && state.value_gc.writes_wait() && state.compactions_suspended == 0 {
+        } else if !force
+            && state.value_gc.writes_wait(state.obsolete_files.running())
+            && state.compactions_suspended == 0
+        {
             db.info_log.log(format_args!(
                 "value files over their bound; waiting for garbage collection"
             ));
