@@ -289,10 +289,10 @@ fn run(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>, job: Job) -> Resu
     match job {
         Job::Flush => compact_memtable(db, state),
         Job::Replan => {
-            // A pass running now may have begun before the release: this job runs one of
-            // its own after it, and writes waiting for the new plan wait for it.
-            wait_for_deletions(db, state);
+            // A pass running now may have begun before the release: the job waits for the
+            // one after it (which redoes the plan), and writes waiting for it wait with it.
             delete_obsolete_files(db, state);
+            wait_for_deletions(db, state);
             state.value_gc.replan = Replan::default();
             Ok(())
         }
@@ -324,9 +324,10 @@ fn run_compaction(
     // After a failed manifest write this deletes nothing: `apply_edit` recorded the background
     // error, so files the edit may have named stay.
     delete_obsolete_files(db, state);
-    // A step of `compact_range` ends after the deletions (or after the pass it left them to:
-    // `compact_range` waits for that), so the call returns with the inputs gone.
     if let Kind::Manual { in_place, resume } = kind {
+        // A step of `compact_range` ends after the deletions (or the pass it left them to),
+        // so the call returns with the inputs gone.
+        wait_for_deletions(db, state);
         if let Some(manual) = state.manual.as_mut() {
             manual.running = false;
         }

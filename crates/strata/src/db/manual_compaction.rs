@@ -12,7 +12,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::flush::flush_memtable;
-use super::obsolete_files::wait_for_deletions;
 use super::{DbInner, ManualCompaction};
 use crate::error::{Error, Result};
 use crate::version::NUM_LEVELS;
@@ -121,8 +120,6 @@ fn run_manual_compaction(
         if state.manual.as_ref().is_some_and(|m| m.done) {
             state.manual = None;
             db.bg_done.notify_all();
-            // The last step's inputs may be left to another thread's pass.
-            wait_for_deletions(db, &mut state);
             return Ok(());
         }
         db.bg_done.wait(&mut state);

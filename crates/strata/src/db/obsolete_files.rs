@@ -20,6 +20,9 @@ use crate::filename::{parse_file_name, FileType};
 pub(crate) struct Passes {
     running: bool,
     again: bool,
+    /// Passes begun and ended (a pass asked to run again counts once per run).
+    begun: u64,
+    ended: u64,
 }
 
 impl Passes {
@@ -42,19 +45,22 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
     state.obsolete_files.running = true;
     loop {
         state.obsolete_files.again = false;
+        state.obsolete_files.begun += 1;
         one_pass(db, state);
+        state.obsolete_files.ended += 1;
+        db.bg_done.notify_all();
         if !state.obsolete_files.again {
             break;
         }
     }
     state.obsolete_files.running = false;
-    db.bg_done.notify_all();
 }
 
-/// Waits (on `bg_done`) until no pass deleting obsolete files runs: the deletions asked for
-/// before the call are done.
+/// Waits (on `bg_done`) until the deletions asked for before the call are done: when a pass
+/// runs, until the next one has run (the one such a request was left to).
 pub(crate) fn wait_for_deletions(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
-    while state.obsolete_files.running {
+    let covering = state.obsolete_files.begun + 1;
+    while state.obsolete_files.running && state.obsolete_files.ended < covering {
         db.bg_done.wait(state);
     }
 }
