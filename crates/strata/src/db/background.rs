@@ -137,7 +137,7 @@ enum Job {
     Replan,
     /// Run a compaction, already entered as in flight.
     Compact {
-        c: Compaction,
+        c: Box<Compaction>,
         id: InFlightId,
         kind: Kind,
     },
@@ -272,7 +272,11 @@ fn manual_step(
 fn start(state: &mut DbState, c: Compaction, kind: Kind) -> Job {
     state.versions.record_compact_pointers(&c.edit);
     let id = state.compactions.start(&c);
-    Job::Compact { c, id, kind }
+    Job::Compact {
+        c: Box::new(c),
+        id,
+        kind,
+    }
 }
 
 /// Advances a manual compaction: done when nothing was left, else resume after `resume`.
@@ -296,7 +300,7 @@ fn run(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>, job: Job) -> Resu
             state.value_gc.replan = Replan::default();
             Ok(())
         }
-        Job::Compact { c, id, kind } => run_compaction(db, state, c, id, kind),
+        Job::Compact { c, id, kind } => run_compaction(db, state, *c, id, kind),
     }
 }
 
