@@ -6,10 +6,21 @@
 //! `contains_many`) against one snapshot, so a batch of keys crosses the boundary once, sees
 //! one point in time, and is looked up sorted with each table block read once for neighbouring
 //! keys. `has` and `hasMany` ask the engine only whether keys have values: no value is copied.
+//!
+//! At once or on a thread: reads and writes are first tried on the JavaScript thread with the
+//! engine's never-waiting calls (`ReadOptions::memory_only`, `DB::try_write`), which answer
+//! from memory or fail having done nothing; only what would wait for the disk, another
+//! writer, room in the memtable or a sync becomes a task on libuv's threads. An answer at once
+//! is returned as the value itself (`undefined` for a write), which abstract-level awaits like
+//! a promise, and costs no thread hand-off. While a write handed to a thread is not done,
+//! nothing is tried at once, so nothing answered at once overtakes a write made before it.
+//! Writes handed to threads run in parallel, in no defined order among themselves, as in
+//! classic-level (abstract-level's "Order Of Operations": parallel writes have none).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{Env, Int32ArraySlice, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{Either, Env, Int32ArraySlice, ToNapiValue, Unknown};
 use napi::JsString;
 use napi_derive::napi;
 use strata::{ReadOptions, WriteBatch, WriteOptions, DB};
@@ -31,6 +42,28 @@ const CLEAR_BATCH: usize = 1000;
 #[napi]
 pub struct Database {
     handle: Arc<Handle>,
+    /// Writes handed to a thread and not done yet (see the module documentation).
+    pending_writes: Arc<AtomicUsize>,
+}
+
+/// What a method returns: its answer at once, or a promise of it from a task.
+pub type Answer<A, T> = Either<A, Promise<T>>;
+
+/// A write handed to a thread, counted in `Database::pending_writes` until it is dropped (when
+/// the task is done with it, or never runs).
+struct PendingWrite(Arc<AtomicUsize>);
+
+impl PendingWrite {
+    fn new(count: &Arc<AtomicUsize>) -> PendingWrite {
+        count.fetch_add(1, Ordering::AcqRel);
+        PendingWrite(Arc::clone(count))
+    }
+}
+
+impl Drop for PendingWrite {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// A value read, and how JavaScript wants it.
@@ -63,6 +96,20 @@ fn lookup_many(db: &DB, options: &ReadOptions, keys: &[Vec<u8>]) -> Outcome<Vec<
     db.get_many_opt(options, keys).map_err(at(Stage::Other))
 }
 
+/// `getMany`'s answer as a JavaScript array.
+fn found_many_to_js(env: &Env, found: FoundMany) -> napi::Result<Unknown<'_>> {
+    let count = u32::try_from(found.values.len())
+        .map_err(|_| napi::Error::from_reason("too many keys"))?;
+    let mut array = env.create_array(count)?;
+    for (index, value) in (0..count).zip(&found.values) {
+        array.set(
+            index,
+            optional_to_js(env, value.as_deref(), found.as_string)?,
+        )?;
+    }
+    array.into_unknown(env)
+}
+
 /// Checks the location argument of `open`, `destroy` and `repair`.
 fn check_location(location: String) -> Outcome<String> {
     if location.is_empty() {
@@ -90,6 +137,7 @@ pub fn open(location: String, options: OpenOptions) -> napi::Result<Promise<Data
         move || {
             Ok(Database {
                 handle: Arc::new(Handle::open(path, options, read_only)?),
+                pending_writes: Arc::new(AtomicUsize::new(0)),
             })
         },
         |env, database| database.into_unknown(env),
@@ -127,15 +175,25 @@ impl Database {
     }
 
     /// The value of `key`, or `undefined`.
-    #[napi(ts_return_type = "Promise<Uint8Array | string | undefined>")]
-    pub fn get(
+    #[napi(
+        ts_return_type = "Uint8Array | string | undefined | Promise<Uint8Array | string | undefined>"
+    )]
+    pub fn get<'env>(
         &self,
+        env: &'env Env,
         #[napi(ts_arg_type = "Uint8Array | string")] key: Data<'_>,
         value_as_string: bool,
         fill_cache: bool,
         snapshot: Option<&Snapshot>,
-    ) -> napi::Result<Promise<Found>, Code> {
+    ) -> napi::Result<Answer<Unknown<'env>, Found>, Code> {
         let key = to_vec(key);
+        if let Some(value) = self.at_once(fill_cache, snapshot, |db, options| {
+            db.get_opt(options, &key)
+        }) {
+            return optional_to_js(env, value.as_deref(), value_as_string)
+                .map(Either::A)
+                .map_err(napi_failure);
+        }
         self.read_task(
             fill_cache,
             snapshot,
@@ -147,6 +205,7 @@ impl Database {
             },
             |env, found| optional_to_js(env, found.value.as_deref(), found.as_string),
         )
+        .map(Either::B)
     }
 
     /// `get` on the JavaScript thread.
@@ -171,15 +230,29 @@ impl Database {
     }
 
     /// The values of `keys` (`undefined` where absent), read at one snapshot in one task.
-    #[napi(ts_return_type = "Promise<Array<Uint8Array | string | undefined>>")]
-    pub fn get_many(
+    #[napi(
+        ts_return_type = "Array<Uint8Array | string | undefined> | Promise<Array<Uint8Array | string | undefined>>"
+    )]
+    pub fn get_many<'env>(
         &self,
+        env: &'env Env,
         #[napi(ts_arg_type = "Array<Uint8Array | string>")] keys: Vec<Data<'_>>,
         value_as_string: bool,
         fill_cache: bool,
         snapshot: Option<&Snapshot>,
-    ) -> napi::Result<Promise<FoundMany>, Code> {
+    ) -> napi::Result<Answer<Unknown<'env>, FoundMany>, Code> {
         let keys: Vec<Vec<u8>> = keys.into_iter().map(to_vec).collect();
+        if let Some(values) = self.at_once(fill_cache, snapshot, |db, options| {
+            db.get_many_opt(options, &keys)
+        }) {
+            let found = FoundMany {
+                values,
+                as_string: value_as_string,
+            };
+            return found_many_to_js(env, found)
+                .map(Either::A)
+                .map_err(napi_failure);
+        }
         self.read_task(
             fill_cache,
             snapshot,
@@ -189,47 +262,48 @@ impl Database {
                     as_string: value_as_string,
                 })
             },
-            |env, found| {
-                let count = u32::try_from(found.values.len())
-                    .map_err(|_| napi::Error::from_reason("too many keys"))?;
-                let mut array = env.create_array(count)?;
-                for (index, value) in (0..count).zip(&found.values) {
-                    array.set(
-                        index,
-                        optional_to_js(env, value.as_deref(), found.as_string)?,
-                    )?;
-                }
-                array.into_unknown(env)
-            },
+            found_many_to_js,
         )
+        .map(Either::B)
     }
 
     /// True when `key` has a value (which is not copied).
-    #[napi(ts_return_type = "Promise<boolean>")]
+    #[napi(ts_return_type = "boolean | Promise<boolean>")]
     pub fn has(
         &self,
         #[napi(ts_arg_type = "Uint8Array | string")] key: Data<'_>,
         fill_cache: bool,
         snapshot: Option<&Snapshot>,
-    ) -> napi::Result<Promise<bool>, Code> {
+    ) -> napi::Result<Answer<bool, bool>, Code> {
         let key = to_vec(key);
+        if let Some(found) = self.at_once(fill_cache, snapshot, |db, options| {
+            db.contains_opt(options, &key)
+        }) {
+            return Ok(Either::A(found));
+        }
         self.read_task(
             fill_cache,
             snapshot,
             move |db, options| db.contains_opt(options, &key).map_err(at(Stage::Other)),
             |env, found| found.into_unknown(env),
         )
+        .map(Either::B)
     }
 
     /// For each of `keys`, true when it has a value; read at one snapshot in one task.
-    #[napi(ts_return_type = "Promise<Array<boolean>>")]
+    #[napi(ts_return_type = "Array<boolean> | Promise<Array<boolean>>")]
     pub fn has_many(
         &self,
         #[napi(ts_arg_type = "Array<Uint8Array | string>")] keys: Vec<Data<'_>>,
         fill_cache: bool,
         snapshot: Option<&Snapshot>,
-    ) -> napi::Result<Promise<Vec<bool>>, Code> {
+    ) -> napi::Result<Answer<Vec<bool>, Vec<bool>>, Code> {
         let keys: Vec<Vec<u8>> = keys.into_iter().map(to_vec).collect();
+        if let Some(found) = self.at_once(fill_cache, snapshot, |db, options| {
+            db.contains_many_opt(options, &keys)
+        }) {
+            return Ok(Either::A(found));
+        }
         self.read_task(
             fill_cache,
             snapshot,
@@ -239,40 +313,41 @@ impl Database {
             },
             |env, found| found.into_unknown(env),
         )
+        .map(Either::B)
     }
 
     /// Sets `key` to `value`.
-    #[napi(ts_return_type = "Promise<void>")]
+    #[napi(ts_return_type = "undefined | Promise<void>")]
     pub fn put(
         &self,
         #[napi(ts_arg_type = "Uint8Array | string")] key: Data<'_>,
         #[napi(ts_arg_type = "Uint8Array | string")] value: Data<'_>,
         sync: bool,
-    ) -> Promise<()> {
+    ) -> Answer<(), ()> {
         let mut batch = WriteBatch::new();
         batch.put(&to_vec(key), &to_vec(value));
         self.write(batch, sync)
     }
 
     /// Deletes `key`.
-    #[napi(ts_return_type = "Promise<void>")]
+    #[napi(ts_return_type = "undefined | Promise<void>")]
     pub fn del(
         &self,
         #[napi(ts_arg_type = "Uint8Array | string")] key: Data<'_>,
         sync: bool,
-    ) -> Promise<()> {
+    ) -> Answer<(), ()> {
         let mut batch = WriteBatch::new();
         batch.delete(&to_vec(key));
         self.write(batch, sync)
     }
 
     /// Applies `operations` (`{ type: 'put' | 'del', key, value }`) atomically.
-    #[napi(ts_return_type = "Promise<void>")]
+    #[napi(ts_return_type = "undefined | Promise<void>")]
     pub fn batch(
         &self,
         operations: Vec<BatchOp<'_>>,
         sync: bool,
-    ) -> napi::Result<Promise<()>, Code> {
+    ) -> napi::Result<Answer<(), ()>, Code> {
         let mut batch = WriteBatch::new();
         for operation in operations {
             operation.add_to(&mut batch)?;
@@ -282,13 +357,13 @@ impl Database {
 
     /// Applies the operations of a `db.batch([...])` whose keys and values are all strings,
     /// packed as [`crate::batch::packed_batch`] reads them, atomically.
-    #[napi(ts_return_type = "Promise<void>")]
+    #[napi(ts_return_type = "undefined | Promise<void>")]
     pub fn batch_packed(
         &self,
         text: JsString<'_>,
         lengths: Int32ArraySlice<'_>,
         sync: bool,
-    ) -> napi::Result<Promise<()>, Code> {
+    ) -> napi::Result<Answer<(), ()>, Code> {
         let units = text.into_utf16().map_err(napi_failure)?;
         // The copy ends with a terminating 0.
         let units = units
@@ -299,8 +374,12 @@ impl Database {
     }
 
     /// Applies a chained batch's operations atomically; the batch is left empty.
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn write_batch(&self, batch: &mut Batch, sync: bool) -> napi::Result<Promise<()>, Code> {
+    #[napi(ts_return_type = "undefined | Promise<void>")]
+    pub fn write_batch(
+        &self,
+        batch: &mut Batch,
+        sync: bool,
+    ) -> napi::Result<Answer<(), ()>, Code> {
         Ok(self.write(batch.take()?, sync))
     }
 
@@ -324,7 +403,9 @@ impl Database {
         });
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
         let handle = Arc::clone(&self.handle);
+        let pending = PendingWrite::new(&self.pending_writes);
         Ok(spawn_unit(move || {
+            let _pending = pending;
             handle.read(|db| {
                 if range.is_empty() || limit == 0 {
                     return Ok(());
@@ -461,13 +542,51 @@ impl Database {
         Ok(spawn(move || handle.read(|db| work(db, &options)), deliver))
     }
 
-    fn write(&self, batch: WriteBatch, sync: bool) -> Promise<()> {
+    /// Commits `batch`: at once when it can be done without waiting (and no write handed to
+    /// a thread is still pending), else in a task.
+    fn write(&self, batch: WriteBatch, sync: bool) -> Answer<(), ()> {
+        if !sync && self.pending_writes.load(Ordering::Acquire) == 0 {
+            let done = self.handle.read_now(|db| {
+                db.try_write(&WriteOptions::default(), &batch)
+                    .map_err(at(Stage::Write))
+            });
+            if done.is_ok() {
+                return Either::A(());
+            }
+        }
+        let pending = PendingWrite::new(&self.pending_writes);
         let handle = Arc::clone(&self.handle);
-        spawn_unit(move || {
+        Either::B(spawn_unit(move || {
+            let _pending = pending;
             handle.read(|db| {
                 db.write_opt(&WriteOptions { sync }, &batch)
                     .map_err(at(Stage::Write))
             })
-        })
+        }))
+    }
+
+    /// `read`'s answer at once, from memory on the JavaScript thread (`memory_only`), or
+    /// `None` when it would wait, fails (the task then reports why), or a write handed to a
+    /// thread is pending.
+    fn at_once<T>(
+        &self,
+        fill_cache: bool,
+        snapshot: Option<&Snapshot>,
+        read: impl FnOnce(&DB, &ReadOptions) -> strata::Result<T>,
+    ) -> Option<T> {
+        if self.pending_writes.load(Ordering::Acquire) > 0 {
+            return None;
+        }
+        let explicit = match snapshot {
+            Some(snapshot) => Some(pin(&self.handle, Some(snapshot)).ok()?),
+            None => None,
+        };
+        let options = ReadOptions {
+            memory_only: true,
+            ..read_options(explicit, fill_cache)
+        };
+        self.handle
+            .read_now(|db| read(db, &options).map_err(at(Stage::Other)))
+            .ok()
     }
 }

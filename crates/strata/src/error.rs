@@ -34,6 +34,12 @@ pub enum Error {
     /// The operation or on-disk feature is not supported by this build.
     #[error("not supported: {0}")]
     NotSupported(String),
+    /// An operation asked not to wait would have had to — for the disk (a read with
+    /// [`ReadOptions::memory_only`](crate::ReadOptions::memory_only)), or for another writer,
+    /// room in the memtable or a sync ([`DB::try_write`](crate::DB::try_write)). Nothing was
+    /// done: the same call without that request does the work, waiting as it must.
+    #[error("would block: {0}")]
+    WouldBlock(String),
 }
 
 /// Where and why stored bytes were found to be bad.

@@ -241,6 +241,14 @@ pub struct ReadOptions {
     /// of a large database mostly land in different blocks, so a batch's cost is block
     /// loads, which the runs overlap. Default on.
     pub get_many_parallel: bool,
+    /// Answer from memory only, never waiting for the disk: the memtables, the block cache,
+    /// and table blocks whose pages the operating system holds in memory (a memory-mapped
+    /// table's pages are asked with `mincore`). A read that would have to read from the disk,
+    /// open a table file or read a value file fails with [`Error::WouldBlock`](crate::Error)
+    /// having done nothing else; the same read without the option then does it. For callers
+    /// that must not block, such as an event loop, which answer from memory at once and hand
+    /// only the rest to a thread. Default off.
+    pub memory_only: bool,
 }
 
 impl Default for ReadOptions {
@@ -252,6 +260,7 @@ impl Default for ReadOptions {
             lower_bound: None,
             upper_bound: None,
             get_many_parallel: true,
+            memory_only: false,
         }
     }
 }
@@ -262,6 +271,7 @@ impl ReadOptions {
         BlockReads {
             verify_checksums: self.verify_checksums,
             fill_cache: self.fill_cache,
+            memory_only: self.memory_only,
         }
     }
 

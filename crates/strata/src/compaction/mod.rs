@@ -1,5 +1,5 @@
 //! Compactions: what to compact (picking, in `picker`) and the description of one compaction
-//! that the background worker runs.
+//! that a background thread runs.
 //!
 //! A compaction merges `inputs[0]` (files of `level`) with the files of `level + 1` they
 //! overlap (`inputs[1]`) and writes new files to `level + 1`, cut so that no output overlaps

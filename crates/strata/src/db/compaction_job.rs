@@ -402,10 +402,7 @@ fn merge_range(
     failed: &AtomicBool,
     outputs: &mut Vec<FileMetaData>,
 ) -> Result<()> {
-    let reads = BlockReads {
-        verify_checksums: true,
-        fill_cache: false,
-    };
+    let reads = BlockReads::checked_uncached();
     let Bounds {
         smallest_snapshot,
         snapshots,

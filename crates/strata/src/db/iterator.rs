@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use super::read::value_file_read_would_block;
 use super::value_files::pointer_len;
 use super::SuperVersion;
 use crate::error::{Error, Result};
@@ -36,6 +37,8 @@ pub struct DbIterator {
     _view: Arc<SuperVersion>,
     /// Where values kept in value files are read; `None` for a keys-only iterator.
     value_files: Option<Arc<ValueFiles>>,
+    /// Fail at a value a value file holds rather than read it (`ReadOptions::memory_only`).
+    memory_only: bool,
     /// The current value, when it is kept in a value file and read.
     resolved: Option<Vec<u8>>,
     /// The current value's length, when it is kept in a value file and not read.
@@ -57,11 +60,13 @@ impl DbIterator {
         inner: DbIter,
         view: Arc<SuperVersion>,
         value_files: Option<Arc<ValueFiles>>,
+        memory_only: bool,
     ) -> DbIterator {
         DbIterator {
             inner,
             _view: view,
             value_files,
+            memory_only,
             resolved: None,
             pointed_len: None,
             failed: None,
@@ -142,6 +147,7 @@ impl DbIterator {
         }
         let (key, pointer) = (self.inner.key(), self.inner.value());
         let outcome = match &self.value_files {
+            Some(_) if self.memory_only => Err(value_file_read_would_block(key)),
             Some(files) => files.read(key, pointer).map(|v| self.resolved = Some(v)),
             None => pointer_len(key, pointer).map(|n| self.pointed_len = Some(n)),
         };

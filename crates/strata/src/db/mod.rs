@@ -110,7 +110,7 @@ impl LevelStats {
     }
 }
 
-/// A `compact_range` request handed to the background worker.
+/// A `compact_range` request handed to the background threads.
 pub(crate) struct ManualCompaction {
     pub(crate) level: usize,
     pub(crate) begin: Option<Vec<u8>>,
@@ -492,6 +492,19 @@ impl DB {
     /// Applies every update in `batch` atomically, with explicit write options.
     pub fn write_opt(&self, options: &WriteOptions, batch: &WriteBatch) -> Result<()> {
         write::write(&self.inner, options, Some(batch))
+    }
+
+    /// [`write_opt`](Self::write_opt), but only if it can be done at once on the calling
+    /// thread, without waiting: the database's state free (it is held a moment by background
+    /// work, and over the creation of a new log), no other write in progress, room in the
+    /// memtable (no switch to a new log, no flush to wait for, level 0 below the slowdown
+    /// trigger), and not `sync`. Otherwise [`Error::WouldBlock`], having written nothing; `write_opt` then does
+    /// the write, waiting as it must. On a database with [`Options::value_separation`] it
+    /// always is `WouldBlock` (values go to a value file first). For callers that must not
+    /// block, such as an event loop, which write at once when they can and hand only the rest
+    /// to a thread.
+    pub fn try_write(&self, options: &WriteOptions, batch: &WriteBatch) -> Result<()> {
+        write::try_write(&self.inner, options, batch)
     }
 
     /// The value of `key`, or `None` when it is absent.

@@ -13,6 +13,7 @@ use std::sync::atomic::Ordering;
 use parking_lot::MutexGuard;
 
 use super::{value_files, DbInner, DbState};
+use crate::error::Error;
 use crate::filename::{parse_file_name, FileType};
 
 /// Whether a pass of [`delete_obsolete_files`] runs, and whether it must run again.
@@ -111,10 +112,15 @@ fn one_pass(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
         }
         accounted
     });
-    // The value files' accounting read what a compaction reads: its failure stops writes
-    // as a compaction's does (an open fails with it).
-    if let Err(e) = accounted {
-        state.bg_error.get_or_insert(e);
-        db.bg_done.notify_all();
+    // The value files' accounting read what a compaction reads: an I/O failure stops writes
+    // as a compaction's does (an open fails with it). Damage in a table it reads stops only
+    // the collection (it deleted nothing, and the next pass tries again): a damaged block
+    // costs its own keys, not the database (docs/guarantees.md); `strata check` names it.
+    match accounted {
+        Err(Error::Corruption(_)) | Ok(()) => {}
+        Err(e) => {
+            state.bg_error.get_or_insert(e);
+            db.bg_done.notify_all();
+        }
     }
 }

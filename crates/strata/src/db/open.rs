@@ -87,7 +87,7 @@ pub(super) fn refuse_unsupported_combinations(options: &Options) -> Result<()> {
     Ok(())
 }
 
-/// Opens the database in `dir`; the caller starts the background worker.
+/// Opens the database in `dir`; the caller starts the background threads.
 pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
     let options = Arc::new(sanitize(options));
     refuse_unsupported_combinations(&options)?;

@@ -12,12 +12,13 @@ use super::iterator::DbIterator;
 use super::published::ViewGuard;
 use super::value_files;
 use super::{DbInner, SuperVersion};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIter;
 use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
 use crate::options::ReadOptions;
 use crate::range_del::Fragments;
+use crate::table::BlockReads;
 use crate::util::entry::Stored;
 use crate::util::internal_key::lookup_key;
 use crate::version::get_many::{BatchSources, BatchedLookup};
@@ -72,6 +73,23 @@ impl View {
     }
 }
 
+/// The user's value from what a point read found: a pointer's is read from its value file,
+/// unless the read must not wait for the disk (`ReadOptions::memory_only`).
+fn resolve(db: &DbInner, options: &ReadOptions, key: &[u8], stored: Stored) -> Result<Vec<u8>> {
+    if options.memory_only && matches!(stored, Stored::Pointer(_)) {
+        return Err(value_file_read_would_block(key));
+    }
+    value_files::resolve(db, key, stored)
+}
+
+/// What a read that must not wait for the disk gets for a value kept in a value file.
+pub(super) fn value_file_read_would_block(key: &[u8]) -> Error {
+    Error::WouldBlock(format!(
+        "the value of '{}' is in a value file",
+        key.escape_ascii()
+    ))
+}
+
 /// The time reads judge expiring values by: the `Env`'s clock when the database uses expiring
 /// keys, else 0 (no clock read; no value expires, as none can).
 pub(super) fn read_clock(db: &DbInner) -> u64 {
@@ -85,7 +103,7 @@ pub(super) fn read_clock(db: &DbInner) -> u64 {
 /// The value of `key` as of the read options' snapshot (or now).
 pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
     point_read(db, options, key, false, |stored| {
-        value_files::resolve(db, key, stored)
+        resolve(db, options, key, stored)
     })
 }
 
@@ -230,7 +248,7 @@ fn batched_read<K: AsRef<[u8]>>(
             answer
                 .map(|stored| match presence_only {
                     true => Ok(Vec::new()),
-                    false => value_files::resolve(db, keys[i].as_ref(), stored),
+                    false => resolve(db, options, keys[i].as_ref(), stored),
                 })
                 .transpose()?,
         );
@@ -291,7 +309,7 @@ pub(crate) fn new_iterator(
         }
     }
     let tombstones = if db.options.range_deletes {
-        range_tombstones(db, &view).unwrap_or_else(|e| {
+        range_tombstones(db, block_reads, &view).unwrap_or_else(|e| {
             // A table whose tombstones cannot be read: the iterator fails with why.
             children.push(Box::new(crate::iter::ErrorIter::new(e)));
             Vec::new()
@@ -326,12 +344,16 @@ pub(crate) fn new_iterator(
         db.env.now_micros() ^ sequence,
     );
     let value_files = read_values.then(|| Arc::clone(&db.value_files));
-    DbIterator::new(iter, view.into_arc(), value_files)
+    DbIterator::new(iter, view.into_arc(), value_files, options.memory_only)
 }
 
 /// The range tombstones of every source of `view`: each memtable's, and every table's merged
 /// into one list, built once per super version.
-fn range_tombstones(db: &DbInner, view: &SuperVersion) -> Result<Vec<Arc<Fragments>>> {
+fn range_tombstones(
+    db: &DbInner,
+    reads: BlockReads,
+    view: &SuperVersion,
+) -> Result<Vec<Arc<Fragments>>> {
     let mut lists: Vec<Arc<Fragments>> = [Some(&view.mem), view.imm.as_ref()]
         .into_iter()
         .flatten()
@@ -342,9 +364,9 @@ fn range_tombstones(db: &DbInner, view: &SuperVersion) -> Result<Vec<Arc<Fragmen
         None => {
             let mut per_table = Vec::new();
             for file in view.version.files.iter().flatten() {
-                let table = db
-                    .table_cache
-                    .find_table(file.number(), file.meta.file_size)?;
+                let table =
+                    db.table_cache
+                        .find_table_for(reads, file.number(), file.meta.file_size)?;
                 if let Some(tombstones) = table.range_tombstones() {
                     per_table.push(Arc::clone(tombstones));
                 }

@@ -288,10 +288,7 @@ impl Repairer<'_> {
                 return None;
             }
         };
-        let reads = BlockReads {
-            verify_checksums: true,
-            fill_cache: false,
-        };
+        let reads = BlockReads::checked_uncached();
         // A table whose range deletions cannot be read keeps its entries; the deletions are
         // lost (keys they deleted may come back), and the log says so.
         let mut salvaging = false;

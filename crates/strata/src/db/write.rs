@@ -2,7 +2,7 @@
 //!
 //! One writer at a time leads (`DbState::leading`); writers arriving meanwhile queue up in
 //! `DbState::writers` with a copy of their batch. The leader makes room (maybe switching the
-//! memtable and waiting for the background worker), takes the batches of the writers queued
+//! memtable and waiting for the background threads), takes the batches of the writers queued
 //! behind it into its group, and with the state mutex released appends the group as one log
 //! record (one `fsync` for every `sync` writer in it) and applies it to the memtable. Then it
 //! wakes the writers it committed and hands leadership to the next in line. A writer that
@@ -71,11 +71,53 @@ impl Writer {
     }
 }
 
+/// Whether a write may wait: for the writer leading a group, for room in the memtable (a
+/// slowdown, a flush, a new log) or for a sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    Allowed,
+    /// `DB::try_write`: such a write fails with `Error::WouldBlock` having written nothing.
+    Refused,
+}
+
 /// Commits `batch` (or, for `None`, forces the current memtable to be flushed).
 pub(crate) fn write(
     db: &Arc<DbInner>,
     options: &WriteOptions,
     batch: Option<&WriteBatch>,
+) -> Result<()> {
+    write_waiting(db, options, batch, Wait::Allowed)
+}
+
+/// Commits `batch` now on the calling thread, or fails with `Error::WouldBlock` having written
+/// nothing when that would mean waiting (see [`Wait`]); a database separating values always
+/// does (the values would go to a value file first).
+pub(crate) fn try_write(
+    db: &Arc<DbInner>,
+    options: &WriteOptions,
+    batch: &WriteBatch,
+) -> Result<()> {
+    db.refuse_if_read_only("write")?;
+    if options.sync {
+        return Err(would_block("a sync write waits for the disk"));
+    }
+    if db.options.value_separation.is_some() {
+        return Err(would_block(
+            "with value separation, values are written to a value file first",
+        ));
+    }
+    write_waiting(db, options, Some(batch), Wait::Refused)
+}
+
+fn would_block(why: &str) -> Error {
+    Error::WouldBlock(why.to_owned())
+}
+
+fn write_waiting(
+    db: &Arc<DbInner>,
+    options: &WriteOptions,
+    batch: Option<&WriteBatch>,
+    wait: Wait,
 ) -> Result<()> {
     db.refuse_if_read_only(if batch.is_some() { "write" } else { "flush" })?;
     if let Some(b) = batch {
@@ -103,7 +145,18 @@ pub(crate) fn write(
         None => None,
     };
     let batch = separated.as_ref().map(|(b, _)| b).or(batch);
-    let mut state = db.state.lock();
+    // The state mutex is held over file I/O at times (creating a log at a memtable switch, a
+    // checkpoint opening logs): a write that must not wait does not wait for it either.
+    let mut state = match wait {
+        Wait::Allowed => db.state.lock(),
+        Wait::Refused => db
+            .state
+            .try_lock()
+            .ok_or_else(|| would_block("the database state is busy"))?,
+    };
+    if state.leading && wait == Wait::Refused {
+        return Err(would_block("another write is in progress"));
+    }
     if state.leading {
         let writer = Arc::new(Writer {
             batch: Mutex::new(batch.cloned()),
@@ -130,7 +183,7 @@ pub(crate) fn write(
         }
     }
     state.leading = true;
-    let result = lead(db, &mut state, batch, options.sync);
+    let result = lead(db, &mut state, batch, options.sync, wait);
     // Hand leadership to the next writer in line, if any.
     match state.writers.pop_front() {
         Some(next) => {
@@ -149,9 +202,13 @@ fn lead(
     state: &mut MutexGuard<'_, DbState>,
     batch: Option<&WriteBatch>,
     sync: bool,
+    wait: Wait,
 ) -> Result<()> {
     let force = batch.is_none();
-    let mut result = make_room_for_write(db, state, force);
+    let mut result = match wait {
+        Wait::Allowed => make_room_for_write(db, state, force),
+        Wait::Refused => room_without_waiting(db, state),
+    };
     let mut followers = Vec::new();
     if let (Ok(()), Some(batch)) = (&result, batch) {
         let (taken, count) = take_followers(state, batch, sync);
@@ -420,7 +477,7 @@ fn make_room_for_write(
         }
         let level0 = state.versions.current().num_files(0);
         if allow_delay && level0 >= L0_SLOWDOWN_WRITES_TRIGGER {
-            // Hand the background worker some of this thread's time instead of stalling
+            // Hand the background threads some of this thread's time instead of stalling
             // writes for seconds at the stop trigger later.
             MutexGuard::unlocked(state, || std::thread::sleep(Duration::from_millis(1)));
             allow_delay = false;
@@ -473,6 +530,25 @@ fn make_room_for_write(
     }
 }
 
+/// [`make_room_for_write`] for a write that must not wait (`DB::try_write`, on a database
+/// without value separation): `Ok` when the memtable has room and level 0 is below the
+/// slowdown trigger, else `Error::WouldBlock`.
+fn room_without_waiting(db: &DbInner, state: &DbState) -> Result<()> {
+    if let Some(e) = &state.bg_error {
+        return Err(e.clone());
+    }
+    if db.shutting_down.load(Ordering::Acquire) {
+        return Err(Error::InvalidArgument("database is closing".into()));
+    }
+    if state.versions.current().num_files(0) >= L0_SLOWDOWN_WRITES_TRIGGER {
+        return Err(would_block("level 0 is crowded; writes are slowed down"));
+    }
+    if memtable_full(db, &state.mem) {
+        return Err(would_block("the memtable is full"));
+    }
+    Ok(())
+}
+
 /// Whether `mem` is full: its size, with the values separated from its pointers, is over
 /// `write_buffer_size`, or those values are over `DbInner::mem_separated_limit`.
 fn memtable_full(db: &DbInner, mem: &MemTable) -> bool {
@@ -481,7 +557,8 @@ fn memtable_full(db: &DbInner, mem: &MemTable) -> bool {
         || separated > db.mem_separated_limit.load(Ordering::Relaxed)
 }
 
-/// Starts a new log and memtable; the old memtable becomes immutable for the worker to flush.
+/// Starts a new log and memtable; the old memtable becomes immutable for a background thread
+/// to flush.
 fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
     let number = state.versions.new_file_number();
     let path = log_file_name(&db.dir, number);

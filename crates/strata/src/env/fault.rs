@@ -630,6 +630,10 @@ impl RandomAccessFile for FaultRandomAccessFile {
         self.shared.alive(self.epoch, "read", &self.path)?;
         self.inner.read_at(offset, buf)
     }
+
+    fn in_memory(&self, offset: u64, len: usize) -> bool {
+        self.inner.in_memory(offset, len)
+    }
 }
 
 /// A writer; `node` is the written file's inode (`None` for a path naming no file entry, or

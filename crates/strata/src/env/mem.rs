@@ -433,6 +433,10 @@ impl RandomAccessFile for MemRandomAccessFile {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         Ok(read_contents(&self.contents, offset, buf))
     }
+
+    fn in_memory(&self, _offset: u64, _len: usize) -> bool {
+        true
+    }
 }
 
 /// An appender; `contents` is `None` once closed.

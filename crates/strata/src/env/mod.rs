@@ -65,6 +65,15 @@ pub trait RandomAccessFile: Send + Sync {
     fn mapped(&self) -> Option<&[u8]> {
         None
     }
+
+    /// Whether reading the `len` bytes at `offset` would wait for no disk: they are in memory
+    /// (an in-memory file; pages of a mapped file the operating system holds). `false` (the
+    /// default) when that cannot be told; reads with `ReadOptions::memory_only` then leave
+    /// them to a read that may wait.
+    fn in_memory(&self, offset: u64, len: usize) -> bool {
+        let _ = (offset, len);
+        false
+    }
 }
 
 /// A file written by appending (logs, tables, manifests).

@@ -396,6 +396,47 @@ impl RandomAccessFile for MappedFile {
     fn mapped(&self) -> Option<&[u8]> {
         Some(&self.map)
     }
+
+    fn in_memory(&self, offset: u64, len: usize) -> bool {
+        usize::try_from(offset)
+            .ok()
+            .and_then(|start| Some(start..start.checked_add(len)?))
+            .and_then(|range| self.map.get(range))
+            .is_some_and(resident)
+    }
+}
+
+/// Whether every page of `bytes` (a part of a mapping) is in memory, so reading it waits for
+/// no disk (`mincore`); false when the kernel cannot tell.
+fn resident(bytes: &[u8]) -> bool {
+    if bytes.is_empty() {
+        return true;
+    }
+    let page = page_size();
+    let first = bytes.as_ptr() as usize & !(page - 1);
+    let end = bytes.as_ptr() as usize + bytes.len();
+    let pages = (end - first).div_ceil(page);
+    let mut status: smallvec::SmallVec<[u8; 16]> = smallvec::smallvec![0; pages];
+    // SAFETY: `first..end` covers `bytes` rounded down to its page: a mapping starts on a page
+    // boundary, so those pages all belong to the mapping `bytes` borrows, which stays mapped
+    // for the call. mincore only reads the page tables and writes one byte per page of that
+    // range into `status`, which has exactly that many.
+    let done =
+        unsafe { libc::mincore(first as *mut libc::c_void, end - first, status.as_mut_ptr()) };
+    done == 0 && status.iter().all(|page| page & 1 == 1)
+}
+
+/// The size of a memory page.
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(|| {
+        // SAFETY: sysconf takes an integer and reads no memory of ours.
+        let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(size)
+            .ok()
+            .filter(|s| s.is_power_of_two())
+            .unwrap_or(4096)
+    })
 }
 
 /// A buffered appender. `file` is `None` once closed.
@@ -629,6 +670,38 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         let err = file.read_at(0, &mut buf).unwrap_err();
         assert!(err.to_string().contains("open"), "{err}");
+    }
+
+    #[test]
+    fn a_mapped_file_tells_which_pages_are_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sparse");
+        // A hole of 64 MiB (4 KiB pages): none of it is in the page cache until it is read,
+        // and the kernel's read-ahead (8 MiB on some machines) stays far from its end.
+        let pages = 16 * 1024;
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(pages * page_size() as u64)
+            .unwrap();
+        let file = PosixEnv::new().new_random_access_file(&path).unwrap();
+        assert!(file.mapped().is_some());
+        let page = page_size();
+        assert!(
+            !file.in_memory(0, 100),
+            "an untouched hole is not in memory"
+        );
+        let mut buf = vec![0u8; 100];
+        file.read_at(0, &mut buf).unwrap();
+        assert!(file.in_memory(0, 100), "a page just read is in memory");
+        assert!(file.in_memory(10, 0), "nothing to read is in memory");
+        // Pages far from it (past the kernel's read-ahead) are not, nor is a range from the
+        // page read to one of them.
+        let far = (pages - 2) * page as u64;
+        assert!(!file.in_memory(far, 20));
+        assert!(!file.in_memory(0, far as usize + 20));
+        // Ranges past the end of the mapping cannot be told.
+        assert!(!file.in_memory(pages * page as u64 - 1, 2));
+        assert!(!file.in_memory(u64::MAX, 1));
     }
 
     #[test]

@@ -77,6 +77,21 @@ pub(crate) struct BlockReads {
     pub(crate) verify_checksums: bool,
     /// Keep the blocks read in the block cache.
     pub(crate) fill_cache: bool,
+    /// Fail with `Error::WouldBlock` rather than read a block whose pages are not in memory
+    /// (or open a table file): `ReadOptions::memory_only`.
+    pub(crate) memory_only: bool,
+}
+
+impl BlockReads {
+    /// How background work, repair and checks read: every block's checksum verified, no
+    /// block kept in the cache.
+    pub(crate) fn checked_uncached() -> BlockReads {
+        BlockReads {
+            verify_checksums: true,
+            fill_cache: false,
+            memory_only: false,
+        }
+    }
 }
 
 impl Default for BlockReads {
@@ -85,6 +100,7 @@ impl Default for BlockReads {
         BlockReads {
             verify_checksums: false,
             fill_cache: true,
+            memory_only: false,
         }
     }
 }

@@ -32,7 +32,7 @@ use crate::util::internal_key::user_key;
 use super::block::{Block, BlockIter, KeyOrder};
 use super::builder::{FILTER_META_PREFIX, RANGE_DELETIONS_META_KEY};
 use super::filter_block::FilterBlockReader;
-use super::format::{read_block, read_block_into, read_footer, BlockHandle};
+use super::format::{read_block, read_block_into, read_footer, BlockHandle, BLOCK_TRAILER_LEN};
 use super::restart_prints::RestartPrints;
 use super::{BlockReads, TableOptions};
 
@@ -211,14 +211,16 @@ impl Table {
         })
     }
 
-    /// The data block at `handle`, from the cache or the file.
-    fn data_block(
-        &self,
-        verify: bool,
-        fill_cache: bool,
-        handle: BlockHandle,
-    ) -> Result<Arc<Block>> {
+    /// The data block at `handle`, from the cache or the file; with `reads.memory_only`
+    /// `Error::WouldBlock` when it is in neither the cache nor memory.
+    fn data_block(&self, reads: BlockReads, handle: BlockHandle) -> Result<Arc<Block>> {
+        let BlockReads {
+            verify_checksums: verify,
+            fill_cache,
+            memory_only,
+        } = reads;
         let Some(cache) = &self.opts.block_cache else {
+            self.check_in_memory(memory_only, handle)?;
             return self.load_block(verify, handle, Vec::new()).map(Arc::new);
         };
         if let Some(block) = cache.lookup(self.cache_id, handle.offset) {
@@ -228,6 +230,7 @@ impl Table {
                 return Ok(block);
             }
         }
+        self.check_in_memory(memory_only, handle)?;
         let buf = if fill_cache {
             cache.take_buffer()
         } else {
@@ -238,6 +241,22 @@ impl Table {
             cache.insert(self.cache_id, handle.offset, Arc::clone(&block));
         }
         Ok(block)
+    }
+
+    /// For a read that must not wait for the disk (`memory_only`): `Error::WouldBlock` unless
+    /// the stored block at `handle` (with its trailer) is in memory.
+    fn check_in_memory(&self, memory_only: bool, handle: BlockHandle) -> Result<()> {
+        let stored = usize::try_from(handle.size)
+            .ok()
+            .and_then(|size| size.checked_add(BLOCK_TRAILER_LEN));
+        match stored {
+            _ if !memory_only => Ok(()),
+            Some(len) if self.file.in_memory(handle.offset, len) => Ok(()),
+            _ => Err(Error::WouldBlock(format!(
+                "the block at offset {} of {} is not in memory",
+                handle.offset, self.file_name
+            ))),
+        }
     }
 
     /// Reads the data block at `handle` into `buf` (see [`read_block_into`]).
@@ -301,7 +320,7 @@ impl Table {
         }
         let block = match recent.0.take() {
             Some((offset, block)) if offset == handle.offset => block,
-            _ => self.data_block(reads.verify_checksums, reads.fill_cache, handle)?,
+            _ => self.data_block(reads, handle)?,
         };
         let block = &recent.0.insert((handle.offset, block)).1;
         let found = block
@@ -332,8 +351,7 @@ impl Table {
         TableIter {
             index: self.index_iter(),
             table: Arc::clone(self),
-            verify_checksums: reads.verify_checksums,
-            fill_cache: reads.fill_cache,
+            reads,
             data: None,
             data_handle: None,
             err: None,
@@ -380,8 +398,7 @@ pub(crate) fn read_range_tombstones(
 /// (an unreadable one leaves its error in `status()`).
 pub(crate) struct TableIter {
     table: Arc<Table>,
-    verify_checksums: bool,
-    fill_cache: bool,
+    reads: BlockReads,
     index: BlockIter,
     /// Iterator over the block the index points at; `None` when there is none.
     data: Option<BlockIter>,
@@ -434,10 +451,7 @@ impl TableIter {
         if self.data.is_some() && self.data_handle == Some(handle) {
             return; // already there
         }
-        match self
-            .table
-            .data_block(self.verify_checksums, self.fill_cache, handle)
-        {
+        match self.table.data_block(self.reads, handle) {
             Ok(block) => {
                 let it = block.iter(self.table.order.clone());
                 self.set_data(Some((it, handle)));
@@ -459,6 +473,13 @@ impl TableIter {
                 self.set_data(None);
                 return;
             }
+            // A read that must not wait stops at a block it could not read from memory,
+            // invalid with `WouldBlock`: going on past it would leave a hole that the merge
+            // above, which stops only at a child invalid with an error, cannot see, and
+            // older entries the block hides would be yielded.
+            if self.reads.memory_only && self.data.as_ref().is_none_or(|d| d.status().is_err()) {
+                return;
+            }
             self.index.next();
             self.init_data_block();
             if let Some(d) = &mut self.data {
@@ -471,6 +492,13 @@ impl TableIter {
         while !self.data_valid() {
             if !self.index.valid() {
                 self.set_data(None);
+                return;
+            }
+            // A read that must not wait stops at a block it could not read from memory,
+            // invalid with `WouldBlock`: going on past it would leave a hole that the merge
+            // above, which stops only at a child invalid with an error, cannot see, and
+            // older entries the block hides would be yielded.
+            if self.reads.memory_only && self.data.as_ref().is_none_or(|d| d.status().is_err()) {
                 return;
             }
             self.index.prev();

@@ -264,6 +264,10 @@ impl RandomAccessFile for Hooked<Arc<dyn RandomAccessFile>> {
         self.before(EnvOp::ReadAt)?;
         self.file.read_at(offset, buf)
     }
+
+    fn in_memory(&self, offset: u64, len: usize) -> bool {
+        self.file.in_memory(offset, len)
+    }
 }
 
 impl WritableFile for Hooked<Box<dyn WritableFile>> {

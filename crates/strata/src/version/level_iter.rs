@@ -106,6 +106,11 @@ impl LevelIter {
             if self.current_failed() {
                 return;
             }
+            // A read that must not wait stops at a table it could not open (see
+            // `TableIter::skip_empty_blocks_forward`).
+            if self.reads.memory_only && self.current.is_none() && self.index < self.files.len() {
+                return;
+            }
             if self.index + 1 >= self.files.len() {
                 self.current = None;
                 self.index = self.files.len();
@@ -121,6 +126,11 @@ impl LevelIter {
     fn skip_backward(&mut self) {
         while !self.current.as_ref().is_some_and(|c| c.valid()) {
             if self.current_failed() {
+                return;
+            }
+            // A read that must not wait stops at a table it could not open (see
+            // `TableIter::skip_empty_blocks_forward`).
+            if self.reads.memory_only && self.current.is_none() && self.index < self.files.len() {
                 return;
             }
             if self.index == 0 || self.index > self.files.len() {

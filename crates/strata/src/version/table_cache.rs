@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::env::Env;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filename::{sst_table_file_name, table_file_name};
 use crate::table::reader::{Table, TableIter};
 use crate::table::{BlockReads, TableOptions};
@@ -69,6 +69,23 @@ impl TableCache {
         Ok(table)
     }
 
+    /// [`find_table`](Self::find_table) for a read made with `reads`: one that must not wait
+    /// for the disk (`memory_only`) gets `Error::WouldBlock` for a table not open yet.
+    pub(crate) fn find_table_for(
+        &self,
+        reads: BlockReads,
+        file_number: u64,
+        file_size: u64,
+    ) -> Result<Arc<Table>> {
+        if reads.memory_only {
+            return self
+                .lru
+                .get(&file_number)
+                .ok_or_else(|| Error::WouldBlock(format!("table #{file_number} is not open")));
+        }
+        self.find_table(file_number, file_size)
+    }
+
     /// Point lookup in table `file_number`, with a key buffer the caller reuses; see
     /// [`Table::get_in`].
     #[cfg(test)]
@@ -97,7 +114,9 @@ impl TableCache {
         file_number: u64,
         file_size: u64,
     ) -> Result<TableIter> {
-        Ok(self.find_table(file_number, file_size)?.iter(reads))
+        Ok(self
+            .find_table_for(reads, file_number, file_size)?
+            .iter(reads))
     }
 
     /// Forgets table `file_number` (its file is being deleted).

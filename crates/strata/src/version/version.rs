@@ -161,7 +161,7 @@ impl Version {
                 }
             }
             last_read = Some((level, file));
-            let table = table_cache.find_table(file.number(), file.meta.file_size)?;
+            let table = table_cache.find_table_for(reads, file.number(), file.meta.file_size)?;
             let outcome = self.get_in_table(
                 &table,
                 file.number(),

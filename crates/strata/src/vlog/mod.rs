@@ -38,7 +38,9 @@ use crate::util::crc;
 /// Bytes of a record's crc. On-disk: never change.
 pub(crate) const CRC_LEN: usize = 4;
 
-/// Most bytes a record's header takes: the crc and two varint32 lengths.
+/// Most bytes a record's header takes: the crc and two varint32 lengths (used by the tools'
+/// walk over value files).
+#[cfg(any(test, feature = "tools"))]
 pub(crate) const MAX_HEADER_LEN: usize = CRC_LEN + 5 + 5;
 
 /// Where a separated value is: what a type-4 entry holds.
@@ -171,7 +173,7 @@ pub(crate) enum RecordError {
 
 /// The lengths the header at the start of `src` gives: `(header_len, key_len, value_len)`,
 /// the record being their sum of bytes. `None` when `src` ends inside the header, or (when
-/// it holds [`MAX_HEADER_LEN`] bytes or more) the header does not parse.
+/// it holds `MAX_HEADER_LEN` bytes or more) the header does not parse.
 pub(crate) fn decode_header(src: &[u8]) -> Option<(usize, usize, usize)> {
     let mut rest = src.get(CRC_LEN..)?;
     let key_len = get_varint32(&mut rest)? as usize;

@@ -26,6 +26,7 @@ mod get_many_waits_for_a_busy_rayon_pool;
 mod get_resolved_a_pointer_after_releasing_its_state;
 mod get_user_key_spanning_files;
 mod manifest_damaged_tail;
+mod memory_only_scan_skipped_what_it_could_not_read;
 mod missing_current_deleted_tables;
 mod out_of_range_numbers_on_disk;
 mod oversized_batch_is_refused;

@@ -274,7 +274,7 @@ impl Version {
             Some(r) if r.number == file.number() => r,
             _ => recent.insert(RecentTable {
                 number: file.number(),
-                table: table_cache.find_table(file.number(), file.meta.file_size)?,
+                table: table_cache.find_table_for(reads, file.number(), file.meta.file_size)?,
                 block: RecentBlock::default(),
             }),
         };

@@ -1,0 +1,211 @@
+//! Reads with `ReadOptions::memory_only` and `DB::try_write`, for callers that must not block
+//! (an event loop): each either does all its work from memory at once or fails with
+//! `Error::WouldBlock` having done nothing, and the same call without the request then does
+//! it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use strata::testing::{EnvOp, HookEnv};
+use strata::{
+    Error, MemEnv, Options, PosixEnv, ReadOptions, ValueSeparation, WriteBatch, WriteOptions, DB,
+};
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key{i:06}").into_bytes()
+}
+
+fn put(key: &[u8], value: &[u8]) -> WriteBatch {
+    let mut batch = WriteBatch::new();
+    batch.put(key, value);
+    batch
+}
+
+fn would_block<T: std::fmt::Debug>(result: strata::Result<T>) -> bool {
+    matches!(result, Err(Error::WouldBlock(_)))
+}
+
+const MEMORY_ONLY: ReadOptions = ReadOptions {
+    verify_checksums: false,
+    fill_cache: true,
+    snapshot: None,
+    lower_bound: None,
+    upper_bound: None,
+    get_many_parallel: true,
+    memory_only: true,
+};
+
+#[test]
+fn try_write_writes_at_once_or_not_at_all() {
+    let env = Arc::new(MemEnv::new());
+    let options = Options {
+        write_buffer_size: 64 << 10,
+        ..support::options(&env)
+    };
+    let db = DB::open("/db", options).unwrap();
+    let value = [b'v'; 1000];
+    // Until the memtable is full, every write is done at once and visible.
+    let mut written = 0;
+    let refused = loop {
+        match db.try_write(&WriteOptions::default(), &put(&key(written), &value)) {
+            Ok(()) => {
+                assert_eq!(db.get(&key(written)).unwrap().as_deref(), Some(&value[..]));
+                written += 1;
+            }
+            // The background thread holding the state a moment: nothing written, try again.
+            Err(Error::WouldBlock(why)) if why.contains("busy") => {
+                assert_eq!(db.get(&key(written)).unwrap(), None);
+            }
+            Err(Error::WouldBlock(why)) => break why,
+            Err(e) => panic!("try_write failed: {e}"),
+        }
+        assert!(written < 1000, "the memtable never filled up");
+    };
+    assert!(refused.contains("memtable"), "{refused}");
+    assert!(
+        written > 10,
+        "only {written} writes before the memtable was full"
+    );
+    // The refused write left nothing behind; the waiting write then does it.
+    assert_eq!(db.get(&key(written)).unwrap(), None);
+    db.write_opt(&WriteOptions::default(), &put(&key(written), &value))
+        .unwrap();
+    assert_eq!(db.get(&key(written)).unwrap().as_deref(), Some(&value[..]));
+    // The switch to a new memtable made room: writes are done at once again.
+    db.try_write(&WriteOptions::default(), &put(b"after", b"switch"))
+        .unwrap();
+    assert_eq!(db.get(b"after").unwrap().as_deref(), Some(&b"switch"[..]));
+    // A sync write waits for the disk.
+    assert!(would_block(
+        db.try_write(&WriteOptions { sync: true }, &put(b"synced", b"x"))
+    ));
+    assert_eq!(db.get(b"synced").unwrap(), None);
+}
+
+#[test]
+fn try_write_does_not_wait_for_another_writer() {
+    // The log append of the write made while `hold` is set waits at the barrier, twice: once
+    // when it has started (the writer then leads its group), once to be let go.
+    let hold = Arc::new(AtomicBool::new(false));
+    let barrier = Arc::new(Barrier::new(2));
+    let env = {
+        let (hold, barrier) = (Arc::clone(&hold), Arc::clone(&barrier));
+        HookEnv::new(Arc::new(MemEnv::new()), move |call| {
+            let is_log = call.path.extension().is_some_and(|e| e == "log");
+            if call.op == EnvOp::Append && is_log && hold.swap(false, Ordering::SeqCst) {
+                barrier.wait();
+                barrier.wait();
+            }
+            Ok(())
+        })
+    };
+    let db = Arc::new(DB::open("/db", support::options(&env)).unwrap());
+    hold.store(true, Ordering::SeqCst);
+    let writer = {
+        let db = Arc::clone(&db);
+        thread::spawn(move || db.put(b"slow", b"write").unwrap())
+    };
+    barrier.wait();
+    let refused = db.try_write(&WriteOptions::default(), &put(b"quick", b"write"));
+    assert!(would_block(refused));
+    barrier.wait();
+    writer.join().unwrap();
+    assert_eq!(db.get(b"quick").unwrap(), None);
+    db.try_write(&WriteOptions::default(), &put(b"quick", b"write"))
+        .unwrap();
+    assert_eq!(db.get(b"slow").unwrap().as_deref(), Some(&b"write"[..]));
+    assert_eq!(db.get(b"quick").unwrap().as_deref(), Some(&b"write"[..]));
+}
+
+#[test]
+fn memory_only_reads_answer_from_memory_or_would_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        create_if_missing: true,
+        env: Arc::new(PosixEnv::new()),
+        ..Options::default()
+    };
+    let db = DB::open(dir.path(), options.clone()).unwrap();
+    for i in 0..2000 {
+        db.put(&key(i), &[b'v'; 100]).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    drop(db);
+    // Reopened: the tables are not open, so no lookup in them can be done from memory.
+    let db = DB::open(dir.path(), options).unwrap();
+    db.put(b"in the memtable", b"yes").unwrap();
+    assert_eq!(
+        db.get_opt(&MEMORY_ONLY, b"in the memtable")
+            .unwrap()
+            .as_deref(),
+        Some(&b"yes"[..])
+    );
+    assert!(would_block(db.get_opt(&MEMORY_ONLY, &key(7))));
+    assert!(would_block(db.contains_opt(&MEMORY_ONLY, &key(7))));
+    let batch: Vec<Vec<u8>> = (0..100).map(key).collect();
+    assert!(would_block(db.get_many_opt(&MEMORY_ONLY, &batch)));
+    let mut it = db.iter_opt(&MEMORY_ONLY);
+    it.seek_to_first();
+    assert!(would_block(it.status()));
+    drop(it);
+    // A read that may wait opens the table and caches the block; then the same key, and any
+    // other whose block the OS holds (the table was just written), come from memory.
+    assert!(db.get(&key(7)).unwrap().is_some());
+    assert_eq!(
+        db.get_opt(&MEMORY_ONLY, &key(7)).unwrap().as_deref(),
+        Some(&[b'v'; 100][..])
+    );
+    let uncached = ReadOptions {
+        fill_cache: false,
+        ..MEMORY_ONLY
+    };
+    assert!(db.get_opt(&uncached, &key(1900)).unwrap().is_some());
+    assert_eq!(db.get_opt(&MEMORY_ONLY, b"missing").unwrap(), None);
+    let found = db.get_many_opt(&MEMORY_ONLY, &batch).unwrap();
+    assert!(found.iter().all(Option::is_some));
+    let mut it = db.iter_opt(&MEMORY_ONLY);
+    it.seek_to_first();
+    let mut seen = 0;
+    while it.valid() {
+        seen += 1;
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(seen, 2001);
+}
+
+#[test]
+fn values_in_value_files_are_never_read_without_waiting() {
+    let env = Arc::new(MemEnv::new());
+    let options = Options {
+        value_separation: Some(ValueSeparation::new(256)),
+        ..support::options(&env)
+    };
+    let db = DB::open("/db", options).unwrap();
+    db.put(b"small", b"inline").unwrap();
+    db.put(b"large", &[b'L'; 4096]).unwrap();
+    assert_eq!(
+        db.get_opt(&MEMORY_ONLY, b"small").unwrap().as_deref(),
+        Some(&b"inline"[..])
+    );
+    assert!(would_block(db.get_opt(&MEMORY_ONLY, b"large")));
+    assert!(would_block(
+        db.get_many_opt(&MEMORY_ONLY, &[&b"small"[..], &b"large"[..]])
+    ));
+    // Its length is in the tree.
+    assert_eq!(db.head_opt(&MEMORY_ONLY, b"large").unwrap(), Some(4096));
+    let mut it = db.iter_opt(&MEMORY_ONLY);
+    it.seek_to_first();
+    assert!(would_block(it.status()));
+    drop(it);
+    // Writes go to a value file first.
+    assert!(would_block(
+        db.try_write(&WriteOptions::default(), &put(b"k", b"v"))
+    ));
+    assert_eq!(db.get(b"k").unwrap(), None);
+}
