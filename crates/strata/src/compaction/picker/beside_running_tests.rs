@@ -8,39 +8,14 @@ use std::sync::Arc;
 use super::pick_compaction;
 use crate::compaction::running::Running;
 use crate::compaction::Compaction;
-use crate::util::comparator::BytewiseComparator;
-use crate::util::internal_key::{internal_key, InternalKeyComparator, ValueType};
-use crate::version::edit::FileMetaData;
-use crate::version::version::{FileRef, LiveFile, Version};
+use crate::version::tests::{file, icmp, numbers, version};
+use crate::version::version::FileRef;
 use crate::version::version_set::VersionSet;
-use crate::version::NUM_LEVELS;
 
 const MIB: u64 = 1 << 20;
 
-fn icmp() -> InternalKeyComparator {
-    InternalKeyComparator::new(BytewiseComparator::shared())
-}
-
-/// A table `number` of `size` bytes holding user keys `smallest..=largest`.
-fn file(number: u64, smallest: &str, largest: &str, size: u64) -> FileRef {
-    Arc::new(LiveFile::new(FileMetaData {
-        number,
-        file_size: size,
-        smallest: internal_key(smallest.as_bytes(), 100, ValueType::Value),
-        largest: internal_key(largest.as_bytes(), 1, ValueType::Value),
-    }))
-}
-
 fn version_set(levels: Vec<(usize, Vec<FileRef>)>) -> VersionSet {
-    let mut files: [Vec<FileRef>; NUM_LEVELS] = Default::default();
-    for (level, level_files) in levels {
-        files[level] = level_files;
-    }
-    VersionSet::with_version(Version::new(icmp(), files), 2 * MIB)
-}
-
-fn numbers(files: &[FileRef]) -> Vec<u64> {
-    files.iter().map(|f| f.number()).collect()
+    VersionSet::with_version(version(levels), 2 * MIB)
 }
 
 /// Picks with nothing held back and, when something is picked, starts it as the background
