@@ -359,6 +359,81 @@ fn a_reader_overtaken_by_the_writer_in_the_middle_of_a_block_is_not_damage() {
     assert_eq!(seen, ["a", "b", "c", "d", "e", "f"]);
 }
 
+/// The other face of the race above: the reader's `read` copies the header of a record the
+/// writer is still copying before all of its payload (the kernel copies in no promised order),
+/// a checksum mismatch. In the newest log that is read again, not damage, even for a paranoid
+/// handle: whether records follow the spoiled one or it is the last.
+#[test]
+fn a_record_read_before_all_of_its_payload_is_not_damage() {
+    for records_after in [true, false] {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("db");
+        let db = DB::open(
+            &dir,
+            Options {
+                create_if_missing: true,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        db.put(b"a", b"v").unwrap();
+        drop(db);
+        let mut d = WriteBatch::new();
+        d.put(b"d", &[7u8; 1_000]);
+        write_batch_set_sequence(&mut d, 4);
+        let mut records = vec![
+            batch("b", 2),
+            batch("c", 3),
+            write_batch_contents(&d).to_vec(),
+        ];
+        if records_after {
+            records.push(batch("e", 5));
+        }
+        let full = blocks(&[records.clone()]);
+        let d_at = write_log_records(&[&records[0], &records[1]]).len();
+        // What the first read finds: d's header published, part of its payload not yet.
+        let mut torn = full.clone();
+        torn[d_at + 7 + 500..d_at + 7 + 600].fill(0);
+        let log = dir.join("000100.log");
+        std::fs::write(&log, &torn).unwrap();
+        let log_reads = Arc::new(AtomicU64::new(0));
+        let env = {
+            let (log, full, log_reads) = (log.clone(), full.clone(), log_reads.clone());
+            HookEnv::new(Options::default().env, move |call| {
+                if call.op == EnvOp::Read
+                    && call.path == log
+                    && log_reads.fetch_add(1, Ordering::SeqCst) == 1
+                {
+                    // The writer finishes copying d meanwhile.
+                    std::fs::write(&log, &full).unwrap();
+                }
+                Ok(())
+            })
+        };
+        let reader = DB::open_read_only(
+            &dir,
+            Options {
+                paranoid_checks: true,
+                env: Arc::new(env),
+                ..Options::default()
+            },
+        );
+        assert!(
+            log_reads.load(Ordering::SeqCst) >= 2,
+            "read in fewer than two reads"
+        );
+        let reader = reader.unwrap_or_else(|e| {
+            panic!("read-only open beside the writer (records after: {records_after}): {e}")
+        });
+        let expected: &[&str] = if records_after { &KEYS } else { &KEYS[..4] };
+        assert_eq!(
+            present(&reader, &KEYS),
+            expected,
+            "records after: {records_after}"
+        );
+    }
+}
+
 /// Zeros before a log's first batch (a writer killed while copying the log's first record, then
 /// LevelDB appending with `reuse_logs` at the next block), then a batch that continues the
 /// manifest's last sequence: nothing proves the zeros hid no write the manifest counts (see the
@@ -437,4 +512,42 @@ fn a_read_only_handle_re_reads_only_the_live_log_and_still_fails_on_a_real_jump(
             "older {older}, lenient"
         );
     }
+}
+
+/// Real damage in the newest log (a checksum that will never match) is read again like a jump,
+/// then still called damage: a paranoid read-only open fails after its re-reads, a lenient one
+/// keeps the batches before it, and the batch after it, which does not continue them, is left
+/// out too.
+#[test]
+fn a_read_only_handle_still_fails_on_real_damage_in_the_live_log() {
+    let mut log = blocks(&[vec![
+        batch("b", 2),
+        batch("c", 3),
+        batch("d", 4),
+        batch("e", 5),
+    ]]);
+    let d_at = write_log_records(&[&batch("b", 2), &batch("c", 3)]).len();
+    log[d_at + 7] ^= 0xff;
+    let env = database_with_log(&log);
+    let opens = Arc::new(AtomicU64::new(0));
+    let hooked = |paranoid_checks: bool| {
+        let opens = opens.clone();
+        let inner: Arc<dyn Env> = env.clone();
+        let hooked = HookEnv::new(inner, move |call| {
+            if call.op == EnvOp::NewSequentialFile && call.path == Path::new("/db/000100.log") {
+                opens.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(())
+        });
+        Options {
+            env: Arc::new(hooked),
+            ..options(&env, paranoid_checks)
+        }
+    };
+    let opened = DB::open_read_only("/db", hooked(true)).map(drop);
+    assert!(matches!(opened, Err(Error::Corruption(_))), "{opened:?}");
+    assert_eq!(opens.swap(0, Ordering::SeqCst), 11);
+    let db = DB::open_read_only("/db", hooked(false)).unwrap();
+    assert_eq!(present(&db, &KEYS), ["a", "b", "c"]);
+    assert_eq!(opens.load(Ordering::SeqCst), 11);
 }

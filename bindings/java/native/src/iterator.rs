@@ -7,9 +7,12 @@
 //! without moving. `seekToLast()` positions at the last entry. Unlike leveldbjni, the end is a
 //! position too: from there `prev()` returns the last entry. A new iterator is at the first
 //! entry. Entries come back as `byte[][] {key, value}`, or null when there is none on that
-//! side; Java turns that into `NoSuchElementException`. `next` and `peekNext` also come in a
-//! `...Via` form leaving the entry in the thread's scratch buffer (`scratch`), which makes no
-//! JNI function call: that is what `StrataIterator` uses unless the entry does not fit.
+//! side; Java turns that into `NoSuchElementException`. Going forward, `StrataIterator` reads
+//! ahead: `nextBatchVia` moves past as many entries as fit the thread's scratch buffer
+//! (`scratch`, up to a count Java asks for) and leaves them there, with no JNI function call;
+//! Java hands them out one by one and, before any other move, seeks the cursor back to the
+//! first one it has not handed out. `next`/`peekNext` with arrays serve entries too large for
+//! the scratch.
 
 use std::sync::Arc;
 
@@ -26,10 +29,8 @@ use crate::fast::fast;
 use crate::handle;
 use crate::scratch::Scratch;
 
-/// A `...Via` method's answer when there is no entry.
-const NONE: jlong = -1;
-/// A `...Via` method's answer when the entry does not fit the scratch (nothing moved).
-const TOO_LARGE: jlong = -2;
+/// `nextBatchVia`'s answer when the next entry does not fit the scratch (nothing moved).
+const TOO_LARGE: jint = -2;
 
 /// An engine iterator, or nothing once its Java iterator or its database was closed.
 pub(crate) struct Cursor {
@@ -72,6 +73,19 @@ fn with_iter<T>(
     seeks: bool,
     op: impl FnOnce(&mut DbIterator) -> T,
 ) -> Result<T, Error> {
+    with_cursor(handle, seeks, |iter| {
+        let result = op(iter);
+        iter.status().map(|()| result)
+    })?
+    .map_err(Error::from)
+}
+
+/// [`with_iter`] without the check of the iterator's status: `op` reports it as it sees fit.
+fn with_cursor<T>(
+    handle: jlong,
+    seeks: bool,
+    op: impl FnOnce(&mut DbIterator) -> T,
+) -> Result<T, Error> {
     // SAFETY: `handle` comes from a `StrataIterator` (the handle contract in `handle`).
     let this = unsafe { handle::borrow::<IteratorHandle>(handle) }?;
     this.database.check_comparator()?;
@@ -88,7 +102,6 @@ fn with_iter<T>(
         op(iter)
     });
     this.database.check_comparator()?;
-    iter.status()?;
     Ok(result)
 }
 
@@ -140,35 +153,35 @@ fn entry_call<'local>(
     })
 }
 
-/// [`entry_call`] through the scratch at `scratch`: leaves the key then the value there and
-/// returns the key's length times 2^32 plus the value's; or [`NONE`], or [`TOO_LARGE`]
-/// without calling `then`.
-fn entry_via(
-    env: *mut JNIEnv,
-    handle: jlong,
-    scratch: jlong,
-    capacity: jint,
-    then: impl FnOnce(&mut DbIterator),
-) -> jlong {
-    fast(env, NONE, |_| {
-        // SAFETY: `StrataIterator` passes its thread's scratch (the contract in `scratch`).
-        let mut scratch = unsafe { Scratch::new(scratch, capacity) }?;
-        with_iter(handle, false, |iter| {
-            if !iter.valid() {
-                return NONE;
-            }
-            let (key, value) = (iter.key(), iter.value());
-            let lengths = (u32::try_from(key.len()), u32::try_from(value.len()));
-            let (Ok(key_len), Ok(value_len)) = lengths else {
-                return TOO_LARGE;
-            };
-            if !scratch.put(&[key, value]) {
-                return TOO_LARGE;
-            }
-            then(iter);
-            (i64::from(key_len) << 32) | i64::from(value_len)
-        })
-    })
+/// Moves past up to `max` entries, leaving each in the scratch at `scratch` as its key's
+/// length and its value's (4 bytes each, native byte order), its key and its value, one after
+/// another from the start; returns how many. 0 at the end; [`TOO_LARGE`], without moving, when
+/// the first does not fit. An error met after some entries is reported by the next call.
+fn next_batch(iter: &mut DbIterator, scratch: &mut Scratch, max: jint) -> Result<jint, Error> {
+    let mut written = 0;
+    let mut at = 0;
+    while written < max && iter.valid() {
+        let (key, value) = (iter.key(), iter.value());
+        let (Ok(key_len), Ok(value_len)) = (u32::try_from(key.len()), u32::try_from(value.len()))
+        else {
+            break;
+        };
+        let (key_len, value_len) = (key_len.to_ne_bytes(), value_len.to_ne_bytes());
+        match scratch.put_at(at, &[&key_len, &value_len, key, value]) {
+            Some(end) => at = end,
+            None => break,
+        }
+        written += 1;
+        iter.next();
+        if iter.status().is_err() {
+            break;
+        }
+    }
+    if written > 0 {
+        return Ok(written);
+    }
+    iter.status()?;
+    Ok(if iter.valid() { TOO_LARGE } else { 0 })
 }
 
 /// Stays where the iterator is.
@@ -207,15 +220,6 @@ pub fn seek_to_last<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>,
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
-pub fn has_next<'local>(
-    mut env: EnvUnowned<'local>,
-    _this: JObject<'local>,
-    handle: jlong,
-) -> jboolean {
-    run(&mut env, |_| with_iter(handle, false, |iter| iter.valid()))
-}
-
-#[jni_mangle("io.github.stratakv.StrataIterator")]
 pub fn peek_next<'local>(
     mut env: EnvUnowned<'local>,
     _this: JObject<'local>,
@@ -233,29 +237,22 @@ pub fn next<'local>(
     entry_call(&mut env, handle, here, DbIterator::next)
 }
 
-// SAFETY: JNI's name for `StrataIterator`'s `private native long nextVia(long, long, int)`,
-// which no other library defines; the signature is that declaration in JNI types.
-#[unsafe(export_name = "Java_io_github_stratakv_StrataIterator_nextVia")]
-pub extern "system" fn next_via(
+// SAFETY: JNI's name for `StrataIterator`'s `private native int nextBatchVia(long, long, int,
+// int)`, which no other library defines; the signature is that declaration in JNI types.
+#[unsafe(export_name = "Java_io_github_stratakv_StrataIterator_nextBatchVia")]
+pub extern "system" fn next_batch_via(
     env: *mut JNIEnv,
     _this: jobject,
     handle: jlong,
     scratch: jlong,
     capacity: jint,
-) -> jlong {
-    entry_via(env, handle, scratch, capacity, DbIterator::next)
-}
-
-// SAFETY: as for `next_via`, for `private native long peekNextVia(long, long, int)`.
-#[unsafe(export_name = "Java_io_github_stratakv_StrataIterator_peekNextVia")]
-pub extern "system" fn peek_next_via(
-    env: *mut JNIEnv,
-    _this: jobject,
-    handle: jlong,
-    scratch: jlong,
-    capacity: jint,
-) -> jlong {
-    entry_via(env, handle, scratch, capacity, stay)
+    max: jint,
+) -> jint {
+    fast(env, 0, |_| {
+        // SAFETY: `StrataIterator` passes its thread's scratch (the contract in `scratch`).
+        let mut scratch = unsafe { Scratch::new(scratch, capacity) }?;
+        with_cursor(handle, false, |iter| next_batch(iter, &mut scratch, max))?
+    })
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]

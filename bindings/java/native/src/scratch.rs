@@ -56,14 +56,18 @@ impl Scratch {
     /// Copies `parts` in one after another from the start; false, copying nothing, when they
     /// do not fit.
     pub(crate) fn put(&mut self, parts: &[&[u8]]) -> bool {
-        let total = parts
+        self.put_at(0, parts).is_some()
+    }
+
+    /// Copies `parts` in one after another from offset `at`, and returns the offset after
+    /// them; `None`, copying nothing, when they do not fit.
+    pub(crate) fn put_at(&mut self, at: usize, parts: &[&[u8]]) -> Option<usize> {
+        let end = parts
             .iter()
             .map(|part| part.len())
-            .try_fold(0usize, usize::checked_add);
-        if total.is_none_or(|total| total > self.capacity) {
-            return false;
-        }
-        let mut at = 0;
+            .try_fold(at, usize::checked_add)
+            .filter(|&end| end <= self.capacity)?;
+        let mut at = at;
         for part in parts {
             // SAFETY: the parts fit the buffer (checked) and come from engine memory, not from
             // the buffer; no one else touches it during the call (the contract).
@@ -72,7 +76,7 @@ impl Scratch {
             };
             at += part.len();
         }
-        true
+        Some(end)
     }
 }
 

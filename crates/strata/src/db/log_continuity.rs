@@ -103,6 +103,11 @@ impl Continuity {
         self.skipped = true;
     }
 
+    /// Whether a gap or damage was skipped that no batch has been followed past yet.
+    pub(crate) fn skip_pending(&self) -> bool {
+        self.skipped
+    }
+
     /// Takes the next batch read: `Err` when a gap or damage comes before it and it does not
     /// continue exactly — the log ends before it.
     pub(crate) fn follow(&mut self, batch: &WriteBatch) -> Result<(), Jump> {

@@ -12,6 +12,9 @@
 //!   does not ends it, noted in the info log and, for a gap, reported as damage (so fatal
 //!   under `paranoid_checks`). A gap that the batches after it continue is no damage, except
 //!   before a log's first batch: replayed, but reported as damage (see `db/log_continuity.rs`).
+//!   A read does not end past a gap or damage that only unusable records follow: a later read
+//!   going on from where it ended (a read-only handle's) must still see the gap or damage and
+//!   demand that the next batch continue exactly.
 //! - [`Sequences`] checks that each log continues the sequence numbers where the tables and the
 //!   logs before it end (see `db/wal.rs`): a log whose first write starts past that point lost
 //!   its predecessor's tail to a power loss, or, beside a live writer, was read before the end
@@ -62,6 +65,11 @@ struct Damage {
     read_error: Option<Error>,
     /// One line per drop, for the info log.
     dropped: Vec<String>,
+    /// Set for a read beside a live writer ([`LogBatches::beside_writer`]): corruption is
+    /// held here instead of being dropped and noted, and ends the read.
+    withhold: bool,
+    /// The first corruption withheld since [`LogBatches::next`] last looked.
+    withheld: Option<Error>,
 }
 
 /// Collects log corruption (noted always, fatal under `paranoid_checks`) and read errors.
@@ -76,6 +84,10 @@ impl Reporter for LogReporter {
         let mut damage = self.damage.lock();
         if !reason.is_corruption() {
             damage.read_error.get_or_insert(reason);
+            return;
+        }
+        if damage.withhold {
+            damage.withheld.get_or_insert(reason);
             return;
         }
         damage
@@ -99,7 +111,8 @@ pub(crate) struct LoggedBatch {
 
 /// How a log's replay ended.
 pub(crate) struct LogEnd {
-    /// File offset just past the last whole record read (`from` if none was).
+    /// File offset just past the last whole record read (`from` if none was), or before the
+    /// gap or damage that only unusable records followed.
     pub(crate) clean_end: u64,
     /// Damage was skipped.
     pub(crate) damaged: bool,
@@ -121,11 +134,18 @@ pub(crate) struct LogBatches {
     continuity: Continuity,
     /// Damage reports seen so far (new ones mean something was skipped).
     reports_seen: usize,
-    /// Set when a batch broke the continuity after a gap or damage: the file offset where
-    /// the log ended for this read (past the last batch returned).
+    /// Set when a batch broke the continuity after a gap or damage, or (beside a writer) at
+    /// damage: the file offset where the log ended for this read (past the last batch
+    /// returned).
     ended_at: Option<u64>,
-    /// The damage that jump is, reported by [`LogBatches::finish`] unless excused first.
+    /// The damage that jump or that damage is, reported by [`LogBatches::finish`] unless
+    /// excused first.
     jump: Option<Error>,
+    /// Set while a gap or damage is followed by unusable records only: the file offset
+    /// before that gap or damage, past which the read does not end (a later read going on
+    /// past the unusable records would no longer know that its first batch must continue
+    /// the ones before the gap exactly).
+    unresolved: Option<u64>,
 }
 
 impl LogBatches {
@@ -162,7 +182,19 @@ impl LogBatches {
             reports_seen: 0,
             ended_at: None,
             jump: None,
+            unresolved: None,
         })
+    }
+
+    /// This read for a reader beside a live writer (a read-only handle reading the newest
+    /// log, `db/read_only.rs`): damage the log reader finds may be a record the writer is
+    /// still copying (the kernel copies a `read` in no promised order, so the header may be
+    /// seen before all of the payload: a checksum mismatch). It ends the read, before the
+    /// record it spoils, as a jump does: [`LogBatches::excuse_jump`] lets the caller read
+    /// again from there, and [`LogBatches::finish`] reports it otherwise.
+    pub(crate) fn beside_writer(self) -> LogBatches {
+        self.damage.lock().withhold = true;
+        self
     }
 
     /// The next batch, or `None` at the end of the log.
@@ -172,10 +204,18 @@ impl LogBatches {
                 return Ok(None);
             }
             let before = self.reader.end_of_last_record().max(self.from);
-            let Some(record) = self.reader.read_record(&mut self.scratch) else {
+            let record = self
+                .reader
+                .read_record(&mut self.scratch)
+                .map(<[u8]>::to_vec);
+            if let Some(e) = self.damage.lock().withheld.take() {
+                self.jump = Some(e);
+                self.ended_at = Some(self.unresolved.unwrap_or(before));
+                return Ok(None);
+            }
+            let Some(contents) = record else {
                 return Ok(None);
             };
-            let contents = record.to_vec();
             let offset = self.reader.last_record_offset();
             let end = self.reader.end_of_last_record();
             let gap = self.reader.take_gap();
@@ -197,14 +237,18 @@ impl LogBatches {
                 // cannot be used; the batches after it are taken as they come.
                 Err(e) => {
                     self.skip_record(info_log, e, offset)?;
+                    if self.continuity.skip_pending() {
+                        self.unresolved.get_or_insert(before);
+                    }
                     continue;
                 }
             };
             if let Err(jump) = self.continuity.follow(&batch) {
                 self.end_at_jump(gap, offset, &jump);
-                self.ended_at = Some(before);
+                self.ended_at = Some(self.unresolved.unwrap_or(before));
                 return Ok(None);
             }
+            self.unresolved = None;
             if let (true, Some((at, bytes))) = (starts_log, gap) {
                 let reason = gap_before_first_batch(bytes, batch.sequence());
                 let e = Error::corruption_at(at, reason).in_file(self.path.display());
@@ -230,9 +274,10 @@ impl LogBatches {
         self.jump = Some(e);
     }
 
-    /// Whether the read ended at a jump, which `finish` then does not report: for a reader
-    /// beside a live writer, which may have seen a record still being copied (zeros) and the
-    /// records after it, and will read the log again from where this read ended.
+    /// Whether the read ended at a jump (or, [`LogBatches::beside_writer`], at damage), which
+    /// `finish` then does not report: for a reader beside a live writer, which may have seen a
+    /// record still being copied (zeros, or part of its payload) and the records after it, and
+    /// will read the log again from where this read ended.
     pub(crate) fn excuse_jump(&mut self) -> bool {
         self.jump.take().is_some()
     }
@@ -266,6 +311,7 @@ impl LogBatches {
     pub(crate) fn finish(self, info_log: &InfoLog) -> Result<LogEnd> {
         let clean_end = self
             .ended_at
+            .or(self.unresolved)
             .unwrap_or_else(|| self.reader.end_of_last_record().max(self.from));
         drop(self.reader);
         let mut damage = self.damage.lock();

@@ -26,7 +26,10 @@
 //!   missing starts the refresh over; one missing while the manifest did not move is handled as
 //!   open handles it (its writes are lost; fatal under `paranoid_checks`).
 //! - **A log being appended to.** Its last record may be half-written: the handle stops at the
-//!   last whole record and the next refresh goes on from there.
+//!   last whole record and the next refresh goes on from there. A record read while it is
+//!   being copied may look damaged (zeros, then the records after it; or its header before
+//!   all of its payload, a checksum mismatch): in the newest log, the handle reads again from
+//!   the last whole record a few times (about 100 ms in all) before it takes that for damage.
 //! - **A new log begun before the old one's tail was read.** The new log's first write does not
 //!   continue the sequence numbers read so far: it is left out, with every later log, until a
 //!   refresh has read the old log's tail. Its writes were made after the old log's last one, so
@@ -95,6 +98,10 @@ type Merged = (Vec<(u64, u64)>, Arc<MemTable>);
 struct FollowedLog {
     number: u64,
     end: u64,
+    /// The sequence number the batch at `end` is due to start at: where the last batch read
+    /// from this log ends. A read going on from `end` takes a batch after a gap or damage only
+    /// if it starts there, as one read of the whole log would.
+    next: Option<u64>,
     mem: Arc<MemTable>,
     file: Arc<dyn RandomAccessFile>,
 }
@@ -314,9 +321,9 @@ impl Follower {
 
     /// Reads a log from where the last refresh stopped (its start, if never read). The newest
     /// log may be the one a writer is appending to: a jump found in it (a record still being
-    /// copied, read as zeros, then the records the writer appended after it) is read again a
-    /// few times before it counts as damage. A jump in an older log, which the writer
-    /// finished, is damage at once.
+    /// copied, read as zeros, then the records the writer appended after it) or damage (its
+    /// header read before all of its payload) is read again a few times before it counts as
+    /// damage. A jump in an older log, which the writer finished, is damage at once.
     fn read_log(
         &mut self,
         db: &DbInner,
@@ -334,8 +341,9 @@ impl Follower {
         self.read_log_once(db, read, sequences, false).map(|_| ())
     }
 
-    /// One read of [`Follower::read_log`]; with `excuse_jump`, a read that ends at a jump
-    /// reports no damage and returns `true`: read again from where it ended.
+    /// One read of [`Follower::read_log`]; with `excuse_jump`, a read that ends at a jump or
+    /// at damage (`LogBatches::beside_writer`) reports nothing and returns `true`: read again
+    /// from where it ended.
     fn read_log_once(
         &mut self,
         db: &DbInner,
@@ -346,7 +354,10 @@ impl Follower {
         excuse_jump: bool,
     ) -> std::result::Result<bool, Attempt> {
         let index = self.logs.iter().position(|log| log.number == number);
-        let from = index.map_or(0, |i| self.logs[i].end);
+        let (from, expected) = match index {
+            Some(i) => (self.logs[i].end, self.logs[i].next),
+            None => (0, sequences.expected_start()),
+        };
         let path = log_file_name(&db.dir, number);
         let opened = LogBatches::open(
             &*db.env,
@@ -355,9 +366,10 @@ impl Follower {
             from,
             db.options.paranoid_checks,
             self.manifest.extensions(),
-            sequences.expected_start(),
+            expected,
         );
         let mut batches = match opened {
+            Ok(batches) if excuse_jump => batches.beside_writer(),
             Ok(batches) => batches,
             // Deleted since the directory was listed: the manifest has moved on.
             Err(e) if is_not_found(&e) && !settled => return Err(Attempt::Retry(e)),
@@ -382,6 +394,7 @@ impl Follower {
                         FollowedLog {
                             number,
                             end: 0,
+                            next: None,
                             mem: Arc::new(MemTable::new(db.icmp.clone())),
                             file,
                         },
@@ -395,6 +408,10 @@ impl Follower {
                 sequences.replayed(&logged.batch);
             }
             log.end = logged.end;
+            log.next = logged
+                .batch
+                .sequence()
+                .checked_add(u64::from(logged.batch.count()));
         }
         let again = excuse_jump && batches.excuse_jump();
         let end = batches.finish(&db.info_log)?;

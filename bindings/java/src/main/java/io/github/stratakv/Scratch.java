@@ -1,6 +1,7 @@
 package io.github.stratakv;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * A thread's direct buffer through which the hot native calls ({@code get}, {@code put}, {@code
@@ -28,7 +29,8 @@ final class Scratch {
         NativeLibrary.load();
     }
 
-    private final ByteBuffer buffer = ByteBuffer.allocateDirect(CAPACITY);
+    /** In native byte order, as native code writes the lengths {@link #intAt} reads. */
+    private final ByteBuffer buffer = ByteBuffer.allocateDirect(CAPACITY).order(ByteOrder.nativeOrder());
     /** The buffer's address, for native code. */
     final long address = address(buffer);
 
@@ -43,6 +45,11 @@ final class Scratch {
     void put(int offset, byte[] bytes) {
         buffer.position(offset);
         buffer.put(bytes);
+    }
+
+    /** The 4-byte integer at {@code offset}, in native byte order. */
+    int intAt(int offset) {
+        return buffer.getInt(offset);
     }
 
     /** A new array of the {@code length} bytes at {@code offset}. */

@@ -30,6 +30,9 @@ final class StrataDB extends NativeObject implements StrataDatabase {
     /** {@code getVia}'s answer for an absent key (-2: the value does not fit the scratch). */
     private static final int ABSENT = -1;
 
+    /** Set by {@link #close()}: iterators stop handing out entries they read ahead. */
+    private volatile boolean closed;
+
     StrataDB(long handle) {
         super(handle, StrataDB::dispose);
     }
@@ -239,7 +242,13 @@ final class StrataDB extends NativeObject implements StrataDatabase {
     /** Closes the database and its iterators, after the calls in flight. Idempotent. */
     @Override
     public void close() {
+        closed = true;
         close(handle);
+    }
+
+    /** Whether {@link #close()} was called (for {@code StrataIterator}'s read-ahead). */
+    boolean isClosed() {
+        return closed;
     }
 
     /** Deletes {@code key} from the database (for {@code StrataIterator.remove}). */
