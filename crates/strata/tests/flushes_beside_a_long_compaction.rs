@@ -9,14 +9,13 @@
 mod support;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use strata::testing::{EnvOp, HookEnv};
+use strata::testing::HookEnv;
 use strata::{MemEnv, Options, ReadOptions, DB};
 use support::files::info_log;
+use support::hold::{on_a_compaction_thread, Hold};
 use support::state::{files_at_level, scan, Model};
 
 const DIR: &str = "/flush-beside-compaction";
@@ -31,12 +30,6 @@ fn put_round(db: &DB, model: &mut Model, round: u32, count: u32) {
     }
 }
 
-/// Whether the calling thread is one of the compaction's (its own or a sub-range's).
-fn on_a_compaction_thread() -> bool {
-    let name = std::thread::current().name().map(str::to_owned);
-    name.is_some_and(|n| n.starts_with("strata-bg-compact") || n == "strata-bg-sub")
-}
-
 /// How many memtables the database has flushed, by its info log.
 fn flushes(env: &HookEnv) -> usize {
     info_log(env, Path::new(DIR))
@@ -47,25 +40,8 @@ fn flushes(env: &HookEnv) -> usize {
 
 #[test]
 fn memtables_are_flushed_while_a_compaction_is_held() {
-    // Holds the first table append on a compaction thread after `armed`, until released.
-    let armed = Arc::new(AtomicBool::new(false));
-    let (held_tx, held_rx) = mpsc::channel::<()>();
-    let (release_tx, release_rx) = mpsc::channel::<()>();
-    let hold = Mutex::new(Some((held_tx, release_rx)));
-    let hook_armed = Arc::clone(&armed);
-    let env = HookEnv::new(Arc::new(MemEnv::new()), move |call| {
-        let table = call.path.extension().is_some_and(|e| e == "ldb");
-        if call.op == EnvOp::Append
-            && table
-            && on_a_compaction_thread()
-            && hook_armed.swap(false, Ordering::AcqRel)
-        {
-            let (held, release) = hold.lock().unwrap().take().unwrap();
-            held.send(()).unwrap();
-            release.recv().unwrap();
-        }
-        Ok(())
-    });
+    let hold = Hold::new(Arc::new(MemEnv::new()), on_a_compaction_thread);
+    let env = hold.env().clone();
     let options = Options {
         write_buffer_size: 64 << 10,
         max_background_jobs: 2,
@@ -76,9 +52,9 @@ fn memtables_are_flushed_while_a_compaction_is_held() {
 
     // Overwrite the same keys until level 0 reaches its trigger and a compaction starts, to
     // stop at its first output write.
-    armed.store(true, Ordering::Release);
+    hold.arm();
     let mut round = 0;
-    while held_rx.try_recv().is_err() {
+    while !hold.is_held() {
         assert!(round < 40, "no compaction started");
         put_round(&db, &mut model, round, 400);
         round += 1;
@@ -110,7 +86,7 @@ fn memtables_are_flushed_while_a_compaction_is_held() {
     );
     assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
 
-    release_tx.send(()).unwrap();
+    hold.release();
     support::trials::wait_until("level 0 compacted", Duration::from_secs(60), || {
         files_at_level(&db, 0) < 4
     });

@@ -21,17 +21,16 @@
 mod support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use strata::testing::{EnvOp, HookEnv};
 use strata::{
     CompactionFilter, FilterDecision, Logger, MemEnv, Options, ReadOptions, Snapshot, WriteBatch,
     DB,
 };
+use support::hold::{on_a_compaction_thread, Hold};
 use support::state::{files_at_level, scan, Model};
 
 const DIR: &str = "/parallel";
@@ -292,33 +291,13 @@ impl CompactionFilter for KeepAll {
 
 #[test]
 fn a_compaction_of_other_keys_finishes_while_one_is_held() {
-    // Holds the first table append on a compaction thread after `armed`, until released.
-    let armed = Arc::new(AtomicBool::new(false));
-    let (held_tx, held_rx) = mpsc::channel::<()>();
-    let (release_tx, release_rx) = mpsc::channel::<()>();
-    let hold = Mutex::new(Some((held_tx, release_rx)));
-    let hook_armed = Arc::clone(&armed);
-    let env = HookEnv::new(Arc::new(MemEnv::new()), move |call| {
-        let on_compaction_thread = std::thread::current()
-            .name()
-            .is_some_and(|n| n.starts_with("strata-bg-compact"));
-        if call.op == EnvOp::Append
-            && call.path.extension().is_some_and(|e| e == "ldb")
-            && on_compaction_thread
-            && hook_armed.swap(false, Ordering::AcqRel)
-        {
-            let (held, release) = hold.lock().unwrap().take().unwrap();
-            held.send(()).unwrap();
-            release.recv().unwrap();
-        }
-        Ok(())
-    });
+    let hold = Hold::new(Arc::new(MemEnv::new()), on_a_compaction_thread);
     let options = Options {
         write_buffer_size: 64 << 10,
         max_background_jobs: 2,
         max_subcompactions: 1,
         compaction_filter: Some(Arc::new(KeepAll)),
-        ..support::options(&env)
+        ..support::options(hold.env())
     };
     let db = Arc::new(DB::open(DIR, options).unwrap());
     let mut model = Model::new();
@@ -335,9 +314,9 @@ fn a_compaction_of_other_keys_finishes_while_one_is_held() {
     db.compact_range(None, None).unwrap();
     assert_eq!(files_at_level(&db, 2), 1);
     // `a` keys, overwritten until level 0 is compacted; that compaction is held.
-    armed.store(true, Ordering::Release);
+    hold.arm();
     let mut round = 0;
-    while held_rx.try_recv().is_err() {
+    while !hold.is_held() {
         assert!(round < 40, "no compaction started");
         put(&db, "a", round);
         round += 1;
@@ -354,7 +333,7 @@ fn a_compaction_of_other_keys_finishes_while_one_is_held() {
         || compacting.is_finished(),
     );
     compacting.join().unwrap().unwrap();
-    release_tx.send(()).unwrap();
+    hold.release();
     db.compact_range(None, None).unwrap();
     assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
 }

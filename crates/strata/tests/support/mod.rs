@@ -10,6 +10,7 @@
 //! - `state`: what a database holds (a scan, a checked read of its whole state) and which
 //!   tables it lists;
 //! - `history`: a recorded history of writes and the check that a state is a prefix of it;
+//! - `hold`: an env that holds a background job at a table write until the test lets it go;
 //! - `race_env`: an env that stages one race with a writer (a hook run once, just before an
 //!   open);
 //! - `trials`: the seeds of randomized trials, and waiting for background work.
@@ -21,6 +22,7 @@
 
 pub mod files;
 pub mod history;
+pub mod hold;
 pub mod race_env;
 pub mod state;
 pub mod trials;
