@@ -58,10 +58,16 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
 }
 
 /// Waits (on `bg_done`) until the deletions asked for before the call are done: when a pass
-/// runs, until the next one has run (the one such a request was left to).
+/// runs, until the next one has run (the one such a request was left to). Stops waiting at a
+/// background error (no pass deletes anything after one; and a pass that panicked, which made
+/// it, stays marked as running) or when the database closes.
 pub(crate) fn wait_for_deletions(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     let covering = state.obsolete_files.begun + 1;
-    while state.obsolete_files.running && state.obsolete_files.ended < covering {
+    while state.obsolete_files.running
+        && state.obsolete_files.ended < covering
+        && state.bg_error.is_none()
+        && !db.shutting_down.load(Ordering::Acquire)
+    {
         db.bg_done.wait(state);
     }
 }
