@@ -83,18 +83,24 @@ fn failed_compactions(env: &dyn Env) -> usize {
 
 #[test]
 fn a_compaction_failing_beside_a_held_one_stops_writes_and_the_held_edit() {
-    let held = Hold::new(Arc::new(MemEnv::new()), on_a_compaction_thread);
-    let db = DB::open(DIR, options(&held)).unwrap();
+    let hold = Hold::new(Arc::new(MemEnv::new()), on_a_compaction_thread);
+    let db = DB::open(DIR, options(&hold)).unwrap();
     let mut model = Model::new();
-    hold_a_level0_compaction(&held, &db, &mut model, false);
+    hold_a_level0_compaction(&hold, &db, &mut model, false);
 
     // The in-place rewrite of the `z` table runs on the other compaction thread and fails.
-    held.fail_tables(true);
+    hold.fail_tables(true);
     let failed = db.compact_range(Some(b"z"), Some(b"zz"));
-    assert!(matches!(failed, Err(strata::Error::Io { .. })), "{failed:?}");
-    held.fail_tables(false);
+    assert!(
+        matches!(failed, Err(strata::Error::Io { .. })),
+        "{failed:?}"
+    );
+    hold.fail_tables(false);
     let refused = db.put(b"b", b"after the error");
-    assert!(matches!(refused, Err(strata::Error::Io { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(strata::Error::Io { .. })),
+        "{refused:?}"
+    );
     // (A flush whose edit was being written when the error came may still be installed.)
     std::thread::sleep(Duration::from_millis(100));
     let level0 = files_at_level(&db, 0);
@@ -102,17 +108,15 @@ fn a_compaction_failing_beside_a_held_one_stops_writes_and_the_held_edit() {
 
     // Let go, the held compaction merges and then fails with the background error instead of
     // installing its edit: level 0 keeps its tables.
-    held.release();
-    wait_until(
-        "the held compaction fails",
-        Duration::from_secs(60),
-        || failed_compactions(held.env()) >= 2,
-    );
+    hold.release();
+    wait_until("the held compaction fails", Duration::from_secs(60), || {
+        failed_compactions(hold.env()) >= 2
+    });
     assert_eq!(files_at_level(&db, 0), level0);
     assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
     drop(db);
 
-    let db = DB::open(DIR, options(&held)).unwrap();
+    let db = DB::open(DIR, options(&hold)).unwrap();
     assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
     db.compact_range(None, None).unwrap();
     assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
@@ -120,10 +124,10 @@ fn a_compaction_failing_beside_a_held_one_stops_writes_and_the_held_edit() {
 
 #[test]
 fn closing_while_a_compaction_is_held_and_memtables_flush_loses_nothing() {
-    let held = Hold::new(Arc::new(MemEnv::new()), on_a_compaction_thread);
-    let db = Arc::new(DB::open(DIR, options(&held)).unwrap());
+    let hold = Hold::new(Arc::new(MemEnv::new()), on_a_compaction_thread);
+    let db = Arc::new(DB::open(DIR, options(&hold)).unwrap());
     let mut model = Model::new();
-    let round = hold_a_level0_compaction(&held, &db, &mut model, false);
+    let round = hold_a_level0_compaction(&hold, &db, &mut model, false);
     // Memtables beside it, and the `z` table rewritten in place, its input deleted.
     for round in round..round + 3 {
         put(&db, &mut model, "a", round, false);
@@ -134,11 +138,14 @@ fn closing_while_a_compaction_is_held_and_memtables_flush_loses_nothing() {
     // The close waits for the held compaction, let go once the close has begun.
     let closing = std::thread::spawn(move || drop(Arc::into_inner(db).unwrap()));
     std::thread::sleep(Duration::from_millis(50));
-    assert!(!closing.is_finished(), "the close did not wait for the compaction");
-    held.release();
+    assert!(
+        !closing.is_finished(),
+        "the close did not wait for the compaction"
+    );
+    hold.release();
     closing.join().unwrap();
 
-    let db = DB::open(DIR, options(&held)).unwrap();
+    let db = DB::open(DIR, options(&hold)).unwrap();
     assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
     db.compact_range(None, None).unwrap();
     assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
@@ -155,10 +162,10 @@ fn power_loss_beside_a_held_compaction_keeps_every_synced_write() {
     .enumerate()
     {
         let env = FaultEnv::new(Arc::new(MemEnv::new()));
-        let held = Hold::new(Arc::new(env.clone()), on_a_compaction_thread);
-        let db = DB::open(DIR, options(&held)).unwrap();
+        let hold = Hold::new(Arc::new(env.clone()), on_a_compaction_thread);
+        let db = DB::open(DIR, options(&hold)).unwrap();
         let mut model = Model::new();
-        let round = hold_a_level0_compaction(&held, &db, &mut model, true);
+        let round = hold_a_level0_compaction(&hold, &db, &mut model, true);
         // Beside it: the `z` table rewritten in place (its input deleted), memtables flushed
         // (level 0 or, for the `m` keys, deeper), all synced.
         db.compact_range(Some(b"z"), Some(b"zz")).unwrap();
@@ -169,12 +176,12 @@ fn power_loss_beside_a_held_compaction_keeps_every_synced_write() {
         put(&db, &mut model, "z", 1, true);
 
         env.crash_now();
-        held.release();
+        hold.release();
         drop(db);
         env.simulate_power_loss(mode, n as u64).unwrap();
         env.clear_faults();
 
-        let db = DB::open(DIR, options(&held)).unwrap();
+        let db = DB::open(DIR, options(&hold)).unwrap();
         assert_eq!(
             scan(&db, &ReadOptions::default()).unwrap(),
             model,

@@ -57,11 +57,9 @@ fn a_step_of_compact_range_after_a_panicking_deletion_pass_lets_the_database_clo
         let db = Arc::clone(&db);
         std::thread::spawn(move || db.compact_range(Some(b"z"), Some(b"zz")))
     };
-    crate::support::trials::wait_until(
-        "the step held",
-        std::time::Duration::from_secs(60),
-        || hold.is_held(),
-    );
+    crate::support::trials::wait_until("the step held", std::time::Duration::from_secs(60), || {
+        hold.is_held()
+    });
     // Meanwhile a flush's deletion pass panics removing the log it retired.
     env.fail_after(OpKind::Remove, 1, InjectedError::Panic);
     let mut round = 0;

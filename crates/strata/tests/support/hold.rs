@@ -44,10 +44,8 @@ impl Hold {
         });
         let hook = Arc::clone(&switches);
         let env = HookEnv::new(inner, move |call| {
-            if call.op != EnvOp::Append
-                || !call.path.extension().is_some_and(|e| e == "ldb")
-                || !on_thread()
-            {
+            let table = call.path.extension().is_some_and(|e| e == "ldb");
+            if call.op != EnvOp::Append || !table || !on_thread() {
                 return Ok(());
             }
             if hook.armed.swap(false, Ordering::AcqRel) {
