@@ -19,9 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use strata::testing::{FaultEnv, PowerLossMode};
-use strata::{
-    CompactionFilter, Env, FilterDecision, MemEnv, Options, ReadOptions, WriteOptions, DB,
-};
+use strata::{Env, MemEnv, Options, ReadOptions, WriteOptions, DB};
 use support::files::info_log;
 use support::hold::{on_a_compaction_thread, Hold};
 use support::state::{files_at_level, scan, Model};
@@ -29,21 +27,12 @@ use support::trials::wait_until;
 
 const DIR: &str = "/held";
 
-/// Keeps every entry: with a filter, `compact_range` rewrites the deepest level in place.
-struct KeepAll;
-
-impl CompactionFilter for KeepAll {
-    fn filter(&self, _level: usize, _key: &[u8], _value: &[u8]) -> FilterDecision {
-        FilterDecision::Keep
-    }
-}
-
 fn options(hold: &Hold) -> Options {
     Options {
         write_buffer_size: 64 << 10,
         max_background_jobs: 2,
         max_subcompactions: 1,
-        compaction_filter: Some(Arc::new(KeepAll)),
+        compaction_filter: Some(Arc::new(support::KeepAll)),
         ..support::options(hold.env())
     }
 }
@@ -72,6 +61,22 @@ fn put(db: &DB, model: &mut Model, prefix: &str, round: u32, sync: bool) {
         db.put_opt(&WriteOptions { sync }, &key, &value).unwrap();
         model.insert(key, value);
     }
+}
+
+/// Reopens the database and checks it holds `model`, before and after compacting it all.
+fn reopen_and_read(hold: &Hold, model: &Model, context: &str) {
+    let db = DB::open(DIR, options(hold)).unwrap();
+    assert_eq!(
+        &scan(&db, &ReadOptions::default()).unwrap(),
+        model,
+        "{context}"
+    );
+    db.compact_range(None, None).unwrap();
+    assert_eq!(
+        &scan(&db, &ReadOptions::default()).unwrap(),
+        model,
+        "{context}"
+    );
 }
 
 fn failed_compactions(env: &dyn Env) -> usize {
@@ -116,10 +121,7 @@ fn a_compaction_failing_beside_a_held_one_stops_writes_and_the_held_edit() {
     assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
     drop(db);
 
-    let db = DB::open(DIR, options(&hold)).unwrap();
-    assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
-    db.compact_range(None, None).unwrap();
-    assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
+    reopen_and_read(&hold, &model, "");
 }
 
 #[test]
@@ -145,10 +147,7 @@ fn closing_while_a_compaction_is_held_and_memtables_flush_loses_nothing() {
     hold.release();
     closing.join().unwrap();
 
-    let db = DB::open(DIR, options(&hold)).unwrap();
-    assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
-    db.compact_range(None, None).unwrap();
-    assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
+    reopen_and_read(&hold, &model, "");
 }
 
 #[test]
@@ -181,17 +180,6 @@ fn power_loss_beside_a_held_compaction_keeps_every_synced_write() {
         env.simulate_power_loss(mode, n as u64).unwrap();
         env.clear_faults();
 
-        let db = DB::open(DIR, options(&hold)).unwrap();
-        assert_eq!(
-            scan(&db, &ReadOptions::default()).unwrap(),
-            model,
-            "{mode:?}"
-        );
-        db.compact_range(None, None).unwrap();
-        assert_eq!(
-            scan(&db, &ReadOptions::default()).unwrap(),
-            model,
-            "{mode:?}"
-        );
+        reopen_and_read(&hold, &model, &format!("{mode:?}"));
     }
 }

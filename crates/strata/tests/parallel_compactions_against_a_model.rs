@@ -26,10 +26,7 @@ use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use strata::{
-    CompactionFilter, FilterDecision, Logger, MemEnv, Options, ReadOptions, Snapshot, WriteBatch,
-    DB,
-};
+use strata::{Logger, MemEnv, Options, ReadOptions, Snapshot, WriteBatch, DB};
 use support::hold::{on_a_compaction_thread, Hold};
 use support::state::{files_at_level, scan, Model};
 
@@ -199,7 +196,7 @@ fn trial(seed: u64, jobs: usize, subcompactions: usize) -> usize {
         info_log: Some(Arc::clone(&concurrency) as Arc<dyn Logger>),
         // `compact_range` then also rewrites the deepest level in place, which runs beside
         // compactions of level 0 (they write to another level).
-        compaction_filter: Some(Arc::new(KeepAll)),
+        compaction_filter: Some(Arc::new(support::KeepAll)),
         ..support::options(&env)
     };
     let mut models: Vec<Model> = vec![Model::new(); WRITERS];
@@ -280,15 +277,6 @@ fn four_compaction_threads_with_subcompactions_match_the_model() {
     run(4, 2, 0x0004);
 }
 
-/// Keeps everything: its presence makes `compact_range` rewrite the deepest level in place.
-struct KeepAll;
-
-impl CompactionFilter for KeepAll {
-    fn filter(&self, _level: usize, _key: &[u8], _value: &[u8]) -> FilterDecision {
-        FilterDecision::Keep
-    }
-}
-
 #[test]
 fn a_compaction_of_other_keys_finishes_while_one_is_held() {
     let hold = Hold::new(Arc::new(MemEnv::new()), on_a_compaction_thread);
@@ -296,7 +284,7 @@ fn a_compaction_of_other_keys_finishes_while_one_is_held() {
         write_buffer_size: 64 << 10,
         max_background_jobs: 2,
         max_subcompactions: 1,
-        compaction_filter: Some(Arc::new(KeepAll)),
+        compaction_filter: Some(Arc::new(support::KeepAll)),
         ..support::options(hold.env())
     };
     let db = Arc::new(DB::open(DIR, options).unwrap());

@@ -7,22 +7,13 @@
 use std::sync::Arc;
 
 use strata::testing::{FaultEnv, InjectedError, OpKind};
-use strata::{CompactionFilter, FilterDecision, MemEnv, Options, ReadOptions, DB};
+use strata::{MemEnv, Options, ReadOptions, DB};
 
 use super::background_panic::within_a_minute;
 use crate::support::hold::{on_a_compaction_thread, Hold};
 use crate::support::state::{files_at_level, scan, Model};
 
 const DIR: &str = "/pass-panic";
-
-/// With a filter, `compact_range` rewrites the deepest level in place.
-struct KeepAll;
-
-impl CompactionFilter for KeepAll {
-    fn filter(&self, _level: usize, _key: &[u8], _value: &[u8]) -> FilterDecision {
-        FilterDecision::Keep
-    }
-}
 
 fn put(db: &DB, model: &mut Model, prefix: &str, round: u32) -> strata::Result<()> {
     for i in 0..400u32 {
@@ -42,7 +33,7 @@ fn a_step_of_compact_range_after_a_panicking_deletion_pass_lets_the_database_clo
         write_buffer_size: 64 << 10,
         max_background_jobs: 2,
         max_subcompactions: 1,
-        compaction_filter: Some(Arc::new(KeepAll)),
+        compaction_filter: Some(Arc::new(crate::support::KeepAll)),
         ..crate::support::options(hold.env())
     };
     let db = Arc::new(DB::open(DIR, options.clone()).unwrap());

@@ -30,7 +30,7 @@ pub mod trials;
 use std::sync::Arc;
 
 use strata::testing::{FaultEnv, HookEnv};
-use strata::{Env, MemEnv, Options};
+use strata::{CompactionFilter, Env, FilterDecision, MemEnv, Options};
 
 /// An env a test hands to a database: a `FaultEnv` or `HookEnv` (by a clone sharing its state),
 /// or an `Arc` of any env.
@@ -76,4 +76,14 @@ pub fn options(env: &impl TestEnv) -> Options {
 /// A fault-injecting env over a fresh in-memory one.
 pub fn fault_env() -> FaultEnv {
     FaultEnv::new(Arc::new(MemEnv::new()))
+}
+
+/// A compaction filter that keeps every entry: a database with one has `compact_range` rewrite
+/// the deepest level in place too.
+pub struct KeepAll;
+
+impl CompactionFilter for KeepAll {
+    fn filter(&self, _level: usize, _key: &[u8], _value: &[u8]) -> FilterDecision {
+        FilterDecision::Keep
+    }
 }
