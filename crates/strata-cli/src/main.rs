@@ -99,6 +99,17 @@ struct BenchArgs {
     #[arg(long, default_value_t = 2)]
     subcompactions: usize,
 
+    /// Most compactions running at once, with memtables flushed on a thread of their own
+    /// (Strata's `max_background_jobs`; RocksDB's `max_background_jobs` is one more, for its
+    /// flush thread; LevelDB runs flushes and compactions on its one background thread). 1
+    /// runs Strata on one thread, as LevelDB.
+    #[arg(
+        long = "background_jobs",
+        alias = "background-jobs",
+        default_value_t = 2
+    )]
+    background_jobs: usize,
+
     /// Keep values of at least this many bytes beside the tree: Strata's value separation,
     /// and engine rocksdb-blob's integrated BlobDB with the same `min_blob_size` (LevelDB and
     /// engine rocksdb keep every value in their tables); 0: off.
@@ -177,6 +188,7 @@ impl BenchArgs {
                 block_size: self.block_size,
                 max_file_size: self.max_file_size,
                 subcompactions: self.subcompactions,
+                background_jobs: self.background_jobs,
                 cache_size: self.cache_size,
                 bloom_bits: u32::try_from(self.bloom_bits).ok(),
                 compression: self.compression,

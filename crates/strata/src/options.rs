@@ -52,6 +52,13 @@ pub struct Options {
     /// background thread alone, as LevelDB does. The output is the same either way, but for
     /// where tables are cut.
     pub max_subcompactions: usize,
+    /// Most compactions running at once (default 2), each on a background thread of its own:
+    /// compactions whose input files and key ranges do not meet run side by side (level 0
+    /// into level 1 beside a compaction of deeper levels, or of other key ranges), and
+    /// memtable flushes then run on a thread of their own besides, so a flush never waits for
+    /// a compaction. 1 runs flushes and compactions on one thread, one at a time, as LevelDB
+    /// does (a compaction flushes a full memtable in the middle of its merge). At most 16.
+    pub max_background_jobs: usize,
     /// Where informational messages go (default: the `LOG` file in the database directory,
     /// the previous one kept as `LOG.old`). With a logger, no `LOG` file is written.
     pub info_log: Option<Arc<dyn Logger>>,
@@ -165,6 +172,7 @@ impl Default for Options {
             reuse_logs: false,
             filter_policy: None,
             max_subcompactions: 2,
+            max_background_jobs: 2,
             info_log: None,
             range_deletes: false,
             expiring_keys: false,
@@ -189,6 +197,7 @@ impl std::fmt::Debug for Options {
             .field("compression", &self.compression)
             .field("reuse_logs", &self.reuse_logs)
             .field("max_subcompactions", &self.max_subcompactions)
+            .field("max_background_jobs", &self.max_background_jobs)
             .field("info_log", &self.info_log.is_some())
             .field("range_deletes", &self.range_deletes)
             .field("expiring_keys", &self.expiring_keys)

@@ -252,6 +252,11 @@ pub struct BenchOptions {
     pub max_open_files: usize,
     /// Most threads one compaction is merged on.
     pub subcompactions: usize,
+    /// Most compactions running at once, memtable flushes on a thread of their own besides
+    /// (Strata's `max_background_jobs`; RocksDB gets one more job, its flush thread; LevelDB
+    /// runs everything on one thread).
+    #[serde(default = "default_background_jobs")]
+    pub background_jobs: usize,
     /// Open Strata with `Options::range_deletes` (set when the workloads include
     /// `deleterange`; the other engines need no option for it).
     pub range_deletes: bool,
@@ -265,9 +270,14 @@ pub struct BenchOptions {
     pub rocksdb_mmap_reads: bool,
 }
 
+/// Strata's default `max_background_jobs` (also for reports written before the option).
+fn default_background_jobs() -> usize {
+    2
+}
+
 impl Default for BenchOptions {
     /// LevelDB 1.23's defaults (db_bench with no flags), and Strata's two merge threads per
-    /// large compaction.
+    /// large compaction and two compactions at once.
     fn default() -> Self {
         BenchOptions {
             write_buffer_size: 4 << 20,
@@ -278,6 +288,7 @@ impl Default for BenchOptions {
             compression: Compression::Snappy,
             max_open_files: 1000,
             subcompactions: 2,
+            background_jobs: default_background_jobs(),
             range_deletes: false,
             value_separation: None,
             rocksdb_mmap_reads: true,

@@ -85,7 +85,8 @@ pub fn print_header(cfg: &Config, engines: &[EngineRun]) {
     let o = &cfg.options;
     println!(
         "Options:    write buffer {}, block {}, table {}, block cache {}, bloom {}, {}, \
-         compactions merged on up to {} thread(s) (not LevelDB)",
+         compactions merged on up to {} thread(s) (not LevelDB), {} compaction(s) at once with \
+         flushes apart (not LevelDB)",
         size(o.write_buffer_size),
         size(o.block_size),
         size(o.max_file_size),
@@ -93,7 +94,8 @@ pub fn print_header(cfg: &Config, engines: &[EngineRun]) {
         o.bloom_bits
             .map_or("off".to_owned(), |b| format!("{b} bits/key")),
         o.compression.name(),
-        o.subcompactions
+        o.subcompactions,
+        o.background_jobs
     );
     if let Some(size) = o.value_separation {
         println!(

@@ -20,7 +20,7 @@
 //! | L0 triggers 4 / 8 / 12                | `level0_file_num_compaction_trigger` 4, `..._slowdown_...` 8, `..._stop_...` 12 |
 //! | level sizes 10 MiB x 10^(L-1)         | `max_bytes_for_level_base` 10 MiB, multiplier 10, `level_compaction_dynamic_level_bytes` false (RocksDB's default is true) |
 //! | 7 levels                              | `num_levels` 7                                            |
-//! | one background thread                 | `max_background_jobs` 1 (*differs*, below)                |
+//! | one background thread (Strata: a flush thread and `--background_jobs` compaction threads, default 2) | `max_background_jobs` `--background_jobs` + 1 (one flush and that many compaction threads; *differs* from LevelDB, below) |
 //! | Strata: `max_subcompactions` (`--subcompactions`, default 2) | `max_subcompactions`, the same |
 //! | `max_open_files` 1000                 | `max_open_files` 1000 (RocksDB's default is unlimited)    |
 //! | Strata: `value_separation` (`--value_separation N`) | `rocksdb-blob` only: integrated BlobDB, `enable_blob_files`, `min_blob_size` N, `enable_blob_gc` (its default age cutoff 0.25), blobs uncompressed (its default) |
@@ -32,6 +32,8 @@
 //! - **Background threads.** LevelDB runs flushes and compactions on one thread. RocksDB keeps
 //!   at least one flush and one compaction thread whatever `max_background_jobs` says, so a
 //!   memtable flush never waits behind a compaction. Architectural; cannot be turned off.
+//!   Strata does the same with `--background_jobs` 2 or more (its default); with 1 it runs as
+//!   LevelDB, and RocksDB then gets 2 (what it ran with at 1).
 //! - **Bloom filter.** LevelDB keeps one filter per 2 KiB of data; RocksDB (format 5+) keeps
 //!   one cache-local filter per table. Same bits per key, different layout; the old
 //!   per-block filter is no longer offered.
@@ -127,7 +129,9 @@ fn options(o: &BenchOptions) -> BenchResult<Options> {
     opts.set_max_bytes_for_level_base(10 << 20);
     opts.set_max_bytes_for_level_multiplier(10.0);
     opts.set_level_compaction_dynamic_level_bytes(false);
-    opts.set_max_background_jobs(1);
+    // Its flush thread and `background_jobs` compaction threads, as Strata runs.
+    let jobs = o.background_jobs.saturating_add(1);
+    opts.set_max_background_jobs(to_c_int("background_jobs", jobs)?);
     opts.set_max_subcompactions(u32::try_from(o.subcompactions).unwrap_or(u32::MAX));
     opts.set_max_open_files(to_c_int("max_open_files", o.max_open_files)?);
     opts.set_allow_mmap_reads(o.rocksdb_mmap_reads);

@@ -5,6 +5,8 @@
 //! `cache_size`, `max_open_files`. Like LevelDB, Strata raises a write buffer below 64 KiB to
 //! 64 KiB and a block size below 1 KiB to 1 KiB. `subcompactions` is `max_subcompactions`:
 //! LevelDB has no such knob (one thread merges every compaction); RocksDB gets the same value.
+//! `background_jobs` is `max_background_jobs` (compactions at once, flushes on a thread of
+//! their own); RocksDB gets one job more, for its flush thread.
 //!
 //! Costs the API imposes, noted for fairness:
 //! - `DB::get` returns an owned `Vec<u8>`: one allocation and copy per hit (LevelDB's C++
@@ -62,6 +64,7 @@ impl Engine for StrataEngine {
             max_file_size: o.max_file_size,
             max_open_files: o.max_open_files,
             max_subcompactions: o.subcompactions,
+            max_background_jobs: o.background_jobs,
             block_cache: Some(BlockCache::new(o.cache_size)),
             compression: match o.compression {
                 Compression::Snappy => CompressionType::Snappy,

@@ -1,5 +1,5 @@
 //! Compactions: what to compact (picking, in `picker`) and the description of one compaction
-//! that the background worker runs.
+//! that a background thread runs.
 //!
 //! A compaction merges `inputs[0]` (files of `level`) with the files of `level + 1` they
 //! overlap (`inputs[1]`) and writes new files to `level + 1`, cut so that no output overlaps
@@ -8,10 +8,12 @@
 //! compactions have more to reclaim than shadowed entries: range tombstones, expired values, a
 //! compaction filter) rewrites files of `level` into `level` itself: `inputs[1]` stays empty
 //! and the grandparents are the files of `level + 1`.
-//! `filter`: the user's compaction filter and the reclaiming of expired values.
+//! `filter`: the user's compaction filter and the reclaiming of expired values. `running`: the
+//! compactions in flight, which a new one must not meet.
 
 pub(crate) mod filter;
 pub(crate) mod picker;
+pub(crate) mod running;
 
 use std::cmp::Ordering;
 use std::sync::Arc;

@@ -1,72 +1,190 @@
 //! Choosing what to compact.
 //!
 //! Size-triggered compactions (a level over its budget, or too many level-0 files) come
-//! before seek-triggered ones (a file read past too often). Within a level, compactions rotate
-//! through the key space using the level's compact pointer. The chosen inputs are then
-//! widened: all level-0 files that overlap, boundary files that share a user key with an input
-//! (a user key's versions must never be split between levels), and more files of the level
-//! when that adds no file of the next level.
+//! before seek-triggered ones (a file read past too often); levels are tried by how much they
+//! need compaction, most first. Within a level, compactions rotate through the key space using
+//! the level's compact pointer. The chosen inputs are then widened: all level-0 files that
+//! overlap, boundary files that share a user key with an input (a user key's versions must
+//! never be split between levels), and more files of the level when that adds no file of the
+//! next level.
+//!
+//! Beside compactions in flight ([`Running`]): files they take do not count toward their
+//! level's need, a pick never conflicts with them, and within a level the next file that can
+//! start is taken. A level-0 compaction that cannot start (another one runs, or it needs files
+//! a running compaction holds) holds its files back from the levels tried after it (`held`):
+//! writers stall on level 0, so a compaction of a less needy level must not keep it waiting
+//! longer. Picking changes nothing: the compact pointer a pick moves is in its edit, and
+//! recorded when the compaction starts ([`VersionSet::record_compact_pointers`]).
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::running::Running;
 use super::{expanded_compaction_byte_limit, Compaction, Trigger};
 use crate::util::internal_key::{user_key, InternalKeyComparator};
+use crate::version::policy::{max_bytes_for_level, L0_COMPACTION_TRIGGER};
 use crate::version::version::{total_file_size, FileRef, Version};
 use crate::version::version_set::VersionSet;
 use crate::version::NUM_LEVELS;
+
+/// Most candidate files of one level a pick builds a compaction for before giving up on the
+/// level: each costs a walk over the next level's files, under the state mutex.
+const MAX_CANDIDATES_PER_LEVEL: usize = 32;
 
 /// True when the current version wants a compaction.
 pub(crate) fn needs_compaction(version: &Version) -> bool {
     version.compaction_score >= 1.0 || version.seek_candidate.lock().is_some()
 }
 
-/// Picks the next automatic compaction, if any is needed.
-pub(crate) fn pick_compaction(vset: &mut VersionSet) -> Option<Compaction> {
-    let version = Arc::clone(vset.current());
-    let icmp = version.icmp().clone();
-    let max_file_size = vset.options.max_file_size;
-    let mut compaction;
-    if version.compaction_score >= 1.0 {
-        let level = version.compaction_level;
-        if level + 1 >= NUM_LEVELS {
-            return None;
-        }
-        compaction = Compaction::new(level, max_file_size, Arc::clone(&version));
-        // The first file after the compact pointer, wrapping to the first file.
-        let pointer = &vset.compact_pointers[level];
-        let first = version.files[level]
-            .iter()
-            .find(|f| {
-                pointer.is_empty() || icmp.compare(&f.meta.largest, pointer) == Ordering::Greater
-            })
-            .or_else(|| version.files[level].first())?;
-        compaction.inputs[0].push(Arc::clone(first));
+/// How much `level` needs compaction, not counting the files compactions in flight take:
+/// level 0 by its file count over the trigger, deeper levels by bytes over their budget (the
+/// version's own score, `version/policy.rs`, counts every file).
+fn score(version: &Version, level: usize, running: &Running) -> f64 {
+    let waiting = version.files[level]
+        .iter()
+        .filter(|f| !running.being_compacted(f.number()));
+    if level == 0 {
+        waiting.count() as f64 / L0_COMPACTION_TRIGGER as f64
     } else {
-        let (level, file) = version.seek_candidate.lock().clone()?;
-        if level + 1 >= NUM_LEVELS {
-            return None;
-        }
-        compaction = Compaction::new(level, max_file_size, Arc::clone(&version));
-        compaction.trigger = Trigger::Seek;
-        compaction.inputs[0].push(file);
+        waiting.fold(0u64, |sum, f| sum.saturating_add(f.meta.file_size)) as f64
+            / max_bytes_for_level(level)
     }
+}
 
-    if compaction.level == 0 {
-        // Level-0 files overlap: take every one that overlaps the chosen range.
-        let (smallest, largest) = Compaction::range_of(&icmp, &compaction.inputs[0])?;
-        compaction.inputs[0] =
-            version.overlapping_inputs(0, Some(user_key(&smallest)), Some(user_key(&largest)));
+/// Picks the next automatic compaction that can start beside those in `running` and takes no
+/// file of `held`, if any is needed. A level-0 compaction that cannot start adds its files to
+/// `held` (see the module documentation).
+pub(crate) fn pick_compaction(
+    vset: &VersionSet,
+    running: &Running,
+    held: &mut HashSet<u64>,
+) -> Option<Compaction> {
+    let version = vset.current();
+    if !needs_compaction(version) {
+        return None; // no level's score, with every file counted, reaches 1
     }
-    setup_other_inputs(vset, &mut compaction);
-    Some(compaction)
+    let mut levels: Vec<(f64, usize)> = (0..NUM_LEVELS - 1)
+        .map(|level| (score(version, level, running), level))
+        .filter(|&(score, _)| score >= 1.0)
+        .collect();
+    // Most needed first; a stable sort keeps the shallower of equal levels first.
+    levels.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (_, level) in levels {
+        let picked = if level == 0 {
+            pick_level0(vset, running, held)
+        } else {
+            pick_in_level(vset, level, running, held)
+        };
+        if picked.is_some() {
+            return picked;
+        }
+    }
+    pick_seek_compaction(vset, running, held)
+}
+
+/// Whether `c` may start now: it conflicts with no compaction in flight and takes no file
+/// held back for another.
+pub(crate) fn can_start(c: &Compaction, running: &Running, held: &HashSet<u64>) -> bool {
+    !running.conflicts(c)
+        && !c
+            .inputs
+            .iter()
+            .flatten()
+            .any(|f| held.contains(&f.number()))
+}
+
+/// The level-0 compaction: from the first file after the compact pointer, every level-0 file
+/// overlapping it. When it cannot start, its files are held back.
+fn pick_level0(
+    vset: &VersionSet,
+    running: &Running,
+    held: &mut HashSet<u64>,
+) -> Option<Compaction> {
+    let version = vset.current();
+    let first = version.files[0].get(pointer_index(vset, 0))?;
+    let mut c = Compaction::new(0, vset.options.max_file_size, Arc::clone(version));
+    c.inputs[0] = level0_inputs(version, first)?;
+    setup_other_inputs(&mut c, running);
+    if can_start(&c, running, held) {
+        return Some(c);
+    }
+    held.extend(c.inputs.iter().flatten().map(|f| f.number()));
+    None
+}
+
+/// A compaction of `level` (1 or deeper) into the next one, from the first file after the
+/// compact pointer that can start now.
+fn pick_in_level(
+    vset: &VersionSet,
+    level: usize,
+    running: &Running,
+    held: &HashSet<u64>,
+) -> Option<Compaction> {
+    let version = vset.current();
+    let files = &version.files[level];
+    let (after, before) = files.split_at(pointer_index(vset, level));
+    after
+        .iter()
+        .chain(before)
+        .filter(|f| !running.being_compacted(f.number()) && !held.contains(&f.number()))
+        .take(MAX_CANDIDATES_PER_LEVEL)
+        .find_map(|file| {
+            let mut c = Compaction::new(level, vset.options.max_file_size, Arc::clone(version));
+            c.inputs[0].push(Arc::clone(file));
+            setup_other_inputs(&mut c, running);
+            can_start(&c, running, held).then_some(c)
+        })
+}
+
+/// A seek-triggered compaction of the current version's seek candidate, if it can start.
+fn pick_seek_compaction(
+    vset: &VersionSet,
+    running: &Running,
+    held: &HashSet<u64>,
+) -> Option<Compaction> {
+    let version = vset.current();
+    let (level, file) = version.seek_candidate.lock().clone()?;
+    if level + 1 >= NUM_LEVELS {
+        return None;
+    }
+    let mut c = Compaction::new(level, vset.options.max_file_size, Arc::clone(version));
+    c.trigger = Trigger::Seek;
+    c.inputs[0] = if level == 0 {
+        level0_inputs(version, &file)?
+    } else {
+        vec![file]
+    };
+    setup_other_inputs(&mut c, running);
+    can_start(&c, running, held).then_some(c)
+}
+
+/// Index of the first file of `level` after the level's compact pointer; 0 (the first file)
+/// when none is.
+fn pointer_index(vset: &VersionSet, level: usize) -> usize {
+    let version = vset.current();
+    let icmp = version.icmp();
+    let pointer = &vset.compact_pointers[level];
+    version.files[level]
+        .iter()
+        .position(|f| {
+            pointer.is_empty() || icmp.compare(&f.meta.largest, pointer) == Ordering::Greater
+        })
+        .unwrap_or(0)
+}
+
+/// Every level-0 file overlapping `first`, transitively (level-0 files overlap one another).
+fn level0_inputs(version: &Version, first: &FileRef) -> Option<Vec<FileRef>> {
+    let (smallest, largest) = Compaction::range_of(version.icmp(), std::iter::once(first))?;
+    Some(version.overlapping_inputs(0, Some(user_key(&smallest)), Some(user_key(&largest))))
 }
 
 /// A compaction of `level` restricted to user keys in `[begin, end]` (`None` = open), for
-/// `compact_range`. Returns `None` when nothing in the level overlaps.
+/// `compact_range`. Returns `None` when nothing in the level overlaps. It may conflict with a
+/// compaction in flight: the caller checks before starting it.
 pub(crate) fn compact_range(
-    vset: &mut VersionSet,
+    vset: &VersionSet,
+    running: &Running,
     level: usize,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
@@ -93,7 +211,7 @@ pub(crate) fn compact_range(
     }
     let mut compaction = Compaction::new(level, max_file_size, version);
     compaction.inputs[0] = inputs;
-    setup_other_inputs(vset, &mut compaction);
+    setup_other_inputs(&mut compaction, running);
     Some(compaction)
 }
 
@@ -158,9 +276,9 @@ pub(crate) fn compact_range_in_place(
 }
 
 /// Widens `compaction.inputs[0]` at its boundaries, finds the overlapping files of the next
-/// level, tries to take more of `level` for free, and records the grandparents and the new
-/// compact pointer.
-fn setup_other_inputs(vset: &mut VersionSet, compaction: &mut Compaction) {
+/// level, tries to take more of `level` for free (never a file a compaction in flight takes),
+/// and records the grandparents and the new compact pointer (in the edit).
+fn setup_other_inputs(compaction: &mut Compaction, running: &Running) {
     let version = Arc::clone(&compaction.input_version);
     let icmp = version.icmp().clone();
     let level = compaction.level;
@@ -182,6 +300,7 @@ fn setup_other_inputs(vset: &mut VersionSet, compaction: &mut Compaction) {
     .unwrap_or((smallest.clone(), largest.clone()));
 
     // Try to grow the level's inputs without changing the next level's inputs.
+    let free = |files: &[FileRef]| !files.iter().any(|f| running.being_compacted(f.number()));
     if !compaction.inputs[1].is_empty() {
         let mut expanded0 = version.overlapping_inputs(
             level,
@@ -192,6 +311,7 @@ fn setup_other_inputs(vset: &mut VersionSet, compaction: &mut Compaction) {
         let inputs1_size = total_file_size(&compaction.inputs[1]);
         let expanded0_size = total_file_size(&expanded0);
         if expanded0.len() > compaction.inputs[0].len()
+            && free(&expanded0)
             && inputs1_size + expanded0_size
                 < expanded_compaction_byte_limit(compaction.max_output_file_size)
         {
@@ -224,12 +344,12 @@ fn setup_other_inputs(vset: &mut VersionSet, compaction: &mut Compaction) {
         );
     }
 
-    // The next compaction of this level starts after this one's largest key. Recorded now
-    // (not when the compaction finishes) so a failed compaction does not retry forever.
+    // The next compaction of this level starts after this one's largest key. Recorded when
+    // the compaction starts (not when it finishes) so a failed compaction does not retry
+    // forever.
     let largest = Compaction::range_of(&icmp, &compaction.inputs[0])
         .map(|(_, l)| l)
         .unwrap_or(largest);
-    vset.compact_pointers[level].clone_from(&largest);
     compaction.edit.compact_pointers.push((level, largest));
 }
 
@@ -296,6 +416,9 @@ pub(crate) fn pick_level_for_memtable_output(
     }
     level
 }
+
+#[cfg(test)]
+mod beside_running_tests;
 
 #[cfg(test)]
 mod tests {

@@ -14,8 +14,9 @@
 //! data. A compaction that meets damage fails (the background error then stops writes until
 //! the database is repaired), as in LevelDB when damage breaks a block's structure.
 //!
-//! The merge runs without the state mutex. Between entries it flushes the immutable memtable
-//! if one appeared, so writers never wait for a long compaction.
+//! The merge runs without the state mutex. When no thread of its own flushes memtables
+//! (`max_background_jobs = 1`, `background::merges_flush`), it flushes the immutable memtable
+//! between entries if one appeared, so writers never wait for a long compaction.
 //!
 //! With value separation, an entry whose pointer names a value file being garbage collected is
 //! written with its value relocated (`db/value_gc.rs`), synced before the outputs are
@@ -31,9 +32,9 @@
 //! A compaction of at least [`MIN_BYTES_PER_SUBCOMPACTION`] per part is cut into key ranges
 //! (at most `Options::max_subcompactions`, at input files' largest user keys, so no user key's
 //! entries are split) merged in parallel: the background thread merges the first range, scoped
-//! threads the others, each with its own [`KeyCursor`] and its own output tables. Only the
-//! background thread flushes the immutable memtable: between its range's entries, then while it
-//! waits for the other ranges. A range that panics (a bug) fails like one that errs. The
+//! threads the others, each with its own [`KeyCursor`] and its own output tables. When merges
+//! flush, only the background thread flushes the immutable memtable: between its range's
+//! entries, then while it waits for the other ranges. A range that panics (a bug) fails like one that errs. The
 //! ranges partition the merged input in internal-key order, so together they write exactly
 //! what one merge would; only where output tables are cut differs. One edit installs every
 //! range's tables, or, when any range fails, none and they are all removed.
@@ -44,9 +45,12 @@ use std::sync::Arc;
 
 use parking_lot::MutexGuard;
 
-use super::background::{apply_edit, compact_memtable, panic_error, panics_as_errors};
+use super::background::merges_flush;
+use super::edits::apply_edit;
+use super::flush::compact_memtable;
+use super::panics::{panic_error, panics_as_errors};
 use super::value_gc::Relocation;
-use super::{CompactionInFlight, DbInner, DbState, LevelStats};
+use super::{DbInner, DbState, LevelStats};
 use crate::compaction::filter::{Rewrite, Rewrites};
 use crate::compaction::{Compaction, KeyCursor};
 use crate::error::{Error, Result};
@@ -75,9 +79,8 @@ struct Output {
     builder: TableBuilder,
 }
 
-/// Runs compaction `c`, installing its outputs on success. While it runs,
-/// `DbState::compacting` holds its output level and key range. While one with a compaction
-/// filter runs, from before its merge until its outputs are installed (or given up),
+/// Runs compaction `c` (entered in `DbState::compactions` by its caller), installing its
+/// outputs on success. While one with a compaction filter runs, from before its merge until its outputs are installed (or given up),
 /// `DbState::filtering_compactions` counts it, so snapshots taken meanwhile keep their view
 /// (`DB::snapshot`).
 pub(crate) fn run(
@@ -87,20 +90,11 @@ pub(crate) fn run(
 ) -> Result<()> {
     let filtering = db.options.compaction_filter.is_some();
     state.filtering_compactions += usize::from(filtering);
-    state.compacting =
-        Compaction::range_of(&db.icmp, c.inputs.iter().flatten()).map(|(smallest, largest)| {
-            CompactionInFlight {
-                output_level: c.output_level,
-                smallest: user_key(&smallest).to_vec(),
-                largest: user_key(&largest).to_vec(),
-            }
-        });
     let relocation = Relocation::new(db, state);
     let result = run_and_install(db, state, c, &relocation);
     // Releases the value files the relocated values went to (taking the value writer's lock,
     // never taken with the state mutex held).
     MutexGuard::unlocked(state, || drop(relocation));
-    state.compacting = None;
     state.filtering_compactions -= usize::from(filtering);
     result
 }
@@ -158,7 +152,7 @@ fn run_and_install(
     for meta in outputs {
         c.edit.new_files.push((output_level, meta));
     }
-    let result = apply_edit(state, &mut c.edit);
+    let result = apply_edit(db, state, &mut c.edit);
     for number in &numbers {
         state.pending_outputs.remove(number);
     }
@@ -252,16 +246,17 @@ fn merge(
                 (range, handle)
             })
             .collect();
-        let mut parts = vec![run(first, true)];
+        let flushes = merges_flush(db);
+        let mut parts = vec![run(first, flushes)];
         let mut handles = Vec::new();
         for (range, handle) in spawned {
             match handle {
                 Ok(handle) => handles.push(handle),
                 // No thread to spare: merge the range here (this thread may flush).
-                Err(_) => parts.push(run(range, true)),
+                Err(_) => parts.push(run(range, flushes)),
             }
         }
-        if !handles.is_empty() {
+        if flushes && !handles.is_empty() {
             let flushed = panics_as_errors("a flush during a compaction", || {
                 flush_while_waiting(db, &running, &failed)
             });

@@ -1,14 +1,16 @@
 //! The database: open and recovery, write path, read path, snapshots, properties, repair.
 //!
 //! Data flows one way: a write is grouped with concurrent writes (`write`), appended to the
-//! write-ahead log and applied to the memtable; a full memtable becomes immutable and the
-//! background worker flushes it to a table (`background`), then compacts tables down the
-//! levels (`compaction_job`). Reads (`read`) consult the memtable, the immutable memtable and
+//! write-ahead log and applied to the memtable; a full memtable becomes immutable and a
+//! background thread flushes it to a table (`flush`), then background threads compact tables
+//! down the levels (`background` chooses the jobs, `compaction_job` runs one). Reads (`read`) consult the memtable, the immutable memtable and
 //! the current version's tables, newest first.
 //!
 //! Locking: one mutex guards [`DbState`]. It is never held over file I/O except for short
 //! metadata operations (creating a new log when the memtable is switched). The write-ahead log
-//! writer has its own mutex, held only by the current write-group leader. Readers without a
+//! writer has its own mutex, held only by the current write-group leader, taken after the state
+//! mutex. Version edits take turns (`DbInner::edit_turn`, taken before the state mutex;
+//! `edits`). Readers without a
 //! snapshot take no lock at all: they load the published [`SuperVersion`] and sequence number
 //! (`published`) and read immutable data.
 
@@ -16,12 +18,17 @@ mod background;
 mod checkpoint;
 mod compaction_job;
 mod destroy;
+mod edits;
+mod flush;
 mod info_log;
 mod iterator;
 mod log_closer;
 pub(crate) mod log_continuity;
 mod log_replay;
+mod manual_compaction;
+mod obsolete_files;
 mod open;
+mod panics;
 mod properties;
 mod published;
 mod read;
@@ -35,13 +42,14 @@ mod write;
 
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::compaction::running::Running;
 use crate::env::{Env, FileLock};
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
@@ -107,17 +115,7 @@ impl LevelStats {
     }
 }
 
-/// The compaction whose merge is running: a memtable flushed meanwhile must not land in its
-/// output level inside its key range, where its outputs (which span the gaps between its
-/// inputs) would overlap the flushed table.
-pub(crate) struct CompactionInFlight {
-    pub(crate) output_level: usize,
-    /// User keys `[smallest, largest]` of all its inputs.
-    pub(crate) smallest: Vec<u8>,
-    pub(crate) largest: Vec<u8>,
-}
-
-/// A `compact_range` request handed to the background worker.
+/// A `compact_range` request handed to the background threads.
 pub(crate) struct ManualCompaction {
     pub(crate) level: usize,
     pub(crate) begin: Option<Vec<u8>>,
@@ -125,6 +123,8 @@ pub(crate) struct ManualCompaction {
     /// For a compaction of `level` into itself: the files of the level still to rewrite.
     pub(crate) in_place: Option<HashSet<u64>>,
     pub(crate) done: bool,
+    /// A step is in flight: the next is picked from the version it leaves.
+    pub(crate) running: bool,
 }
 
 /// Everything guarded by the DB mutex.
@@ -155,16 +155,20 @@ pub(crate) struct DbState {
     /// Every super version made, as long as something holds it (value-file deletion looks
     /// at them all: `db/value_files.rs`).
     pub(crate) super_versions: Vec<Weak<SuperVersion>>,
-    /// True while the background worker is running a job.
-    pub(crate) bg_busy: bool,
+    /// Jobs of the background threads other than flushes running (compactions, and redone
+    /// garbage-collection plans): [`DB::suspend_compactions`] waits for none.
+    pub(crate) compaction_jobs: usize,
     /// How many [`DB::suspend_compactions`] calls are not yet resumed; while above zero the
-    /// worker only flushes memtables.
+    /// background threads only flush memtables.
     pub(crate) compactions_suspended: u32,
     /// Compactions with a compaction filter running (merging or installing); see
     /// `compaction_job::run`.
     pub(crate) filtering_compactions: usize,
-    /// The compaction being merged, if any (see `background::write_level0_table`).
-    pub(crate) compacting: Option<CompactionInFlight>,
+    /// The compactions in flight, and the flush whose edit is being written
+    /// (`compaction/running.rs`).
+    pub(crate) compactions: Running,
+    /// Passes deleting obsolete files (`db/obsolete_files.rs`).
+    pub(crate) obsolete_files: obsolete_files::Passes,
     /// The value files being garbage collected, and the tables to rewrite for it
     /// (`db/value_gc.rs`).
     pub(crate) value_gc: value_gc::Collection,
@@ -256,6 +260,9 @@ pub(crate) struct DbInner {
     pub(crate) bg_done: Condvar,
     /// Signalled when there may be background work to do.
     pub(crate) bg_work: Condvar,
+    /// Held by the thread applying a version edit, from before it prepares the edit to after
+    /// it installs it: one edit at a time (`db/edits.rs`). Taken before the state mutex.
+    pub(crate) edit_turn: Mutex<()>,
     /// The write-ahead logs; used only by the leader of the current write group.
     pub(crate) wal: Mutex<wal::Wal>,
     pub(crate) shutting_down: AtomicBool,
@@ -306,7 +313,8 @@ impl DbInner {
 /// write calls fail with [`Error::NotSupported`] and [`DB::refresh`] brings it up to date.
 pub struct DB {
     inner: Arc<DbInner>,
-    worker: Option<JoinHandle<()>>,
+    /// The background threads (none for a read-only handle).
+    workers: Vec<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for DB {
@@ -330,11 +338,8 @@ impl DB {
     /// Opens (or with `create_if_missing`, creates) the database in directory `path`.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<DB> {
         let inner = open::open(path.as_ref(), options)?;
-        let worker = background::spawn_worker(Arc::clone(&inner))?;
-        Ok(DB {
-            inner,
-            worker: Some(worker),
-        })
+        let workers = background::spawn_workers(&inner)?;
+        Ok(DB { inner, workers })
     }
 
     /// Opens the database in directory `path` to read it, beside the process (Strata or
@@ -351,7 +356,7 @@ impl DB {
     pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<DB> {
         Ok(DB {
             inner: read_only::open(path.as_ref(), options)?,
-            worker: None,
+            workers: Vec::new(),
         })
     }
 
@@ -629,22 +634,22 @@ impl DB {
     /// range deletes its tables holding range tombstones (the tombstone and the entries it
     /// deletes, once no snapshot needs them).
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        background::compact_range(&self.inner, begin, end)
+        manual_compaction::compact_range(&self.inner, begin, end)
     }
 
     /// Stops background compactions (automatic and `compact_range`'s) until
-    /// [`resume_compactions`](Self::resume_compactions), waiting for the running job to end.
+    /// [`resume_compactions`](Self::resume_compactions), waiting for those running to end.
     /// Memtables are still flushed, so writes go on until level 0 reaches its stop trigger;
     /// then they wait for the resume, and so does `compact_range`. Calls nest: compactions
     /// resume when every suspension is resumed.
     pub fn suspend_compactions(&self) {
-        background::suspend_compactions(&self.inner);
+        manual_compaction::suspend_compactions(&self.inner);
     }
 
     /// Ends one [`suspend_compactions`](Self::suspend_compactions); a resume without a
     /// suspension does nothing.
     pub fn resume_compactions(&self) {
-        background::resume_compactions(&self.inner);
+        manual_compaction::resume_compactions(&self.inner);
     }
 
     /// Makes an openable copy of the database in directory `dir` (which must not exist) as
@@ -665,15 +670,7 @@ impl DB {
 
 impl Drop for DB {
     fn drop(&mut self) {
-        self.inner.shutting_down.store(true, Ordering::Release);
-        {
-            let _state = self.inner.state.lock();
-            self.inner.bg_work.notify_all();
-            self.inner.bg_done.notify_all();
-        }
-        if let Some(worker) = self.worker.take() {
-            let _ = worker.join();
-        }
+        background::stop_workers(&self.inner, std::mem::take(&mut self.workers));
         self.inner.wal.lock().close();
         if let Some(lock) = self.inner.lock.lock().take() {
             let _ = self.inner.env.unlock_file(lock);

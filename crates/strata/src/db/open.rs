@@ -25,12 +25,15 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use super::background::{apply_edit, delete_obsolete_files, write_level0_table};
+use super::edits::apply_edit;
+use super::flush::write_level0_table;
 use super::log_replay::{LogBatches, LogEnd, Sequences};
+use super::obsolete_files::delete_obsolete_files;
 use super::published::Published;
 use super::read_only::Follower;
 use super::wal::Wal;
 use super::{value_files, DbInner, DbState, InfoLog, SuperVersion};
+use crate::compaction::running::Running;
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::filename::{
@@ -60,6 +63,7 @@ pub(super) fn sanitize(mut options: Options) -> Options {
     options.max_file_size = options.max_file_size.clamp(1 << 20, 1 << 30);
     options.block_size = options.block_size.clamp(1 << 10, 4 << 20);
     options.max_subcompactions = options.max_subcompactions.clamp(1, 16);
+    options.max_background_jobs = options.max_background_jobs.clamp(1, 16);
     options.block_restart_interval = options.block_restart_interval.max(1);
     if let Some(separation) = &mut options.value_separation {
         separation.file_size = separation.file_size.max(64 << 10);
@@ -83,7 +87,7 @@ pub(super) fn refuse_unsupported_combinations(options: &Options) -> Result<()> {
     Ok(())
 }
 
-/// Opens the database in `dir`; the caller starts the background worker.
+/// Opens the database in `dir`; the caller starts the background threads.
 pub(crate) fn open(dir: &Path, options: Options) -> Result<Arc<DbInner>> {
     let options = Arc::new(sanitize(options));
     refuse_unsupported_combinations(&options)?;
@@ -282,7 +286,7 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
     }
     if save_manifest {
         state.retire_older_logs(&mut replay.edit);
-        apply_edit(state, &mut replay.edit)?;
+        apply_edit(db, state, &mut replay.edit)?;
     }
     state.refresh_super_version();
     delete_obsolete_files(db, state);
@@ -341,6 +345,7 @@ pub(super) fn new_inner(
     });
     let super_versions = vec![Arc::downgrade(&super_version)];
     let published = Arc::new(Published::new(super_version, versions.last_sequence));
+    let compactions = Running::new(icmp.clone());
     Arc::new(DbInner {
         dir: dir.to_path_buf(),
         options,
@@ -361,16 +366,18 @@ pub(super) fn new_inner(
             writers: VecDeque::new(),
             super_versions,
             published: Arc::clone(&published),
-            bg_busy: false,
+            compaction_jobs: 0,
             compactions_suspended: 0,
             filtering_compactions: 0,
-            compacting: None,
+            compactions,
+            obsolete_files: Default::default(),
             value_gc: Default::default(),
         }),
         published,
         snapshots: Arc::default(),
         bg_done: Condvar::new(),
         bg_work: Condvar::new(),
+        edit_turn: Mutex::new(()),
         wal: Mutex::new(Wal::default()),
         shutting_down: AtomicBool::new(false),
         has_imm: AtomicBool::new(false),
@@ -498,7 +505,7 @@ fn replay_log(
         replay.sequences.replayed(&logged.batch);
         if memtable.approximate_memory_usage() > db.options.write_buffer_size {
             if let Some(full) = mem.take() {
-                write_level0_table(db, state, &full, &mut replay.edit, None)?;
+                write_level0_table(db, state, &full, &mut replay.edit)?;
                 flushed = true;
             }
         }
@@ -527,7 +534,7 @@ fn replay_log(
         return Ok(false);
     }
     if let Some(rest) = mem.take() {
-        write_level0_table(db, state, &rest, &mut replay.edit, None)?;
+        write_level0_table(db, state, &rest, &mut replay.edit)?;
     }
     Ok(true)
 }

@@ -504,6 +504,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     if !plan.tables.is_empty() {
         db.bg_work.notify_all();
     }
+    plan.replan = state.value_gc.replan;
     state.value_gc = plan;
     Ok(())
 }

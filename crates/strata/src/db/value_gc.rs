@@ -33,7 +33,8 @@
 //! into it (`value_files.rs`): iterators and reads holding older versions keep it meanwhile.
 //!
 //! Keeping up: writes wait (as for a full level 0) while the files hold more than
-//! [`WRITES_WAIT_ABOVE`] times the live bytes and tables are left to rewrite, and the
+//! [`WRITES_WAIT_ABOVE`] times the live bytes and tables are left to rewrite (or the pass
+//! deleting the chosen files runs: [`Collection::writes_wait`]), and the
 //! memtable is flushed once per plan then (so garbage that memtable entries shadow can be
 //! compacted away); and when the
 //! oldest snapshot is released past entries it alone kept live ([`Collection::replan_at`]),
@@ -116,6 +117,19 @@ pub(crate) struct Collection {
     /// for a snapshot would be garbage: once the oldest snapshot is released past it, the
     /// plan is redone before more writes.
     pub(crate) replan_at: Option<u64>,
+    /// The job redoing the plan (kept by each new plan).
+    pub(crate) replan: Replan,
+}
+
+/// The background job that redoes the plan once a reader or a snapshot was released
+/// ([`Collection::stale`]); one at a time (`db/background.rs`).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Replan {
+    /// The job runs.
+    pub(crate) running: bool,
+    /// Writes wait until it has run: it was asked for by a released snapshot, or by a released
+    /// reader while the files are over the bound (what writes waited for until it started).
+    pub(crate) writes_wait: bool,
 }
 
 impl Collection {
@@ -133,9 +147,13 @@ impl Collection {
     }
 
     /// Whether writes should wait for garbage collection: the value files are over
-    /// [`WRITES_WAIT_ABOVE`] and rewriting tables would reclaim space.
-    pub(crate) fn writes_wait(&self) -> bool {
-        self.over_bound && !self.tables.is_empty()
+    /// [`WRITES_WAIT_ABOVE`] and collection is under way: rewriting tables would reclaim
+    /// space, or (`replanning`) a pass that deletes the chosen files and redoes this plan is
+    /// running. Background threads of their own flush memtables while others rewrite, so
+    /// writes are not slowed by collection otherwise: without the second clause they went on
+    /// between the last rewrite of a plan and the deletions of its files.
+    pub(crate) fn writes_wait(&self, replanning: bool) -> bool {
+        self.over_bound && (!self.tables.is_empty() || (replanning && !self.files.is_empty()))
     }
 
     /// Whether the memtable should be flushed now, once for this plan: the value files are
@@ -266,6 +284,7 @@ pub(crate) fn plan(
         referenced,
         replan_at: needed.replan_at,
         sweep: false,
+        replan: Replan::default(),
     }
 }
 
@@ -293,7 +312,13 @@ pub(crate) fn pick_compaction(state: &mut DbState) -> Option<Compaction> {
                     .is_empty()
             });
             if let Some(from) = upper.or((level == 0).then_some(0)) {
-                picker::compact_range(&mut state.versions, from, Some(smallest), Some(largest))
+                picker::compact_range(
+                    &state.versions,
+                    &state.compactions,
+                    from,
+                    Some(smallest),
+                    Some(largest),
+                )
             } else if state.value_gc.relocating.contains(&number) {
                 let tables: HashSet<u64> = state.value_gc.relocating.iter().copied().collect();
                 picker::compact_range_in_place(
@@ -453,7 +478,7 @@ mod tests {
             &BTreeSet::new(),
         );
         assert!(plan.files.is_empty());
-        assert!(!plan.writes_wait());
+        assert!(!plan.writes_wait(true));
     }
 
     #[test]
@@ -479,7 +504,7 @@ mod tests {
         // 110 to copy, over a tenth of 700 (without that cap it would be chosen: 750 > 721).
         assert_eq!(plan.files, BTreeSet::from([1, 2]));
         assert_eq!(plan.tables, BTreeSet::from([10, 12]));
-        assert!(plan.writes_wait());
+        assert!(plan.writes_wait(false));
         assert!(plan.stale(7) && !plan.stale(6));
         // Only the chosen files' garbage pointers are kept, for relocation to skip.
         assert_eq!(*plan.dead, HashSet::from([(1, 0)]));

@@ -2,7 +2,7 @@
 //!
 //! One writer at a time leads (`DbState::leading`); writers arriving meanwhile queue up in
 //! `DbState::writers` with a copy of their batch. The leader makes room (maybe switching the
-//! memtable and waiting for the background worker), takes the batches of the writers queued
+//! memtable and waiting for the background threads), takes the batches of the writers queued
 //! behind it into its group, and with the state mutex released appends the group as one log
 //! record (one `fsync` for every `sync` writer in it) and applies it to the memtable. Then it
 //! wakes the writers it committed and hands leadership to the next in line. A writer that
@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use super::background::panics_as_errors;
+use super::panics::panics_as_errors;
 use super::{value_files, DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::extension::{Extension, Extensions};
@@ -477,18 +477,19 @@ fn make_room_for_write(
         }
         let level0 = state.versions.current().num_files(0);
         if allow_delay && level0 >= L0_SLOWDOWN_WRITES_TRIGGER {
-            // Hand the background worker some of this thread's time instead of stalling
+            // Hand the background threads some of this thread's time instead of stalling
             // writes for seconds at the stop trigger later.
             MutexGuard::unlocked(state, || std::thread::sleep(Duration::from_millis(1)));
             allow_delay = false;
         } else if db.options.value_separation.is_some() && state.note_released_readers() {
             // A released reader may leave value files to delete.
             db.bg_work.notify_all();
-        } else if state.value_gc.sweep
-            && state.value_gc.over_bound
+        } else if ((state.value_gc.sweep && state.value_gc.over_bound)
+            || state.value_gc.replan.writes_wait)
             && state.compactions_suspended == 0
         {
-            // Over the bound: wait for those files to go before adding more.
+            // Over the bound: wait for those files to go before adding more (or for the new
+            // plan a released snapshot asked for).
             db.bg_done.wait(state);
         } else if state
             .value_gc
@@ -504,7 +505,10 @@ fn make_room_for_write(
             && state.value_gc.wants_flush()
         {
             force = true; // the memtable holds entries shadowing garbage to collect
-        } else if !force && state.value_gc.writes_wait() && state.compactions_suspended == 0 {
+        } else if !force
+            && state.value_gc.writes_wait(state.obsolete_files.running())
+            && state.compactions_suspended == 0
+        {
             db.info_log.log(format_args!(
                 "value files over their bound; waiting for garbage collection"
             ));
@@ -553,7 +557,8 @@ fn memtable_full(db: &DbInner, mem: &MemTable) -> bool {
         || separated > db.mem_separated_limit.load(Ordering::Relaxed)
 }
 
-/// Starts a new log and memtable; the old memtable becomes immutable for the worker to flush.
+/// Starts a new log and memtable; the old memtable becomes immutable for a background thread
+/// to flush.
 fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
     let number = state.versions.new_file_number();
     let path = log_file_name(&db.dir, number);

@@ -22,7 +22,7 @@ pub(crate) mod policy;
 mod recover;
 pub(crate) mod table_cache;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[allow(clippy::module_inception)]
 pub(crate) mod version;
 pub(crate) mod version_set;

@@ -1,5 +1,6 @@
 //! Unit tests of a version's file lookups (`find_file`, `find_file_by_user_key`,
-//! `overlap_in_level`, `overlapping_inputs`) and of the compaction policy's scores.
+//! `overlap_in_level`, `overlapping_inputs`) and of the compaction policy's scores; their
+//! hand-made tables and versions serve the compaction picker's tests too.
 
 use std::sync::Arc;
 
@@ -10,12 +11,12 @@ use super::NUM_LEVELS;
 use crate::util::comparator::BytewiseComparator;
 use crate::util::internal_key::{internal_key, InternalKeyComparator, ValueType, MAX_SEQUENCE};
 
-fn icmp() -> InternalKeyComparator {
+pub(crate) fn icmp() -> InternalKeyComparator {
     InternalKeyComparator::new(BytewiseComparator::shared())
 }
 
 /// A file holding user keys `smallest..=largest` (written at sequences 100 and 1).
-fn file(number: u64, smallest: &str, largest: &str, size: u64) -> FileRef {
+pub(crate) fn file(number: u64, smallest: &str, largest: &str, size: u64) -> FileRef {
     Arc::new(LiveFile::new(FileMetaData {
         number,
         file_size: size,
@@ -24,7 +25,8 @@ fn file(number: u64, smallest: &str, largest: &str, size: u64) -> FileRef {
     }))
 }
 
-fn version(levels: Vec<(usize, Vec<FileRef>)>) -> Version {
+/// A version holding `levels` (level, files).
+pub(crate) fn version(levels: Vec<(usize, Vec<FileRef>)>) -> Version {
     let mut files: [Vec<FileRef>; NUM_LEVELS] = Default::default();
     for (level, level_files) in levels {
         files[level] = level_files;
@@ -32,7 +34,7 @@ fn version(levels: Vec<(usize, Vec<FileRef>)>) -> Version {
     Version::new(icmp(), files)
 }
 
-fn numbers(files: &[FileRef]) -> Vec<u64> {
+pub(crate) fn numbers(files: &[FileRef]) -> Vec<u64> {
     files.iter().map(|f| f.number()).collect()
 }
 

@@ -8,8 +8,9 @@
 //!   [`VersionSet::prepare`] (under the mutex: build the new version and encode the record),
 //!   [`ManifestWrite::write`] (unlocked: append and sync, maybe start a new manifest and point
 //!   `CURRENT` at it; `version/manifest.rs`), [`VersionSet::install`] (under the mutex again). Only one change is in
-//!   flight at a time: the caller (the background worker, or open before it starts) guarantees
-//!   it.
+//!   flight at a time: the caller guarantees it (the database's edit turn, `db/edits.rs`, or
+//!   open before the background threads start). Each change is built on the version the
+//!   previous one installed, and may delete only files that version holds.
 //! - A new version is installed only after its edit is durable, so a crash at any point leaves
 //!   `CURRENT` naming a manifest that describes files which all exist. Files are created
 //!   without syncing the directory: before an edit is appended to a manifest, the directory
@@ -119,6 +120,23 @@ impl VersionSet {
             compact_pointers: Default::default(),
             recorded_extensions: Extensions::NONE,
         }
+    }
+
+    /// A version set in memory whose current version is `version` (its compaction score
+    /// set), with tables cut at `max_file_size`: for tests of what reads it.
+    #[cfg(test)]
+    pub(crate) fn with_version(mut version: Version, max_file_size: u64) -> VersionSet {
+        set_compaction_score(&mut version);
+        let options = VersionSetOptions {
+            env: Arc::new(crate::env::MemEnv::new()),
+            paranoid_checks: false,
+            reuse_logs: false,
+            max_file_size,
+            extensions: Extensions::NONE,
+        };
+        let mut vset = VersionSet::new(Path::new("/db"), options, version.icmp().clone());
+        vset.install_version(Arc::new(version));
+        vset
     }
 
     pub(crate) fn current(&self) -> &Arc<Version> {
@@ -237,6 +255,21 @@ impl VersionSet {
         }
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence.get_or_insert(self.recorded_sequence);
+        // Compactions run side by side take disjoint inputs: a deletion of a file the current
+        // version lacks would mean two took one file (a bug), and installing it would lose
+        // the other's outputs' data.
+        for &(level, number) in &edit.deleted_files {
+            let present = self
+                .current
+                .files
+                .get(level)
+                .is_some_and(|files| files.iter().any(|f| f.number() == number));
+            if !present {
+                return Err(Error::corruption(format!(
+                    "an edit deletes table {number} from level {level}, which does not hold it"
+                )));
+            }
+        }
 
         let mut builder = VersionBuilder::new(&self.current);
         builder.apply(edit);
@@ -284,12 +317,19 @@ impl VersionSet {
         if let Some(sequence) = edit.last_sequence {
             self.recorded_sequence = sequence;
         }
+        self.install_version(Arc::new(write.version));
+    }
+
+    /// Moves the compact pointers to where `edit` (a compaction's, as it starts) says the
+    /// next compaction of each level begins. Done when a compaction starts, not when its edit
+    /// is installed: compactions of one level in flight together finish in any order, and an
+    /// earlier one must not move the pointer back.
+    pub(crate) fn record_compact_pointers(&mut self, edit: &VersionEdit) {
         for (level, key) in &edit.compact_pointers {
             if let Some(slot) = self.compact_pointers.get_mut(*level) {
                 slot.clone_from(key);
             }
         }
-        self.install_version(Arc::new(write.version));
     }
 
     /// Returns the manifest writer lent to a failed write, so later edits append to it (or,

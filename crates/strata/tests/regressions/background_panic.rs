@@ -12,7 +12,7 @@ use strata::{Options, DB};
 use crate::support::fault_env;
 
 /// Runs `f` on another thread and fails the test if it does not finish in time.
-fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+pub(crate) fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     let (done, result) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = done.send(f());

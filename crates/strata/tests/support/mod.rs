@@ -10,6 +10,7 @@
 //! - `state`: what a database holds (a scan, a checked read of its whole state) and which
 //!   tables it lists;
 //! - `history`: a recorded history of writes and the check that a state is a prefix of it;
+//! - `hold`: an env that holds a background job at a table write until the test lets it go;
 //! - `race_env`: an env that stages one race with a writer (a hook run once, just before an
 //!   open);
 //! - `trials`: the seeds of randomized trials, and waiting for background work.
@@ -21,6 +22,7 @@
 
 pub mod files;
 pub mod history;
+pub mod hold;
 pub mod race_env;
 pub mod state;
 pub mod trials;
@@ -28,7 +30,7 @@ pub mod trials;
 use std::sync::Arc;
 
 use strata::testing::{FaultEnv, HookEnv};
-use strata::{Env, MemEnv, Options};
+use strata::{CompactionFilter, Env, FilterDecision, MemEnv, Options};
 
 /// An env a test hands to a database: a `FaultEnv` or `HookEnv` (by a clone sharing its state),
 /// or an `Arc` of any env.
@@ -74,4 +76,14 @@ pub fn options(env: &impl TestEnv) -> Options {
 /// A fault-injecting env over a fresh in-memory one.
 pub fn fault_env() -> FaultEnv {
     FaultEnv::new(Arc::new(MemEnv::new()))
+}
+
+/// A compaction filter that keeps every entry: a database with one has `compact_range` rewrite
+/// the deepest level in place too.
+pub struct KeepAll;
+
+impl CompactionFilter for KeepAll {
+    fn filter(&self, _level: usize, _key: &[u8], _value: &[u8]) -> FilterDecision {
+        FilterDecision::Keep
+    }
 }
