@@ -123,7 +123,7 @@ fn pick_in_level(
 ) -> Option<Compaction> {
     let version = vset.current();
     let files = &version.files[level];
-    let (after, before) = files.split_at(pointer_index(vset, level));
+    let (before, after) = files.split_at(pointer_index(vset, level));
     after
         .iter()
         .chain(before)

@@ -179,3 +179,27 @@ fn inputs_are_not_widened_over_a_file_being_compacted() {
     assert_eq!(numbers(&c.inputs[0]), vec![11]);
     assert_eq!(numbers(&c.inputs[1]), vec![30]);
 }
+
+/// With nothing in flight, compactions of a level rotate through its key space from the
+/// compact pointer, as in LevelDB, wrapping at the end. (The candidates once started at the
+/// level's first file whatever the pointer said: a level kept compacting its lowest keys into
+/// the next, and random writes cost 25-30% more bytes written at 3M keys.)
+#[test]
+fn a_level_is_compacted_round_robin_from_its_compact_pointer() {
+    let mut vset = version_set(vec![(
+        2,
+        vec![
+            file(30, "a", "h", 50 * MIB),
+            file(31, "i", "p", 50 * MIB),
+            file(32, "q", "z", 50 * MIB),
+        ],
+    )]);
+    let mut picked = Vec::new();
+    for _ in 0..4 {
+        // Each pick's compaction has finished before the next: nothing is in flight.
+        let c = pick_and_start(&mut vset, &mut Running::new(icmp())).unwrap();
+        assert_eq!(c.level, 2);
+        picked.extend(numbers(&c.inputs[0]));
+    }
+    assert_eq!(picked, vec![30, 31, 32, 30]);
+}
