@@ -19,57 +19,66 @@ use strata::testing::{
 };
 use strata::tools::check_db;
 use strata::{Env, Error, MemEnv, Options, WriteBatch, DB};
+use support::wal::{batch, blocks, database_with_log, hooked, options, present, BLOCK, KEYS};
 
-const BLOCK: usize = 32 * 1024;
-
-fn options(env: &Arc<MemEnv>, paranoid_checks: bool) -> Options {
-    Options {
-        paranoid_checks,
-        ..support::options(env)
-    }
-}
-
-/// The log record of a batch putting `key` at `sequence`.
-fn batch(key: &str, sequence: u64) -> Vec<u8> {
-    let mut batch = WriteBatch::new();
-    batch.put(key.as_bytes(), b"v");
-    write_batch_set_sequence(&mut batch, sequence);
-    write_batch_contents(&batch).to_vec()
-}
-
-/// Log blocks: each list of records written from a block's start, zero-filled to its end
-/// (the last block is not padded).
-fn blocks(blocks: &[Vec<Vec<u8>>]) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    for (i, records) in blocks.iter().enumerate() {
-        let records: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
-        bytes.extend(write_log_records(&records));
-        if i + 1 < blocks.len() {
-            // An empty block is a whole block of zeros.
-            let end = bytes.len().next_multiple_of(BLOCK).max((i + 1) * BLOCK);
-            bytes.resize(end, 0);
+/// Options over `env` counting in `opens` each time log 100 is opened for reading.
+fn counting_log_opens(env: &Arc<MemEnv>, paranoid_checks: bool, opens: &Arc<AtomicU64>) -> Options {
+    let opens = Arc::clone(opens);
+    hooked(env, paranoid_checks, move |call| {
+        if call.op == EnvOp::NewSequentialFile && call.path == Path::new("/db/000100.log") {
+            opens.fetch_add(1, Ordering::SeqCst);
         }
-    }
-    bytes
+        Ok(())
+    })
 }
 
-/// A database holding `a` (sequence 1), closed, plus log 100 holding `log`.
-fn database_with_log(log: &[u8]) -> Arc<MemEnv> {
-    let env = Arc::new(MemEnv::new());
-    let db = DB::open("/db", options(&env, false)).unwrap();
+/// A database on disk in `dir` holding `a` (sequence 1), closed.
+fn database_on_disk_with_a(dir: &Path) {
+    let db = DB::open(
+        dir,
+        Options {
+            create_if_missing: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
     db.put(b"a", b"v").unwrap();
-    drop(db);
-    let mut file = env.new_writable_file(Path::new("/db/000100.log")).unwrap();
-    file.append(log).unwrap();
-    file.close().unwrap();
-    env
 }
 
-fn present(db: &DB, keys: &[&str]) -> Vec<String> {
-    keys.iter()
-        .filter(|k| db.get(k.as_bytes()).unwrap().is_some())
-        .map(|k| k.to_string())
-        .collect()
+/// A paranoid read-only open of `dir` during which the writer, right after the handle's
+/// first read of `log`, makes the log `full`; asserts the handle read the log again.
+fn open_read_only_while_the_writer_goes_on(
+    dir: &Path,
+    log: &Path,
+    full: &[u8],
+) -> strata::Result<DB> {
+    let log_reads = Arc::new(AtomicU64::new(0));
+    let env = {
+        let (log, full, log_reads) = (log.to_path_buf(), full.to_vec(), log_reads.clone());
+        HookEnv::new(Options::default().env, move |call| {
+            if call.op == EnvOp::Read
+                && call.path == log
+                && log_reads.fetch_add(1, Ordering::SeqCst) == 1
+            {
+                let file = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+                file.write_all_at(&full, 0).unwrap();
+            }
+            Ok(())
+        })
+    };
+    let reader = DB::open_read_only(
+        dir,
+        Options {
+            paranoid_checks: true,
+            env: Arc::new(env),
+            ..Options::default()
+        },
+    );
+    assert!(
+        log_reads.load(Ordering::SeqCst) >= 2,
+        "read in fewer than two reads"
+    );
+    reader
 }
 
 fn info_log(env: &MemEnv) -> String {
@@ -84,8 +93,6 @@ fn info_log(env: &MemEnv) -> String {
         text.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
 }
-
-const KEYS: [&str; 5] = ["a", "b", "c", "d", "e"];
 
 #[test]
 fn records_that_continue_the_sequence_after_zeros_are_replayed_even_when_paranoid() {
@@ -280,16 +287,7 @@ fn a_gap_at_a_logs_start_does_not_continue_a_leveldb_manifest_past_the_logs_firs
 fn a_reader_overtaken_by_the_writer_in_the_middle_of_a_block_is_not_damage() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("db");
-    let db = DB::open(
-        &dir,
-        Options {
-            create_if_missing: true,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    db.put(b"a", b"v").unwrap();
-    drop(db);
+    database_on_disk_with_a(&dir);
     let mut big = WriteBatch::new();
     big.put(b"d", &[7u8; 40_000]);
     write_batch_set_sequence(&mut big, 4);
@@ -307,33 +305,8 @@ fn a_reader_overtaken_by_the_writer_in_the_middle_of_a_block_is_not_damage() {
     block0[first..first + 7].fill(0);
     let log = dir.join("000100.log");
     std::fs::write(&log, &block0).unwrap();
-    let log_reads = Arc::new(AtomicU64::new(0));
-    let env = {
-        let (log, full, log_reads) = (log.clone(), full.clone(), log_reads.clone());
-        HookEnv::new(Options::default().env, move |call| {
-            if call.op == EnvOp::Read
-                && call.path == log
-                && log_reads.fetch_add(1, Ordering::SeqCst) == 1
-            {
-                // The writer publishes d and writes e meanwhile.
-                let file = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
-                file.write_all_at(&full, 0).unwrap();
-            }
-            Ok(())
-        })
-    };
-    let reader = DB::open_read_only(
-        &dir,
-        Options {
-            paranoid_checks: true,
-            env: Arc::new(env),
-            ..Options::default()
-        },
-    );
-    assert!(
-        log_reads.load(Ordering::SeqCst) >= 2,
-        "read in fewer than two reads"
-    );
+    // The writer publishes d and writes e meanwhile.
+    let reader = open_read_only_while_the_writer_goes_on(&dir, &log, &full);
     let reader = reader.unwrap_or_else(|e| panic!("read-only open beside the writer: {e}"));
     assert_eq!(present(&reader, &["a", "b", "c"]), ["a", "b", "c"]);
     // The read again after the excused jump went on from where the first stopped: d and e
@@ -368,16 +341,7 @@ fn a_record_read_before_all_of_its_payload_is_not_damage() {
     for records_after in [true, false] {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("db");
-        let db = DB::open(
-            &dir,
-            Options {
-                create_if_missing: true,
-                ..Options::default()
-            },
-        )
-        .unwrap();
-        db.put(b"a", b"v").unwrap();
-        drop(db);
+        database_on_disk_with_a(&dir);
         let mut d = WriteBatch::new();
         d.put(b"d", &[7u8; 1_000]);
         write_batch_set_sequence(&mut d, 4);
@@ -396,32 +360,8 @@ fn a_record_read_before_all_of_its_payload_is_not_damage() {
         torn[d_at + 7 + 500..d_at + 7 + 600].fill(0);
         let log = dir.join("000100.log");
         std::fs::write(&log, &torn).unwrap();
-        let log_reads = Arc::new(AtomicU64::new(0));
-        let env = {
-            let (log, full, log_reads) = (log.clone(), full.clone(), log_reads.clone());
-            HookEnv::new(Options::default().env, move |call| {
-                if call.op == EnvOp::Read
-                    && call.path == log
-                    && log_reads.fetch_add(1, Ordering::SeqCst) == 1
-                {
-                    // The writer finishes copying d meanwhile.
-                    std::fs::write(&log, &full).unwrap();
-                }
-                Ok(())
-            })
-        };
-        let reader = DB::open_read_only(
-            &dir,
-            Options {
-                paranoid_checks: true,
-                env: Arc::new(env),
-                ..Options::default()
-            },
-        );
-        assert!(
-            log_reads.load(Ordering::SeqCst) >= 2,
-            "read in fewer than two reads"
-        );
+        // The writer finishes copying d meanwhile.
+        let reader = open_read_only_while_the_writer_goes_on(&dir, &log, &full);
         let reader = reader.unwrap_or_else(|e| {
             panic!("read-only open beside the writer (records after: {records_after}): {e}")
         });
@@ -479,20 +419,7 @@ fn a_read_only_handle_re_reads_only_the_live_log_and_still_fails_on_a_real_jump(
             file.close().unwrap();
         }
         let opens = Arc::new(AtomicU64::new(0));
-        let hooked = |paranoid_checks: bool| {
-            let opens = opens.clone();
-            let inner: Arc<dyn Env> = env.clone();
-            let hooked = HookEnv::new(inner, move |call| {
-                if call.op == EnvOp::NewSequentialFile && call.path == Path::new("/db/000100.log") {
-                    opens.fetch_add(1, Ordering::SeqCst);
-                }
-                Ok(())
-            });
-            Options {
-                env: Arc::new(hooked),
-                ..options(&env, paranoid_checks)
-            }
-        };
+        let hooked = |paranoid_checks: bool| counting_log_opens(&env, paranoid_checks, &opens);
         let opened = DB::open_read_only("/db", hooked(true)).map(drop);
         assert!(
             matches!(opened, Err(Error::Corruption(_))),
@@ -530,20 +457,7 @@ fn a_read_only_handle_still_fails_on_real_damage_in_the_live_log() {
     log[d_at + 7] ^= 0xff;
     let env = database_with_log(&log);
     let opens = Arc::new(AtomicU64::new(0));
-    let hooked = |paranoid_checks: bool| {
-        let opens = opens.clone();
-        let inner: Arc<dyn Env> = env.clone();
-        let hooked = HookEnv::new(inner, move |call| {
-            if call.op == EnvOp::NewSequentialFile && call.path == Path::new("/db/000100.log") {
-                opens.fetch_add(1, Ordering::SeqCst);
-            }
-            Ok(())
-        });
-        Options {
-            env: Arc::new(hooked),
-            ..options(&env, paranoid_checks)
-        }
-    };
+    let hooked = |paranoid_checks: bool| counting_log_opens(&env, paranoid_checks, &opens);
     let opened = DB::open_read_only("/db", hooked(true)).map(drop);
     assert!(matches!(opened, Err(Error::Corruption(_))), "{opened:?}");
     assert_eq!(opens.swap(0, Ordering::SeqCst), 11);

@@ -12,79 +12,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use strata::testing::{
-    write_batch_contents, write_batch_set_sequence, write_log_records, EnvOp, HookEnv,
-};
-use strata::{Env, Error, MemEnv, Options, WriteBatch, DB};
-
-const BLOCK: usize = 32 * 1024;
-
-const KEYS: [&str; 5] = ["a", "b", "c", "d", "e"];
-
-fn options(env: &Arc<MemEnv>, paranoid_checks: bool) -> Options {
-    Options {
-        paranoid_checks,
-        ..support::options(env)
-    }
-}
-
-/// The log record of a batch putting `key` at `sequence`.
-fn batch(key: &str, sequence: u64) -> Vec<u8> {
-    let mut batch = WriteBatch::new();
-    batch.put(key.as_bytes(), b"v");
-    write_batch_set_sequence(&mut batch, sequence);
-    write_batch_contents(&batch).to_vec()
-}
-
-/// Log blocks: each list of records written from a block's start, zero-filled to its end
-/// (the last block is not padded).
-fn blocks(blocks: &[Vec<Vec<u8>>]) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    for (i, records) in blocks.iter().enumerate() {
-        let records: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
-        bytes.extend(write_log_records(&records));
-        if i + 1 < blocks.len() {
-            bytes.resize((i + 1) * BLOCK, 0);
-        }
-    }
-    bytes
-}
-
-/// A database holding `a` (sequence 1), closed, plus log 100 holding `log`.
-fn database_with_log(log: &[u8]) -> Arc<MemEnv> {
-    let env = Arc::new(MemEnv::new());
-    let db = DB::open("/db", options(&env, false)).unwrap();
-    db.put(b"a", b"v").unwrap();
-    drop(db);
-    write_log(&env, "000100.log", log);
-    env
-}
-
-fn write_log(env: &MemEnv, name: &str, bytes: &[u8]) {
-    let mut file = env.new_writable_file(&Path::new("/db").join(name)).unwrap();
-    file.append(bytes).unwrap();
-    file.close().unwrap();
-}
-
-fn present(db: &DB, keys: &[&str]) -> Vec<String> {
-    keys.iter()
-        .filter(|k| db.get(k.as_bytes()).unwrap().is_some())
-        .map(|k| k.to_string())
-        .collect()
-}
-
-/// Options over `env` whose hook sees every call first.
-fn hooked(
-    env: &Arc<MemEnv>,
-    paranoid_checks: bool,
-    hook: impl Fn(&strata::testing::EnvCall<'_>) -> strata::Result<()> + Send + Sync + 'static,
-) -> Options {
-    let inner: Arc<dyn Env> = env.clone();
-    Options {
-        env: Arc::new(HookEnv::new(inner, hook)),
-        ..options(env, paranoid_checks)
-    }
-}
+use strata::testing::{write_log_records, EnvOp};
+use strata::{Env, Error, DB};
+use support::wal::{batch, blocks, database_with_log, hooked, options, present, write_log, KEYS};
 
 /// A whole record that is no batch (its checksum holds: no gap, but nothing a batch can
 /// continue from).

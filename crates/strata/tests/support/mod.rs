@@ -13,7 +13,8 @@
 //! - `hold`: an env that holds a background job at a table write until the test lets it go;
 //! - `race_env`: an env that stages one race with a writer (a hook run once, just before an
 //!   open);
-//! - `trials`: the seeds of randomized trials, and waiting for background work.
+//! - `trials`: the seeds of randomized trials, and waiting for background work;
+//! - `wal`: hand-made write-ahead logs, and a database holding one.
 //!
 //! Helpers that set a test up panic when that fails: the test fails loudly.
 
@@ -26,6 +27,7 @@ pub mod hold;
 pub mod race_env;
 pub mod state;
 pub mod trials;
+pub mod wal;
 
 use std::sync::Arc;
 
