@@ -30,16 +30,6 @@ fn would_block<T: std::fmt::Debug>(result: strata::Result<T>) -> bool {
     matches!(result, Err(Error::WouldBlock(_)))
 }
 
-const MEMORY_ONLY: ReadOptions = ReadOptions {
-    verify_checksums: false,
-    fill_cache: true,
-    snapshot: None,
-    lower_bound: None,
-    upper_bound: None,
-    get_many_parallel: true,
-    memory_only: true,
-};
-
 #[test]
 fn try_write_writes_at_once_or_not_at_all() {
     let env = Arc::new(MemEnv::new());
@@ -140,16 +130,20 @@ fn memory_only_reads_answer_from_memory_or_would_block() {
     let db = DB::open(dir.path(), options).unwrap();
     db.put(b"in the memtable", b"yes").unwrap();
     assert_eq!(
-        db.get_opt(&MEMORY_ONLY, b"in the memtable")
+        db.get_opt(&support::memory_only(), b"in the memtable")
             .unwrap()
             .as_deref(),
         Some(&b"yes"[..])
     );
-    assert!(would_block(db.get_opt(&MEMORY_ONLY, &key(7))));
-    assert!(would_block(db.contains_opt(&MEMORY_ONLY, &key(7))));
+    assert!(would_block(db.get_opt(&support::memory_only(), &key(7))));
+    assert!(would_block(
+        db.contains_opt(&support::memory_only(), &key(7))
+    ));
     let batch: Vec<Vec<u8>> = (0..100).map(key).collect();
-    assert!(would_block(db.get_many_opt(&MEMORY_ONLY, &batch)));
-    let mut it = db.iter_opt(&MEMORY_ONLY);
+    assert!(would_block(
+        db.get_many_opt(&support::memory_only(), &batch)
+    ));
+    let mut it = db.iter_opt(&support::memory_only());
     it.seek_to_first();
     assert!(would_block(it.status()));
     drop(it);
@@ -157,18 +151,23 @@ fn memory_only_reads_answer_from_memory_or_would_block() {
     // other whose block the OS holds (the table was just written), come from memory.
     assert!(db.get(&key(7)).unwrap().is_some());
     assert_eq!(
-        db.get_opt(&MEMORY_ONLY, &key(7)).unwrap().as_deref(),
+        db.get_opt(&support::memory_only(), &key(7))
+            .unwrap()
+            .as_deref(),
         Some(&[b'v'; 100][..])
     );
     let uncached = ReadOptions {
         fill_cache: false,
-        ..MEMORY_ONLY
+        ..support::memory_only()
     };
     assert!(db.get_opt(&uncached, &key(1900)).unwrap().is_some());
-    assert_eq!(db.get_opt(&MEMORY_ONLY, b"missing").unwrap(), None);
-    let found = db.get_many_opt(&MEMORY_ONLY, &batch).unwrap();
+    assert_eq!(
+        db.get_opt(&support::memory_only(), b"missing").unwrap(),
+        None
+    );
+    let found = db.get_many_opt(&support::memory_only(), &batch).unwrap();
     assert!(found.iter().all(Option::is_some));
-    let mut it = db.iter_opt(&MEMORY_ONLY);
+    let mut it = db.iter_opt(&support::memory_only());
     it.seek_to_first();
     let mut seen = 0;
     while it.valid() {
@@ -190,16 +189,22 @@ fn values_in_value_files_are_never_read_without_waiting() {
     db.put(b"small", b"inline").unwrap();
     db.put(b"large", &[b'L'; 4096]).unwrap();
     assert_eq!(
-        db.get_opt(&MEMORY_ONLY, b"small").unwrap().as_deref(),
+        db.get_opt(&support::memory_only(), b"small")
+            .unwrap()
+            .as_deref(),
         Some(&b"inline"[..])
     );
-    assert!(would_block(db.get_opt(&MEMORY_ONLY, b"large")));
-    assert!(would_block(
-        db.get_many_opt(&MEMORY_ONLY, &[&b"small"[..], &b"large"[..]])
-    ));
+    assert!(would_block(db.get_opt(&support::memory_only(), b"large")));
+    assert!(would_block(db.get_many_opt(
+        &support::memory_only(),
+        &[&b"small"[..], &b"large"[..]]
+    )));
     // Its length is in the tree.
-    assert_eq!(db.head_opt(&MEMORY_ONLY, b"large").unwrap(), Some(4096));
-    let mut it = db.iter_opt(&MEMORY_ONLY);
+    assert_eq!(
+        db.head_opt(&support::memory_only(), b"large").unwrap(),
+        Some(4096)
+    );
+    let mut it = db.iter_opt(&support::memory_only());
     it.seek_to_first();
     assert!(would_block(it.status()));
     drop(it);

@@ -20,16 +20,6 @@ fn key(i: u32) -> Vec<u8> {
     format!("key{i:06}").into_bytes()
 }
 
-const MEMORY_ONLY: ReadOptions = ReadOptions {
-    verify_checksums: false,
-    fill_cache: true,
-    snapshot: None,
-    lower_bound: None,
-    upper_bound: None,
-    get_many_parallel: true,
-    memory_only: true,
-};
-
 /// Entries as a scan yields them: key and value.
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -106,7 +96,7 @@ fn a_memory_only_scan_never_yields_values_a_table_it_could_not_open_hides() {
     assert_eq!(db.get(&key(205)).unwrap().as_deref(), Some(&b"old"[..]));
     assert!(
         matches!(
-            db.get_opt(&MEMORY_ONLY, &key(100)),
+            db.get_opt(&support::memory_only(), &key(100)),
             Err(Error::WouldBlock(_))
         ),
         "setup: the middle level-1 table is not open"
@@ -126,7 +116,7 @@ fn a_memory_only_scan_never_yields_values_a_table_it_could_not_open_hides() {
         })
         .collect();
     for backward in [false, true] {
-        let (seen, status) = scan_from_either_end(&db, &MEMORY_ONLY, backward);
+        let (seen, status) = scan_from_either_end(&db, &support::memory_only(), backward);
         let mut model = expected.clone();
         if backward {
             model.reverse();
@@ -204,19 +194,22 @@ fn a_memory_only_scan_never_yields_values_a_block_not_in_memory_hides() {
         )
     };
     assert_eq!(advised, 0);
-    if !matches!(db.get_opt(&MEMORY_ONLY, &key(0)), Err(Error::WouldBlock(_))) {
+    if !matches!(
+        db.get_opt(&support::memory_only(), &key(0)),
+        Err(Error::WouldBlock(_))
+    ) {
         // A file system that keeps every page (tmpfs) cannot stage this; the test above
         // checks the same rule at the level of tables.
         eprintln!("the OS kept the dropped pages in memory: nothing to check here");
         return;
     }
     assert_eq!(
-        db.get_opt(&MEMORY_ONLY, &key(1999)).unwrap(),
+        db.get_opt(&support::memory_only(), &key(1999)).unwrap(),
         Some(vec![b'n'; 100]),
         "setup: the last block is in memory"
     );
 
-    let mut it = db.iter_opt(&MEMORY_ONLY);
+    let mut it = db.iter_opt(&support::memory_only());
     it.seek_to_first();
     if it.valid() {
         assert_eq!(

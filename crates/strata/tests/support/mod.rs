@@ -32,7 +32,7 @@ pub mod wal;
 use std::sync::Arc;
 
 use strata::testing::{FaultEnv, HookEnv};
-use strata::{CompactionFilter, Env, FilterDecision, MemEnv, Options};
+use strata::{CompactionFilter, Env, FilterDecision, MemEnv, Options, ReadOptions};
 
 /// An env a test hands to a database: a `FaultEnv` or `HookEnv` (by a clone sharing its state),
 /// or an `Arc` of any env.
@@ -72,6 +72,15 @@ pub fn options(env: &impl TestEnv) -> Options {
         create_if_missing: true,
         env: env.shared(),
         ..Options::default()
+    }
+}
+
+/// Read options that answer from memory or fail with `Error::WouldBlock`
+/// (`ReadOptions::memory_only`), the rest at their defaults.
+pub fn memory_only() -> ReadOptions {
+    ReadOptions {
+        memory_only: true,
+        ..ReadOptions::default()
     }
 }
 
