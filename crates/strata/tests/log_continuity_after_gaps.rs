@@ -15,11 +15,14 @@ use std::sync::Arc;
 
 use strata::testing::{
     encode_version_edit, write_batch_contents, write_batch_set_sequence, write_log_file,
-    write_log_records, EditFields, EnvOp, HookEnv,
+    write_log_records, EditFields, EnvOp,
 };
 use strata::tools::check_db;
 use strata::{Env, Error, MemEnv, Options, WriteBatch, DB};
-use support::wal::{batch, blocks, database_with_log, hooked, options, present, BLOCK, KEYS};
+use support::wal::{
+    batch, blocks, database_with_log, hooked, options, paranoid_read_only_open_beside_a_writer,
+    present, BLOCK, KEYS,
+};
 
 /// Options over `env` counting in `opens` each time log 100 is opened for reading.
 fn counting_log_opens(env: &Arc<MemEnv>, paranoid_checks: bool, opens: &Arc<AtomicU64>) -> Options {
@@ -46,39 +49,21 @@ fn database_on_disk_with_a(dir: &Path) {
 }
 
 /// A paranoid read-only open of `dir` during which the writer, right after the handle's
-/// first read of `log`, makes the log `full`; asserts the handle read the log again.
+/// first read of `log`, makes the log `full`.
 fn open_read_only_while_the_writer_goes_on(
     dir: &Path,
     log: &Path,
     full: &[u8],
 ) -> strata::Result<DB> {
-    let log_reads = Arc::new(AtomicU64::new(0));
-    let env = {
-        let (log, full, log_reads) = (log.to_path_buf(), full.to_vec(), log_reads.clone());
-        HookEnv::new(Options::default().env, move |call| {
-            if call.op == EnvOp::Read
-                && call.path == log
-                && log_reads.fetch_add(1, Ordering::SeqCst) == 1
-            {
-                let file = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
-                file.write_all_at(&full, 0).unwrap();
-            }
-            Ok(())
-        })
+    let (log, full) = (log.to_path_buf(), full.to_vec());
+    let is_the_log = {
+        let log = log.clone();
+        move |path: &Path| path == log
     };
-    let reader = DB::open_read_only(
-        dir,
-        Options {
-            paranoid_checks: true,
-            env: Arc::new(env),
-            ..Options::default()
-        },
-    );
-    assert!(
-        log_reads.load(Ordering::SeqCst) >= 2,
-        "read in fewer than two reads"
-    );
-    reader
+    paranoid_read_only_open_beside_a_writer(dir, is_the_log, move || {
+        let file = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+        file.write_all_at(&full, 0).unwrap();
+    })
 }
 
 fn info_log(env: &MemEnv) -> String {

@@ -7,6 +7,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,6 +20,7 @@ use strata::testing::{
 };
 use strata::tools::check_db;
 use strata::{Options, DB};
+use support::wal::paranoid_read_only_open_beside_a_writer;
 
 fn key(i: u64) -> Vec<u8> {
     format!("key{i:07}").into_bytes()
@@ -283,29 +286,12 @@ fn paranoid_read_only_open_succeeds_while_the_writer_crosses_a_block() {
     let dir: PathBuf = root.path().join("db");
     let db = Arc::new(DB::open(&dir, create()).unwrap());
     db.put(&key(0), &value(0)).unwrap();
-    let log_reads = Arc::new(AtomicU64::new(0));
-    let env = {
-        let (db, log_reads) = (db.clone(), log_reads.clone());
-        HookEnv::new(Options::default().env, move |call| {
-            let is_log = call.path.extension().is_some_and(|e| e == "log");
-            if call.op == EnvOp::Read && is_log && log_reads.fetch_add(1, Ordering::SeqCst) == 1 {
-                // The reader has read the log's first block: the writer goes on meanwhile.
-                db.put(&key(1), &[7u8; 40_000]).unwrap();
-            }
-            Ok(())
-        })
-    };
-    let reader = DB::open_read_only(
+    let writer = db.clone();
+    let reader = paranoid_read_only_open_beside_a_writer(
         &dir,
-        Options {
-            paranoid_checks: true,
-            env: Arc::new(env),
-            ..Options::default()
-        },
-    );
-    assert!(
-        log_reads.load(Ordering::SeqCst) >= 2,
-        "the reader read the log in fewer than two reads"
+        |path| path.extension().is_some_and(|e| e == "log"),
+        // The reader has read the log's first block: the writer goes on meanwhile.
+        move || writer.put(&key(1), &[7u8; 40_000]).unwrap(),
     );
     let reader = reader.unwrap_or_else(|e| panic!("read-only open beside the writer: {e}"));
     assert!(reader.get(&key(0)).unwrap() == Some(value(0)));

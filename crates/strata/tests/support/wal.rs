@@ -1,12 +1,14 @@
 //! Hand-made write-ahead logs over a `MemEnv`, for the tests of recovery and read-only handles
 //! reading logs (`log_continuity_after_gaps.rs`, `read_only_log_reads_again.rs`): batch records,
-//! log blocks, a database holding `a` plus a log, and options whose env a hook watches.
+//! log blocks, a database holding `a` plus a log, options whose env a hook watches, and a
+//! paranoid read-only open that a writer overtakes (also `mapped_log_under_attack.rs`).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use strata::testing::{
-    write_batch_contents, write_batch_set_sequence, write_log_records, EnvCall, HookEnv,
+    write_batch_contents, write_batch_set_sequence, write_log_records, EnvCall, EnvOp, HookEnv,
 };
 use strata::{Env, MemEnv, Options, WriteBatch, DB};
 
@@ -83,4 +85,40 @@ pub fn present(db: &DB, keys: &[&str]) -> Vec<String> {
         .filter(|k| db.get(k.as_bytes()).unwrap().is_some())
         .map(|k| k.to_string())
         .collect()
+}
+
+/// A paranoid read-only open of `dir` on the disk, during which a writer goes on: right after
+/// the handle's first read of a log `is_the_log` picks, `writer_goes_on` runs. Asserts that the
+/// handle read that log again.
+pub fn paranoid_read_only_open_beside_a_writer(
+    dir: &Path,
+    is_the_log: impl Fn(&Path) -> bool + Send + Sync + 'static,
+    writer_goes_on: impl Fn() + Send + Sync + 'static,
+) -> strata::Result<DB> {
+    let log_reads = Arc::new(AtomicU64::new(0));
+    let env = {
+        let log_reads = Arc::clone(&log_reads);
+        HookEnv::new(Options::default().env, move |call| {
+            if call.op == EnvOp::Read
+                && is_the_log(call.path)
+                && log_reads.fetch_add(1, Ordering::SeqCst) == 1
+            {
+                writer_goes_on();
+            }
+            Ok(())
+        })
+    };
+    let reader = DB::open_read_only(
+        dir,
+        Options {
+            paranoid_checks: true,
+            env: Arc::new(env),
+            ..Options::default()
+        },
+    );
+    assert!(
+        log_reads.load(Ordering::SeqCst) >= 2,
+        "the handle read the log in fewer than two reads"
+    );
+    reader
 }
