@@ -66,9 +66,17 @@ fn try_write_writes_at_once_or_not_at_all() {
     db.write_opt(&WriteOptions::default(), &put(&key(written), &value))
         .unwrap();
     assert_eq!(db.get(&key(written)).unwrap().as_deref(), Some(&value[..]));
-    // The switch to a new memtable made room: writes are done at once again.
-    db.try_write(&WriteOptions::default(), &put(b"after", b"switch"))
-        .unwrap();
+    // The switch to a new memtable made room: writes are done at once again (once the flush
+    // thread, which the switch woke, lets go of the state: "busy" is a refusal to retry).
+    let mut busy = 0;
+    while let Err(e) = db.try_write(&WriteOptions::default(), &put(b"after", b"switch")) {
+        assert!(
+            matches!(&e, Error::WouldBlock(why) if why.contains("busy")) && busy < 10_000,
+            "try_write after the switch: {e} (busy {busy} times before)"
+        );
+        busy += 1;
+        std::thread::yield_now();
+    }
     assert_eq!(db.get(b"after").unwrap().as_deref(), Some(&b"switch"[..]));
     // A sync write waits for the disk.
     assert!(would_block(
