@@ -44,7 +44,7 @@ use super::flush::compact_memtable;
 use super::obsolete_files::{delete_obsolete_files, wait_for_deletions};
 use super::panics::panics_as_errors;
 use super::value_gc::{self, Replan};
-use super::{DbInner, DbState};
+use super::{write, DbInner, DbState};
 use crate::compaction::picker::{self, can_start};
 use crate::compaction::running::InFlightId;
 use crate::compaction::Compaction;
@@ -221,6 +221,9 @@ fn next_job(db: &DbInner, state: &mut MutexGuard<'_, DbState>, role: Role) -> Op
             return Some(start(state, c, Kind::Collect));
         }
         held.extend(c.inputs.iter().flatten().map(|f| f.number()));
+    }
+    if write::switch_memtable_for_collection(db, state) && role.flushes() {
+        return Some(Job::Flush);
     }
     let c = picker::pick_compaction(&state.versions, &state.compactions, &mut held)?;
     Some(start(state, c, Kind::Auto))

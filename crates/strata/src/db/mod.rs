@@ -287,6 +287,10 @@ pub(crate) struct DbInner {
     /// live value bytes (at least 1 MiB), so superseded values waiting in memtables stay a
     /// small share of the value files (`db/value_gc.rs`).
     pub(crate) mem_separated_limit: AtomicU64,
+    /// `value_writer`'s count of bytes appended to value files (stored under its lock), for
+    /// writes to read under the state mutex: what they added since garbage collection's plan
+    /// (`value_gc::Collection::outgrown`).
+    pub(crate) value_bytes_appended: AtomicU64,
     /// Record bytes garbage collection relocated since the database opened.
     pub(crate) relocated_bytes: AtomicU64,
 }

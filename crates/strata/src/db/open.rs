@@ -387,6 +387,7 @@ pub(super) fn new_inner(
         table_value_refs: Default::default(),
         mem_separated_bytes: AtomicU64::new(0),
         mem_separated_limit: AtomicU64::new(u64::MAX),
+        value_bytes_appended: AtomicU64::new(0),
         relocated_bytes: AtomicU64::new(0),
         value_writer: Mutex::new(value_writer),
         read_only: follower.map(Mutex::new),

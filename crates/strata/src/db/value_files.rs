@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::value_gc::{self, Needed, Refs};
+use super::value_gc::{self, Listing, Needed, Refs};
 use super::{DbInner, SuperVersion};
 use crate::env::Env;
 use crate::error::Result;
@@ -112,7 +112,10 @@ fn append_to_current(db: &DbInner, entries: &[(&[u8], &[u8])]) -> Result<Vec<Val
         {
             let mut writer = db.value_writer.lock();
             if !writer.needs_file() {
-                return writer.append(entries.iter().copied());
+                let pointers = writer.append(entries.iter().copied());
+                db.value_bytes_appended
+                    .store(writer.appended(), Ordering::Release);
+                return pointers;
             }
         }
         // A number allocated here and not used (another writer started a file meanwhile)
@@ -378,16 +381,32 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     if db.options.value_separation.is_none() || db.read_only.is_some() {
         return Ok(());
     }
-    // Every value file with its size, and whether it is in use.
-    let files: Vec<(u64, u64, bool)> = {
+    // Every value file with its size, and whether it is in use; and the bytes appended by
+    // then, which the listed sizes include.
+    let (files, appended): (Vec<(u64, u64, bool)>, u64) = {
         let writer = db.value_writer.lock();
         match listed(db) {
-            Ok(files) => files
-                .into_iter()
-                .map(|(number, size)| (number, size, writer.in_use(number)))
-                .collect(),
+            Ok(files) => (
+                files
+                    .into_iter()
+                    .map(|(number, size)| (number, size, writer.in_use(number)))
+                    .collect(),
+                writer.appended(),
+            ),
             Err(e) => return Err(e),
         }
+    };
+    // A pass that cannot plan still tells writes what the files held (so they do not wait
+    // for a plan that is not coming: `Collection::outgrown`).
+    let listing = Listing {
+        total: files.iter().map(|&(_, size, _)| size).sum(),
+        appended,
+    };
+    let listed_only = |e| {
+        db.info_log
+            .log(format_args!("value files: not collected: {e}"));
+        db.state.lock().value_gc.listing = listing;
+        e
     };
     let (current, views, snapshots) = {
         let state = db.state.lock();
@@ -416,14 +435,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     for (&file, &bytes) in &pinned {
         *reachable.entry(file).or_default() += bytes;
     }
-    let (current_tables, needed) = match added {
-        Ok(found) => found,
-        Err(e) => {
-            db.info_log
-                .log(format_args!("value files: not collected: {e}"));
-            return Err(e);
-        }
-    };
+    let (current_tables, needed) = added.map_err(listed_only)?;
     *db.table_value_refs.tables.lock() = seen;
     let mut kept = Vec::new();
     for (number, size, in_use) in files {
@@ -487,11 +499,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
                 plan.relocating.insert(table);
             }
             Ok(false) => {}
-            Err(e) => {
-                db.info_log
-                    .log(format_args!("value files: not collected: {e}"));
-                return Err(e);
-            }
+            Err(e) => return Err(listed_only(e)),
         }
     }
     let mut state = db.state.lock();
@@ -505,6 +513,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
         db.bg_work.notify_all();
     }
     plan.replan = state.value_gc.replan;
+    plan.listing = Listing { total, appended };
     state.value_gc = plan;
     Ok(())
 }

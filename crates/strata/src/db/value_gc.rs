@@ -38,7 +38,12 @@
 //! memtable is flushed once per plan then (so garbage that memtable entries shadow can be
 //! compacted away); and when the
 //! oldest snapshot is released past entries it alone kept live ([`Collection::replan_at`]),
-//! the background thread redoes the plan before more writes are taken. Separated values count
+//! the background thread redoes the plan before more writes are taken. Plans are only as
+//! fresh as the last pass, which can lag the writes on a busy machine: writes also wait for
+//! a new plan once what they appended since the last one could take the files past
+//! [`WRITES_WAIT_GROWN_ABOVE`] times ([`Collection::outgrown`]), and once writes stop a
+//! background thread flushes the memtable a plan waits for (`write::switch_memtable_for_collection`).
+//! Separated values count
 //! toward the memtable's size (`DbInner::mem_separated_bytes`), and a memtable is full once
 //! they pass a sixteenth of the live bytes ([`memtable_value_limit`]), so superseded values
 //! waiting in memtables for a flush stay a small share; files are cut at a sixteenth of the
@@ -70,6 +75,9 @@ pub(crate) const COPY_SHARE: u64 = 10;
 /// Writes wait for garbage collection while the value files hold more than this many times
 /// the live bytes (over 100) and tables are left to rewrite.
 pub(crate) const WRITES_WAIT_ABOVE: u64 = 120;
+/// Writes also wait for a new plan once what they appended since the last one would take the
+/// files past this many times the live bytes (over 100): see [`Collection::outgrown`].
+pub(crate) const WRITES_WAIT_GROWN_ABOVE: u64 = 135;
 /// Smallest size a value file is cut at.
 const MIN_VALUE_FILE_SIZE: u64 = 1 << 20;
 
@@ -119,6 +127,17 @@ pub(crate) struct Collection {
     pub(crate) replan_at: Option<u64>,
     /// The job redoing the plan (kept by each new plan).
     pub(crate) replan: Replan,
+    /// The value files as the pass that made the plan listed them (a pass that could not plan
+    /// still updates it).
+    pub(crate) listing: Listing,
+}
+
+/// The value files' total size when a pass listed them, and the bytes appended to value files
+/// by then (`DbInner::value_bytes_appended`): with the count now, what was appended since.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Listing {
+    pub(crate) total: u64,
+    pub(crate) appended: u64,
 }
 
 /// The background job that redoes the plan once a reader or a snapshot was released
@@ -156,6 +175,24 @@ impl Collection {
         self.over_bound && (!self.tables.is_empty() || (replanning && !self.files.is_empty()))
     }
 
+    /// Whether the bytes appended to value files since the plan's listing (`appended` is the
+    /// count now) may have taken the files past [`WRITES_WAIT_GROWN_ABOVE`] times the live
+    /// bytes: writes then wait for the next plan. Plans are redone after every flush and
+    /// compaction, but on a busy machine the pass doing it can lag the writes by many
+    /// memtables (a reproduced 1.6x). Growth of at least an eighth of the live bytes (two
+    /// memtables' worth) and 1 MiB is always allowed, so files an older state pins, or a
+    /// small database, do not make every write wait for a flush.
+    pub(crate) fn outgrown(&self, appended: u64) -> bool {
+        let grown = appended.saturating_sub(self.listing.appended);
+        let ceiling = u128::from(self.referenced) * u128::from(WRITES_WAIT_GROWN_ABOVE) / 100;
+        let room = u64::try_from(ceiling)
+            .unwrap_or(u64::MAX)
+            .saturating_sub(self.listing.total)
+            .max(self.referenced / 8)
+            .max(MIN_VALUE_FILE_SIZE);
+        grown > room
+    }
+
     /// Whether the memtable should be flushed now, once for this plan: the value files are
     /// over [`WRITES_WAIT_ABOVE`] with files chosen whose remaining pointers may be shadowed
     /// by memtable entries (their garbage goes once those are compacted down).
@@ -181,9 +218,11 @@ pub(crate) fn value_file_size(referenced: u64, maximum: u64) -> u64 {
 /// the files (`files`: number, size, and whether another reason keeps them from collection)
 /// hold more than [`COLLECT_ABOVE`] times the live bytes, collecting every other file could
 /// not bring them down to [`COLLECT_DOWN_TO`] times, and `current` holds at least a quarter of
-/// a file's size (`cut_at`) of garbage. Without this a database whose writes stop (or whose
+/// a file's size (`cut_at`) of garbage, or the garbage that alone keeps the files above
+/// [`WRITES_WAIT_ABOVE`] times. Without this a database whose writes stop (or whose
 /// overwrites all land in one file) could rest above the bound for good; with the quarter, a
-/// file is not closed over a few bytes.
+/// file is not closed over a few bytes, and the second reason covers small databases, whose
+/// files are far from full (one rested at 1.5004x with 128 KiB of garbage in a 1 MiB file).
 pub(crate) fn cut_current_file(
     current: u64,
     files: &[(u64, u64, bool)],
@@ -205,7 +244,10 @@ pub(crate) fn cut_current_file(
             others += garbage(number, size);
         }
     }
-    above(total - others, referenced, COLLECT_DOWN_TO) && mine >= cut_at / 4
+    let collectable = total - others;
+    let keeps_above = above(collectable, referenced, WRITES_WAIT_ABOVE)
+        && !above(collectable - mine, referenced, WRITES_WAIT_ABOVE);
+    above(collectable, referenced, COLLECT_DOWN_TO) && (mine >= cut_at / 4 || keeps_above)
 }
 
 /// The most separated value bytes a memtable takes, given the live bytes: a sixteenth of
@@ -218,8 +260,8 @@ pub(crate) fn memtable_value_limit(live: u64) -> u64 {
 /// to left out) and `total` the size of all; `needed` what readers of the current state may
 /// still read; `tables` the current version's tables with the record bytes they point to per
 /// file; `collecting` the files chosen before (those still present stay chosen: tables may be
-/// left to rewrite, or a version still holds them). [`Collection::relocating`] is left for
-/// the caller to fill.
+/// left to rewrite, or a version still holds them). [`Collection::relocating`] and
+/// [`Collection::listing`] are left for the caller to fill.
 pub(crate) fn plan(
     files: &[(u64, u64)],
     total: u64,
@@ -285,6 +327,7 @@ pub(crate) fn plan(
         replan_at: needed.replan_at,
         sweep: false,
         replan: Replan::default(),
+        listing: Listing::default(),
     }
 }
 
@@ -451,8 +494,13 @@ mod tests {
         let live = refs(&[(1, 100), (2, 100), (3, 10)]);
         let files = [(1, 100, false), (2, 100, false), (3, 100, true)];
         assert!(cut_current_file(3, &files, 300, &live, 100));
-        // Less than a quarter of a file's size of garbage: not worth a new file.
-        assert!(!cut_current_file(3, &files, 300, &live, 400));
+        // Less than a quarter of a file's size of garbage, but what alone keeps the files
+        // over the bound writes wait at (300 bytes for 210 live: 1.43x).
+        assert!(cut_current_file(3, &files, 300, &live, 400));
+        // Less than a quarter of a file's size of garbage, within that bound (1.11x): not
+        // worth a new file.
+        let within = refs(&[(1, 100), (2, 100), (3, 70)]);
+        assert!(!cut_current_file(3, &files, 300, &within, 400));
         // Collecting file 1 would do: it is all garbage, the file being written holds 5 bytes.
         let files = [(1, 200, false), (2, 100, false), (3, 100, true)];
         let live = refs(&[(2, 100), (3, 95)]);
@@ -518,6 +566,31 @@ mod tests {
         let plan = plan(&files, 100, &needed(live, None), &HashMap::new(), &chosen);
         assert_eq!(plan.files, BTreeSet::from([2]));
         assert!(!plan.stale(u64::MAX));
+    }
+
+    #[test]
+    fn writes_wait_for_a_plan_once_their_appends_could_pass_the_bound() {
+        const MIB: u64 = 1 << 20;
+        let collection = |referenced: u64, total: u64| Collection {
+            referenced,
+            listing: Listing {
+                total,
+                appended: 7 * MIB,
+            },
+            ..Collection::default()
+        };
+        // 110 MiB held for 100 live: 25 MiB more reach 1.35x.
+        let plan = collection(100 * MIB, 110 * MIB);
+        assert!(!plan.outgrown(7 * MIB + 25 * MIB));
+        assert!(plan.outgrown(7 * MIB + 25 * MIB + 1));
+        // Already near the bound (an older state pins files): two memtables' worth.
+        let pinned = collection(100 * MIB, 130 * MIB);
+        assert!(!pinned.outgrown(7 * MIB + 100 * MIB / 8));
+        assert!(pinned.outgrown(7 * MIB + 100 * MIB / 8 + 1));
+        // A small database: 1 MiB.
+        let small = collection(MIB, MIB);
+        assert!(!small.outgrown(8 * MIB));
+        assert!(small.outgrown(8 * MIB + 1));
     }
 
     #[test]

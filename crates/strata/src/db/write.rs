@@ -501,6 +501,22 @@ fn make_room_for_write(
             db.bg_done.wait(state);
         } else if !force
             && state.compactions_suspended == 0
+            && state
+                .value_gc
+                .outgrown(db.value_bytes_appended.load(Ordering::Acquire))
+            && (state.imm.is_some()
+                || state.obsolete_files.running()
+                || db.mem_separated_bytes.load(Ordering::Relaxed) > 0)
+        {
+            // The value files may have grown past the bound since the plan (the passes redoing
+            // it lag): wait for the next one, which follows the memtable's flush.
+            if state.imm.is_none() && !state.obsolete_files.running() {
+                force = true;
+            } else {
+                db.bg_done.wait(state);
+            }
+        } else if !force
+            && state.compactions_suspended == 0
             && db.mem_separated_bytes.load(Ordering::Relaxed) > 0
             && state.value_gc.wants_flush()
         {
@@ -557,9 +573,40 @@ fn memtable_full(db: &DbInner, mem: &MemTable) -> bool {
         || separated > db.mem_separated_limit.load(Ordering::Relaxed)
 }
 
+/// Switches the memtable for garbage collection from a background thread, when no write is
+/// in progress: the value files are over their bound and collection waits for the memtable's
+/// entries to be flushed (they shadow the garbage of the files chosen:
+/// `value_gc::Collection::wants_flush`, once per plan). Writes do this themselves before they
+/// add to the memtable, but once they stop nothing else would, and the files rested above the
+/// bound for good (1.8x in `tests/value_separation_gc.rs`). Only while no writer leads: a
+/// leader may be appending to the log between its checks and its memtable insert. Returns
+/// whether it switched; a log that cannot be created is left to the next write to report.
+pub(super) fn switch_memtable_for_collection(
+    db: &DbInner,
+    state: &mut MutexGuard<'_, DbState>,
+) -> bool {
+    if state.leading
+        || state.imm.is_some()
+        || db.mem_separated_bytes.load(Ordering::Relaxed) == 0
+        || state.versions.current().num_files(0) >= L0_SLOWDOWN_WRITES_TRIGGER
+        || !state.value_gc.wants_flush()
+    {
+        return false;
+    }
+    match switch_memtable(db, state) {
+        Ok(()) => true,
+        Err(e) => {
+            db.info_log.log(format_args!(
+                "value files: switching the memtable to collect them: {e}"
+            ));
+            false
+        }
+    }
+}
+
 /// Starts a new log and memtable; the old memtable becomes immutable for a background thread
 /// to flush.
-fn switch_memtable(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
+fn switch_memtable(db: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
     let number = state.versions.new_file_number();
     let path = log_file_name(&db.dir, number);
     let file = match db.env.new_log_file(&path) {

@@ -48,6 +48,8 @@ pub(crate) struct ValueFileWriter {
     buffer: Vec<u8>,
     /// The first failed append or sync: every later call fails with it.
     failed: Option<Error>,
+    /// Bytes appended since the writer was made.
+    appended: u64,
 }
 
 impl ValueFileWriter {
@@ -59,6 +61,7 @@ impl ValueFileWriter {
             pending: HashMap::new(),
             buffer: Vec::new(),
             failed: None,
+            appended: 0,
         }
     }
 
@@ -114,6 +117,11 @@ impl ValueFileWriter {
         self.current.as_ref().map(|c| (c.number, c.len))
     }
 
+    /// Bytes appended to every file since the writer was made.
+    pub(crate) fn appended(&self) -> u64 {
+        self.appended
+    }
+
     /// Syncs and closes the current file, so the next append starts a new one and the closed
     /// file can be collected once nothing pending points into it.
     pub(crate) fn close_current(&mut self, env: &dyn Env, dir: &Path) -> Result<()> {
@@ -159,6 +167,7 @@ impl ValueFileWriter {
             return Err(e);
         }
         current.len += self.buffer.len() as u64;
+        self.appended += self.buffer.len() as u64;
         current.dirty |= !self.buffer.is_empty();
         *self.pending.entry(current.number).or_default() += 1;
         Ok(pointers)
