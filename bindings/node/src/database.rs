@@ -167,11 +167,7 @@ impl Database {
     /// Closes the database once the operations in flight finish.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close(&self) -> Promise<()> {
-        let handle = Arc::clone(&self.handle);
-        spawn_unit(move || {
-            handle.close();
-            Ok(())
-        })
+        self.handle.close_task()
     }
 
     /// The value of `key`, or `undefined`.
@@ -398,41 +394,38 @@ impl Database {
             lte: options.lte,
         });
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        let handle = Arc::clone(&self.handle);
         let pending = PendingWrite::new(&self.pending_writes);
-        Ok(spawn_unit(move || {
+        Ok(self.handle.task_unit(move |db| {
             let _pending = pending;
-            handle.read(|db| {
-                if range.is_empty() || limit == 0 {
-                    return Ok(());
+            if range.is_empty() || limit == 0 {
+                return Ok(());
+            }
+            let mut iter = db.iter_opt(&range.read_options(snapshot, false));
+            seek_start(&mut iter, &range, reverse);
+            let mut batch = WriteBatch::new();
+            let mut deleted = 0;
+            while iter.valid() && deleted < limit {
+                let key = iter.key();
+                if range.is_below(key) || range.is_above(key) {
+                    break;
                 }
-                let mut iter = db.iter_opt(&range.read_options(snapshot, false));
-                seek_start(&mut iter, &range, reverse);
-                let mut batch = WriteBatch::new();
-                let mut deleted = 0;
-                while iter.valid() && deleted < limit {
-                    let key = iter.key();
-                    if range.is_below(key) || range.is_above(key) {
-                        break;
-                    }
-                    batch.delete(key);
-                    deleted += 1;
-                    if batch.len() >= CLEAR_BATCH {
-                        db.write(&batch).map_err(at(Stage::Write))?;
-                        batch.clear();
-                    }
-                    if reverse {
-                        iter.prev();
-                    } else {
-                        iter.next();
-                    }
-                }
-                iter.status().map_err(at(Stage::Other))?;
-                if !batch.is_empty() {
+                batch.delete(key);
+                deleted += 1;
+                if batch.len() >= CLEAR_BATCH {
                     db.write(&batch).map_err(at(Stage::Write))?;
+                    batch.clear();
                 }
-                Ok(())
-            })
+                if reverse {
+                    iter.prev();
+                } else {
+                    iter.next();
+                }
+            }
+            iter.status().map_err(at(Stage::Other))?;
+            if !batch.is_empty() {
+                db.write(&batch).map_err(at(Stage::Write))?;
+            }
+            Ok(())
         }))
     }
 
@@ -444,18 +437,15 @@ impl Database {
         #[napi(ts_arg_type = "Uint8Array | string")] end: Data<'_>,
     ) -> Promise<f64> {
         let (start, end) = (to_vec(start), to_vec(end));
-        let handle = Arc::clone(&self.handle);
-        spawn(
-            move || {
-                handle.read(|db| {
-                    let range = strata::Range {
-                        start: &start,
-                        limit: &end,
-                    };
-                    let sizes = db.approximate_sizes(&[range]);
-                    // Exact below 2^53 bytes.
-                    Ok(sizes.first().copied().unwrap_or(0) as f64)
-                })
+        self.handle.task(
+            move |db| {
+                let range = strata::Range {
+                    start: &start,
+                    limit: &end,
+                };
+                let sizes = db.approximate_sizes(&[range]);
+                // Exact below 2^53 bytes.
+                Ok(sizes.first().copied().unwrap_or(0) as f64)
             },
             |env, size| size.into_unknown(env),
         )
@@ -469,12 +459,9 @@ impl Database {
         #[napi(ts_arg_type = "Uint8Array | string")] end: Data<'_>,
     ) -> Promise<()> {
         let (start, end) = (to_vec(start), to_vec(end));
-        let handle = Arc::clone(&self.handle);
-        spawn_unit(move || {
-            handle.read(|db| {
-                db.compact_range(Some(&start), Some(&end))
-                    .map_err(at(Stage::Write))
-            })
+        self.handle.task_unit(move |db| {
+            db.compact_range(Some(&start), Some(&end))
+                .map_err(at(Stage::Write))
         })
     }
 
@@ -485,18 +472,17 @@ impl Database {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn checkpoint(&self, location: String) -> napi::Result<Promise<()>, Code> {
         let path = check_location(location)?;
-        let handle = Arc::clone(&self.handle);
-        Ok(spawn_unit(move || {
-            handle.read(|db| db.checkpoint(&path).map_err(at(Stage::Other)))
-        }))
+        Ok(self
+            .handle
+            .task_unit(move |db| db.checkpoint(&path).map_err(at(Stage::Other))))
     }
 
     /// Moves a read-only database to its writer's latest state; nothing to do on one opened
     /// to write.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn refresh(&self) -> Promise<()> {
-        let handle = Arc::clone(&self.handle);
-        spawn_unit(move || handle.read(|db| db.refresh().map_err(at(Stage::Other))))
+        self.handle
+            .task_unit(|db| db.refresh().map_err(at(Stage::Other)))
     }
 
     /// The value of an engine property (`leveldb.stats`, `leveldb.sstables`,
@@ -534,8 +520,7 @@ impl Database {
         deliver: for<'a> fn(&'a Env, T) -> napi::Result<Unknown<'a>>,
     ) -> napi::Result<Promise<T>, Code> {
         let options = read_options(Some(pin(&self.handle, snapshot)?), fill_cache);
-        let handle = Arc::clone(&self.handle);
-        Ok(spawn(move || handle.read(|db| work(db, &options)), deliver))
+        Ok(self.handle.task(move |db| work(db, &options), deliver))
     }
 
     /// Commits `batch`: at once when it can be done without waiting (and no write handed to
@@ -551,13 +536,10 @@ impl Database {
             }
         }
         let pending = PendingWrite::new(&self.pending_writes);
-        let handle = Arc::clone(&self.handle);
-        Either::B(spawn_unit(move || {
+        Either::B(self.handle.task_unit(move |db| {
             let _pending = pending;
-            handle.read(|db| {
-                db.write_opt(&WriteOptions { sync }, &batch)
-                    .map_err(at(Stage::Write))
-            })
+            db.write_opt(&WriteOptions { sync }, &batch)
+                .map_err(at(Stage::Write))
         }))
     }
 

@@ -435,6 +435,8 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     for (&file, &bytes) in &pinned {
         *reachable.entry(file).or_default() += bytes;
     }
+    // Older states released while this pass held them are noted below, once it lets go.
+    drop(views);
     let (current_tables, needed) = added.map_err(listed_only)?;
     *db.table_value_refs.tables.lock() = seen;
     let mut kept = Vec::new();
@@ -513,6 +515,10 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
         db.bg_work.notify_all();
     }
     plan.replan = state.value_gc.replan;
+    // A reader released while this pass ran, or whose state only this pass still held: the
+    // files only it reached are looked at again.
+    state.note_released_readers();
+    plan.sweep = state.value_gc.sweep;
     plan.listing = Listing { total, appended };
     state.value_gc = plan;
     Ok(())

@@ -197,9 +197,14 @@ impl Collection {
     /// over [`WRITES_WAIT_ABOVE`] with files chosen whose remaining pointers may be shadowed
     /// by memtable entries (their garbage goes once those are compacted down).
     pub(crate) fn wants_flush(&mut self) -> bool {
-        let wanted = self.over_bound && !self.files.is_empty() && !self.flush_asked;
+        let wanted = self.flush_wanted();
         self.flush_asked |= wanted;
         wanted
+    }
+
+    /// Whether [`Collection::wants_flush`] would ask for the flush, without asking.
+    pub(crate) fn flush_wanted(&self) -> bool {
+        self.over_bound && !self.files.is_empty() && !self.flush_asked
     }
 }
 

@@ -190,7 +190,15 @@ fn write_waiting(
             *next.promoted.lock() = true;
             next.signal();
         }
-        None => state.leading = false,
+        None => {
+            state.leading = false;
+            // A collection plan made during this write may want the memtable flushed, which a
+            // background thread does while no write is in progress: it may have looked while
+            // this one was (`switch_memtable_for_collection`), and no write may follow.
+            if state.value_gc.flush_wanted() {
+                db.bg_work.notify_all();
+            }
+        }
     }
     result
 }
@@ -461,7 +469,9 @@ fn take_followers(
 
 /// Makes sure the memtable can take a write: slows writers down while level 0 is crowded,
 /// waits while it is full, and switches to a new memtable and log when the current one is full
-/// (or when `force` asks for it). Called by the group leader with the state mutex held.
+/// (or when `force` asks for it). With value separation, also waits for garbage collection
+/// while the value files are over their bound (`db/value_gc.rs`, "Keeping up"), and switches
+/// the memtable a plan wants flushed. Called by the group leader with the state mutex held.
 fn make_room_for_write(
     db: &Arc<DbInner>,
     state: &mut MutexGuard<'_, DbState>,
@@ -504,9 +514,7 @@ fn make_room_for_write(
             && state
                 .value_gc
                 .outgrown(db.value_bytes_appended.load(Ordering::Acquire))
-            && (state.imm.is_some()
-                || state.obsolete_files.running()
-                || db.mem_separated_bytes.load(Ordering::Relaxed) > 0)
+            && (state.imm.is_some() || state.obsolete_files.running() || !state.mem.is_empty())
         {
             // The value files may have grown past the bound since the plan (the passes redoing
             // it lag): wait for the next one, which follows the memtable's flush.
@@ -517,7 +525,7 @@ fn make_room_for_write(
             }
         } else if !force
             && state.compactions_suspended == 0
-            && db.mem_separated_bytes.load(Ordering::Relaxed) > 0
+            && !state.mem.is_empty()
             && state.value_gc.wants_flush()
         {
             force = true; // the memtable holds entries shadowing garbage to collect
@@ -575,19 +583,21 @@ fn memtable_full(db: &DbInner, mem: &MemTable) -> bool {
 
 /// Switches the memtable for garbage collection from a background thread, when no write is
 /// in progress: the value files are over their bound and collection waits for the memtable's
-/// entries to be flushed (they shadow the garbage of the files chosen:
+/// entries to be flushed (they may shadow the garbage of the files chosen:
 /// `value_gc::Collection::wants_flush`, once per plan). Writes do this themselves before they
 /// add to the memtable, but once they stop nothing else would, and the files rested above the
 /// bound for good (1.8x in `tests/value_separation_gc.rs`). Only while no writer leads: a
 /// leader may be appending to the log between its checks and its memtable insert. Returns
-/// whether it switched; a log that cannot be created is left to the next write to report.
+/// whether it switched; when the new log cannot be created the plan's flush is asked for
+/// again, so the next write or background look tries once more.
 pub(super) fn switch_memtable_for_collection(
     db: &DbInner,
     state: &mut MutexGuard<'_, DbState>,
 ) -> bool {
     if state.leading
         || state.imm.is_some()
-        || db.mem_separated_bytes.load(Ordering::Relaxed) == 0
+        || state.mem.is_empty()
+        || db.shutting_down.load(Ordering::Acquire)
         || state.versions.current().num_files(0) >= L0_SLOWDOWN_WRITES_TRIGGER
         || !state.value_gc.wants_flush()
     {
@@ -599,6 +609,7 @@ pub(super) fn switch_memtable_for_collection(
             db.info_log.log(format_args!(
                 "value files: switching the memtable to collect them: {e}"
             ));
+            state.value_gc.flush_asked = false;
             false
         }
     }
