@@ -16,7 +16,7 @@
 
 use std::sync::{Arc, Weak};
 
-use napi::bindgen_prelude::{Env, Unknown};
+use napi::bindgen_prelude::{Env, ToNapiValue, Unknown};
 use parking_lot::{Condvar, Mutex, RwLock};
 use strata::DB;
 
@@ -99,12 +99,7 @@ impl Handle {
         self: &Arc<Self>,
         work: impl FnOnce(&DB) -> Outcome<()> + Send + 'static,
     ) -> Promise<()> {
-        let counted = self.count();
-        let handle = Arc::clone(self);
-        spawn_unit(move || {
-            let _counted = counted;
-            handle.read(work)
-        })
+        self.task(work, |env, ()| ().into_unknown(env))
     }
 
     /// Counts a task being made, unless a close was asked for.

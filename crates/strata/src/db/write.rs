@@ -510,6 +510,7 @@ fn make_room_for_write(
             db.bg_work.notify_all();
             db.bg_done.wait(state);
         } else if !force
+            && db.options.value_separation.is_some()
             && state.compactions_suspended == 0
             && state
                 .value_gc
