@@ -223,11 +223,9 @@ pub(crate) fn value_file_size(referenced: u64, maximum: u64) -> u64 {
 /// the files (`files`: number, size, and whether another reason keeps them from collection)
 /// hold more than [`COLLECT_ABOVE`] times the live bytes, collecting every other file could
 /// not bring them down to [`COLLECT_DOWN_TO`] times, and `current` holds at least a quarter of
-/// a file's size (`cut_at`) of garbage, or the garbage that alone keeps the files above
-/// [`WRITES_WAIT_ABOVE`] times. Without this a database whose writes stop (or whose
+/// a file's size (`cut_at`) of garbage. Without this a database whose writes stop (or whose
 /// overwrites all land in one file) could rest above the bound for good; with the quarter, a
-/// file is not closed over a few bytes, and the second reason covers small databases, whose
-/// files are far from full (one rested at 1.5004x with 128 KiB of garbage in a 1 MiB file).
+/// file is not closed over a few bytes.
 pub(crate) fn cut_current_file(
     current: u64,
     files: &[(u64, u64, bool)],
@@ -249,10 +247,7 @@ pub(crate) fn cut_current_file(
             others += garbage(number, size);
         }
     }
-    let collectable = total - others;
-    let keeps_above = above(collectable, referenced, WRITES_WAIT_ABOVE)
-        && !above(collectable - mine, referenced, WRITES_WAIT_ABOVE);
-    above(collectable, referenced, COLLECT_DOWN_TO) && (mine >= cut_at / 4 || keeps_above)
+    above(total - others, referenced, COLLECT_DOWN_TO) && mine >= cut_at / 4
 }
 
 /// The most separated value bytes a memtable takes, given the live bytes: a sixteenth of
@@ -499,13 +494,8 @@ mod tests {
         let live = refs(&[(1, 100), (2, 100), (3, 10)]);
         let files = [(1, 100, false), (2, 100, false), (3, 100, true)];
         assert!(cut_current_file(3, &files, 300, &live, 100));
-        // Less than a quarter of a file's size of garbage, but what alone keeps the files
-        // over the bound writes wait at (300 bytes for 210 live: 1.43x).
-        assert!(cut_current_file(3, &files, 300, &live, 400));
-        // Less than a quarter of a file's size of garbage, within that bound (1.11x): not
-        // worth a new file.
-        let within = refs(&[(1, 100), (2, 100), (3, 70)]);
-        assert!(!cut_current_file(3, &files, 300, &within, 400));
+        // Less than a quarter of a file's size of garbage: not worth a new file.
+        assert!(!cut_current_file(3, &files, 300, &live, 400));
         // Collecting file 1 would do: it is all garbage, the file being written holds 5 bytes.
         let files = [(1, 200, false), (2, 100, false), (3, 100, true)];
         let live = refs(&[(2, 100), (3, 95)]);
