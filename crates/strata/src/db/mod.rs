@@ -280,8 +280,8 @@ pub(crate) struct DbInner {
     /// The value file the write path appends to; locked by one writer at a time, never with
     /// the state mutex held (see `db/value_files.rs`).
     pub(crate) value_writer: Mutex<ValueFileWriter>,
-    /// Record bytes of the values the current memtable's pointers were separated from: they
-    /// count toward its size (`db/write.rs`), so the tree holds few superseded pointers.
+    /// Record bytes of the values the current memtable's pointers were separated from: the
+    /// memtable is full once they pass `mem_separated_limit` (`db/write.rs`).
     pub(crate) mem_separated_bytes: AtomicU64,
     /// The memtable is also full once `mem_separated_bytes` passes this: a sixteenth of the
     /// live value bytes (at least 1 MiB), so superseded values waiting in memtables stay a

@@ -32,7 +32,7 @@ use super::obsolete_files::delete_obsolete_files;
 use super::published::Published;
 use super::read_only::Follower;
 use super::wal::Wal;
-use super::{value_files, DbInner, DbState, InfoLog, SuperVersion};
+use super::{value_files, value_gc, DbInner, DbState, InfoLog, SuperVersion};
 use crate::compaction::running::Running;
 use crate::env::Env;
 use crate::error::{Error, Result};
@@ -386,7 +386,7 @@ pub(super) fn new_inner(
         value_files,
         table_value_refs: Default::default(),
         mem_separated_bytes: AtomicU64::new(0),
-        mem_separated_limit: AtomicU64::new(u64::MAX),
+        mem_separated_limit: AtomicU64::new(value_gc::memtable_value_limit(0)),
         value_bytes_appended: AtomicU64::new(0),
         relocated_bytes: AtomicU64::new(0),
         value_writer: Mutex::new(value_writer),

@@ -53,11 +53,13 @@ use crate::write_batch::{BatchOp, WriteBatch};
 pub(super) struct PendingValues<'a> {
     db: &'a DbInner,
     file: u64,
+    /// Record bytes appended.
+    bytes: u64,
 }
 
 impl Drop for PendingValues<'_> {
     fn drop(&mut self) {
-        self.db.value_writer.lock().done(self.file);
+        self.db.value_writer.lock().done(self.file, self.bytes);
     }
 }
 
@@ -71,19 +73,23 @@ pub(super) fn separate<'a>(
     let Some(separation) = db.options.value_separation else {
         return Ok(None);
     };
-    let mut file = None;
+    let mut pending = None;
     let separated = batch.with_separated_values(separation.min_value_size, |large| {
         let pointers = append(db, large)?;
-        file = pointers.first().map(|p| p.file);
         let bytes: u64 = pointers
             .iter()
             .zip(large)
             .map(|(p, (key, _))| p.record_size(key.len()))
             .sum();
+        pending = pointers.first().map(|p| PendingValues {
+            db,
+            file: p.file,
+            bytes,
+        });
         db.mem_separated_bytes.fetch_add(bytes, Ordering::Relaxed);
         Ok(pointers.iter().map(|p| p.encode()).collect())
     })?;
-    Ok(separated.zip(file.map(|file| PendingValues { db, file })))
+    Ok(separated.zip(pending))
 }
 
 /// Appends one record per `(key, value)` to the current value file (starting one when needed)
@@ -381,20 +387,19 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     if db.options.value_separation.is_none() || db.read_only.is_some() {
         return Ok(());
     }
-    // Every value file with its size, and whether it is in use; and the bytes appended by
-    // then, which the listed sizes include.
-    let (files, appended): (Vec<(u64, u64, bool)>, u64) = {
+    // Every value file with its size, and whether it is in use; the bytes appended by then,
+    // which the listed sizes include; and the file being written, with the bytes of its
+    // appends not in a memtable yet (live, though no state points to them).
+    let (files, appended, writing) = {
         let writer = db.value_writer.lock();
-        match listed(db) {
-            Ok(files) => (
-                files
-                    .into_iter()
-                    .map(|(number, size)| (number, size, writer.in_use(number)))
-                    .collect(),
-                writer.appended(),
-            ),
-            Err(e) => return Err(e),
-        }
+        let files: Vec<(u64, u64, bool)> = listed(db)?
+            .into_iter()
+            .map(|(number, size)| (number, size, writer.in_use(number)))
+            .collect();
+        let writing = writer
+            .current()
+            .map(|(number, _)| (number, writer.pending_bytes(number)));
+        (files, writer.appended(), writing)
     };
     // A pass that cannot plan still tells writes what the files held (so they do not wait
     // for a plan that is not coming: `Collection::outgrown`).
@@ -463,7 +468,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
         .iter()
         .map(|&(number, size, in_use)| (number, size, in_use || pinned.contains_key(&number)))
         .collect();
-    if let Some(cut) = cut_current(db, &held, total, &needed) {
+    if let Some(cut) = writing.and_then(|writing| cut_current(db, writing, &held, total, &needed)) {
         for file in kept.iter_mut().filter(|f| f.0 == cut) {
             file.2 = false;
         }
@@ -528,21 +533,27 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
 /// collection threshold (`value_gc::cut_current_file`): writes may have stopped, and a file
 /// being written is never collected. Returns the closed file's number once nothing pending
 /// points into it.
-/// `held`: each file with its size and whether it is kept from collection (in use, or
-/// reached by an older state).
+/// `writing`: the file being written when the files were listed, with the bytes of its appends
+/// not in a memtable then; `held`: each file with its size and whether it is kept from
+/// collection (in use, or reached by an older state).
 fn cut_current(
     db: &DbInner,
+    writing: (u64, u64),
     held: &[(u64, u64, bool)],
     total: u64,
     needed: &Needed,
 ) -> Option<u64> {
     let mut writer = db.value_writer.lock();
     let (number, _) = writer.current()?;
+    if number != writing.0 {
+        // Replaced since: the listing says nothing of the new file.
+        return None;
+    }
     let cut_at = db
         .options
         .value_separation
         .map(|s| value_gc::value_file_size(needed.live.values().sum(), s.file_size))?;
-    if !value_gc::cut_current_file(number, held, total, &needed.live, cut_at) {
+    if !value_gc::cut_current_file(writing, held, total, &needed.live, cut_at) {
         return None;
     }
     match writer.close_current(&*db.env, &db.dir) {

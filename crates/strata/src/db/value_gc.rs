@@ -219,21 +219,28 @@ pub(crate) fn value_file_size(referenced: u64, maximum: u64) -> u64 {
     (referenced / 16).clamp(MIN_VALUE_FILE_SIZE.min(maximum), maximum)
 }
 
-/// Whether the value file being written, `current`, must be closed so it can be collected:
-/// the files (`files`: number, size, and whether another reason keeps them from collection)
-/// hold more than [`COLLECT_ABOVE`] times the live bytes, collecting every other file could
-/// not bring them down to [`COLLECT_DOWN_TO`] times, and `current` holds at least a quarter of
-/// a file's size (`cut_at`) of garbage. Without this a database whose writes stop (or whose
-/// overwrites all land in one file) could rest above the bound for good; with the quarter, a
-/// file is not closed over a few bytes.
+/// Whether the value file being written must be closed so it can be collected: the files
+/// (`files`: number, size, and whether another reason keeps them from collection) hold more
+/// than [`COLLECT_ABOVE`] times the live bytes, collecting every other file could not bring
+/// them down to [`COLLECT_DOWN_TO`] times, and the file being written holds at least a quarter
+/// of a file's size (`cut_at`) of garbage, or the garbage that alone keeps the files above
+/// [`WRITES_WAIT_ABOVE`] times. Without this a database whose writes stop (or whose overwrites
+/// all land in one file) could rest above the bound for good; with the quarter, a file is not
+/// closed over a few bytes, and the second reason covers small databases, whose files are far
+/// from full (one rested at 1.5004x with 128 KiB of garbage in a 1 MiB file).
+///
+/// `current` is the file being written and the record bytes appended to it whose pointers
+/// were not in a memtable when the files were listed: those are live, not garbage (counted as
+/// garbage, a write in progress closed the files of a small database one after another).
 pub(crate) fn cut_current_file(
-    current: u64,
+    current: (u64, u64),
     files: &[(u64, u64, bool)],
     total: u64,
     live: &Refs,
     cut_at: u64,
 ) -> bool {
-    let referenced: u64 = live.values().sum();
+    let (current, pending) = current;
+    let referenced = live.values().sum::<u64>() + pending;
     let garbage = |number: u64, size: u64| size.saturating_sub(*live.get(&number).unwrap_or(&0));
     if !above(total, referenced, COLLECT_ABOVE) {
         return false;
@@ -242,12 +249,15 @@ pub(crate) fn cut_current_file(
     let mut mine = 0;
     for &(number, size, held) in files {
         if number == current {
-            mine = garbage(number, size);
+            mine = garbage(number, size).saturating_sub(pending);
         } else if !held {
             others += garbage(number, size);
         }
     }
-    above(total - others, referenced, COLLECT_DOWN_TO) && mine >= cut_at / 4
+    let collectable = total - others;
+    let keeps_above = above(collectable, referenced, WRITES_WAIT_ABOVE)
+        && !above(collectable - mine, referenced, WRITES_WAIT_ABOVE);
+    above(collectable, referenced, COLLECT_DOWN_TO) && (mine >= cut_at / 4 || keeps_above)
 }
 
 /// The most separated value bytes a memtable takes, given the live bytes: a sixteenth of
@@ -393,8 +403,9 @@ pub(crate) struct Relocation<'a> {
     files: BTreeSet<u64>,
     /// Pointers into them no reader can read: not relocated.
     dead: Arc<HashSet<(u64, u64)>>,
-    /// The value file of each append made (each keeps its file in use until this is dropped).
-    appended: Mutex<Vec<u64>>,
+    /// The value file and record bytes of each append made (each keeps its file in use until
+    /// this is dropped).
+    appended: Mutex<Vec<(u64, u64)>>,
     /// Record bytes copied.
     bytes: AtomicU64,
 }
@@ -436,9 +447,9 @@ impl<'a> Relocation<'a> {
         let Some(moved) = moved.first() else {
             return Ok(None);
         };
-        self.appended.lock().push(moved.file);
-        self.bytes
-            .fetch_add(moved.record_size(parsed.user_key.len()), Ordering::Relaxed);
+        let bytes = moved.record_size(parsed.user_key.len());
+        self.appended.lock().push((moved.file, bytes));
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
         Ok(Some(moved.encode()))
     }
 
@@ -466,8 +477,8 @@ impl Drop for Relocation<'_> {
             return;
         }
         let mut writer = self.db.value_writer.lock();
-        for file in appended {
-            writer.done(file);
+        for (file, bytes) in appended {
+            writer.done(file, bytes);
         }
     }
 }
@@ -493,20 +504,30 @@ mod tests {
         // File 3 is being written: 100 bytes, 10 live; files 1 and 2 are full and live.
         let live = refs(&[(1, 100), (2, 100), (3, 10)]);
         let files = [(1, 100, false), (2, 100, false), (3, 100, true)];
-        assert!(cut_current_file(3, &files, 300, &live, 100));
-        // Less than a quarter of a file's size of garbage: not worth a new file.
-        assert!(!cut_current_file(3, &files, 300, &live, 400));
+        assert!(cut_current_file((3, 0), &files, 300, &live, 100));
+        // Less than a quarter of a file's size of garbage, but what alone keeps the files
+        // over the bound writes wait at (300 bytes for 210 live: 1.43x).
+        assert!(cut_current_file((3, 0), &files, 300, &live, 400));
+        // ... unless most of it is a write's values not in the memtable yet (300 bytes for
+        // 270 live: 1.11x).
+        assert!(!cut_current_file((3, 60), &files, 300, &live, 400));
+        // Less than a quarter of a file's size of garbage, within that bound (1.11x): not
+        // worth a new file.
+        let within = refs(&[(1, 100), (2, 100), (3, 70)]);
+        assert!(!cut_current_file((3, 0), &files, 300, &within, 400));
         // Collecting file 1 would do: it is all garbage, the file being written holds 5 bytes.
         let files = [(1, 200, false), (2, 100, false), (3, 100, true)];
         let live = refs(&[(2, 100), (3, 95)]);
-        assert!(!cut_current_file(3, &files, 400, &live, 4));
+        assert!(!cut_current_file((3, 0), &files, 400, &live, 4));
         // ... unless an older state keeps file 1.
         let held = [(1, 200, true), (2, 100, false), (3, 100, true)];
-        assert!(cut_current_file(3, &held, 400, &live, 4));
+        assert!(cut_current_file((3, 0), &held, 400, &live, 4));
+        // ... but not over bytes a write is still adding.
+        assert!(!cut_current_file((3, 5), &held, 400, &live, 4));
         let files = [(1, 100, false), (2, 100, false), (3, 100, true)];
         // Within the threshold.
         let live = refs(&[(1, 100), (2, 100), (3, 80)]);
-        assert!(!cut_current_file(3, &files, 300, &live, 40));
+        assert!(!cut_current_file((3, 0), &files, 300, &live, 40));
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!
 //! Files in use: the current file, and every file a write appended to whose pointers have not
 //! reached a memtable yet ([`ValueFileWriter::in_use`]; the write path reports each such write
-//! done with [`ValueFileWriter::done`]). Garbage collection deletes neither.
+//! done with [`ValueFileWriter::done`]). Garbage collection deletes neither, and counts the
+//! bytes of those appends ([`ValueFileWriter::pending_bytes`]) as live, not as garbage.
 //!
 //! Durability: an append reaches the operating system before it returns; [`ValueFileWriter::sync`]
 //! makes every append so far durable (with the directory entry of a new file). A file is synced
@@ -37,13 +38,20 @@ struct Current {
     dir_synced: bool,
 }
 
+/// A file's appends whose pointers are not in a memtable yet.
+#[derive(Default)]
+struct Pending {
+    appends: usize,
+    bytes: u64,
+}
+
 /// Appends records to the current value file; see the module documentation.
 pub(crate) struct ValueFileWriter {
     current: Option<Current>,
     /// A file is replaced once it holds this many bytes.
     file_size: u64,
     /// Appends per file whose pointers are not in a memtable yet.
-    pending: HashMap<u64, usize>,
+    pending: HashMap<u64, Pending>,
     /// The records of one append (kept to reuse its allocation).
     buffer: Vec<u8>,
     /// The first failed append or sync: every later call fails with it.
@@ -83,12 +91,18 @@ impl ValueFileWriter {
             || self.pending.contains_key(&number)
     }
 
-    /// Reports that the pointers of one append to file `number` reached a memtable, or never
-    /// will (the write failed).
-    pub(crate) fn done(&mut self, number: u64) {
-        if let Some(count) = self.pending.get_mut(&number) {
-            *count -= 1;
-            if *count == 0 {
+    /// Record bytes appended to file `number` whose pointers are not in a memtable yet.
+    pub(crate) fn pending_bytes(&self, number: u64) -> u64 {
+        self.pending.get(&number).map_or(0, |p| p.bytes)
+    }
+
+    /// Reports that the pointers of one append of `bytes` record bytes to file `number`
+    /// reached a memtable, or never will (the write failed).
+    pub(crate) fn done(&mut self, number: u64, bytes: u64) {
+        if let Some(pending) = self.pending.get_mut(&number) {
+            pending.appends -= 1;
+            pending.bytes = pending.bytes.saturating_sub(bytes);
+            if pending.appends == 0 {
                 self.pending.remove(&number);
             }
         }
@@ -169,7 +183,9 @@ impl ValueFileWriter {
         current.len += self.buffer.len() as u64;
         self.appended += self.buffer.len() as u64;
         current.dirty |= !self.buffer.is_empty();
-        *self.pending.entry(current.number).or_default() += 1;
+        let pending = self.pending.entry(current.number).or_default();
+        pending.appends += 1;
+        pending.bytes += self.buffer.len() as u64;
         Ok(pointers)
     }
 
