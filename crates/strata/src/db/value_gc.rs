@@ -34,21 +34,20 @@
 //!
 //! Keeping up: writes wait (as for a full level 0) while the files hold more than
 //! [`WRITES_WAIT_ABOVE`] times the live bytes and tables are left to rewrite (or the pass
-//! deleting the chosen files runs: [`Collection::writes_wait`]), and the
-//! memtable is flushed once per plan then (so garbage that memtable entries shadow can be
-//! compacted away); and when the
-//! oldest snapshot is released past entries it alone kept live ([`Collection::replan_at`]),
-//! the background thread redoes the plan before more writes are taken. Plans are only as
-//! fresh as the last pass, which can lag the writes on a busy machine: writes also wait for
-//! a new plan once what they appended since the last one could take the files past
-//! [`WRITES_WAIT_GROWN_ABOVE`] times ([`Collection::outgrown`]), and once writes stop a
-//! background thread flushes the memtable a plan waits for (`write::switch_memtable_for_collection`).
-//! Separated values count
-//! toward the memtable's size (`DbInner::mem_separated_bytes`), and a memtable is full once
-//! they pass a sixteenth of the live bytes ([`memtable_value_limit`]), so superseded values
-//! waiting in memtables for a flush stay a small share; files are cut at a sixteenth of the
-//! live bytes ([`value_file_size`]), so the file being written holds little and a
-//! collection's unit is small. tests/value_separation_gc.rs measures the bound.
+//! deleting the chosen files runs: [`Collection::writes_wait`]), and the memtable is flushed
+//! once per plan then (so garbage that memtable entries shadow can be compacted away); and
+//! when the oldest snapshot is released past entries it alone kept live
+//! ([`Collection::replan_at`]), the background thread redoes the plan before more writes are
+//! taken. Plans are only as fresh as the last pass, which can lag the writes on a busy
+//! machine: writes also wait for a new plan once what they appended since the last one could
+//! take the files past [`WRITES_WAIT_GROWN_ABOVE`] times ([`Collection::outgrown`]), and once
+//! writes stop a background thread flushes the memtable a plan waits for
+//! (`write::switch_memtable_for_collection`). A memtable is full once the values separated
+//! from its pointers pass a sixteenth of the live bytes ([`memtable_value_limit`];
+//! `DbInner::mem_separated_bytes`), so superseded values waiting in memtables for a flush stay
+//! a small share; files are cut at a sixteenth of the live bytes ([`value_file_size`]), so the
+//! file being written holds little and a collection's unit is small.
+//! tests/value_separation_gc.rs measures the bound.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
