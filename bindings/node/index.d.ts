@@ -52,6 +52,14 @@ export class StrataLevel<KDefault = string, VDefault = string>
   hasMany (keys: KDefault[]): Promise<boolean[]>
   hasMany<K = KDefault> (keys: K[], options: HasManyOptions<K>): Promise<boolean[]>
 
+  /**
+   * The length in bytes of `key`'s value, or `undefined` when absent, read from the tree alone:
+   * with `valueSeparation`, a value kept in a value file is not read, so this costs what a
+   * `get` of a small value does. Strata's own method (classic-level has none).
+   */
+  head (key: KDefault): Promise<number | undefined>
+  head<K = KDefault> (key: K, options: HasOptions<K>): Promise<number | undefined>
+
   put (key: KDefault, value: VDefault): Promise<void>
   put<K = KDefault, V = VDefault> (key: K, value: V, options: PutOptions<K, V>): Promise<void>
 
@@ -144,6 +152,14 @@ export interface OpenOptions extends AbstractOpenOptions {
    * `errorIfExists` do not apply. Default false.
    */
   readOnly?: boolean | undefined
+  /**
+   * Keep values of at least this many bytes in value files beside the tree (Leveled's design):
+   * compactions move small pointers instead of the values, `head()` and `keys()` never read
+   * them, and garbage collection keeps the value files within 1.5 times the live value bytes.
+   * 0 (the default) is off and keeps the database in LevelDB's format; a database that ever had
+   * it on is refused by LevelDB and classic-level, and by Strata without it.
+   */
+  valueSeparation?: number | undefined
 }
 
 export interface DatabaseOptions<K, V> extends AbstractDatabaseOptions<K, V>, Omit<OpenOptions, 'passive'> {}

@@ -22,7 +22,8 @@ const ENGINE_OPTIONS = [
   'bloomFilterBits',
   'paranoidChecks',
   'maxSubcompactions',
-  'readOnly'
+  'readOnly',
+  'valueSeparation'
 ]
 
 function checkLocation (location) {
@@ -81,7 +82,7 @@ class StrataLevel extends AbstractLevel {
       permanence: true,
       seek: true,
       signals: { iterators: true },
-      additionalMethods: { approximateSize: true, compactRange: true, checkpoint: true, refresh: true }
+      additionalMethods: { approximateSize: true, compactRange: true, checkpoint: true, refresh: true, head: true }
     }, options)
     this.#location = location
   }
@@ -177,6 +178,25 @@ class StrataLevel extends AbstractLevel {
 
   _snapshot (options) {
     return new StrataSnapshot(options, this.#db.snapshot())
+  }
+
+  // The length in bytes of `key`'s value, or undefined when absent, read from the tree alone:
+  // a value kept in a value file (`valueSeparation`) is not read. Options as for has():
+  // `keyEncoding`, `snapshot`, `fillCache`.
+  async head (key, options) {
+    if (typeof options !== 'object' || options === null) options = {}
+    return this.#whenOpen('head', async () => {
+      this._assertValidKey(key)
+      const keyEncoding = this.keyEncoding(options.keyEncoding)
+      const mappedKey = this.prefixKey(keyEncoding.encode(key), keyEncoding.format, true)
+      const snapshot = options.snapshot
+      snapshot?.ref()
+      try {
+        return await this.#db.head(mappedKey, fillCache(options), nativeSnapshot(options))
+      } finally {
+        snapshot?.unref()
+      }
+    })
   }
 
   // Approximate bytes on disk used by the keys in [start, end).

@@ -29,7 +29,7 @@ use crate::batch::{packed_batch, Batch, BatchOp};
 use crate::bytes::{optional_to_js, to_vec, Data};
 use crate::errors::{at, Code, Failure, Outcome, Stage};
 use crate::handle::Handle;
-use crate::iterator::{seek_start, Iterator, IteratorOptions};
+use crate::iterator::{seek_start, EngineIter, Iterator, IteratorOptions};
 use crate::job::{spawn, spawn_unit, Promise};
 use crate::options::OpenOptions;
 use crate::range::{KeyRange, RangeOptions};
@@ -108,6 +108,15 @@ fn found_many_to_js(env: &Env, found: FoundMany) -> napi::Result<Unknown<'_>> {
         )?;
     }
     array.into_unknown(env)
+}
+
+/// `head`'s answer: the value's length (exact below 2^53, far past any value's), or
+/// `undefined` when absent.
+fn length_to_js(env: &Env, length: Option<u64>) -> napi::Result<Unknown<'_>> {
+    match length {
+        Some(length) => (length as f64).into_unknown(env),
+        None => ().into_unknown(env),
+    }
 }
 
 /// Checks the location argument of `open`, `destroy` and `repair`.
@@ -286,6 +295,33 @@ impl Database {
         .map(Either::B)
     }
 
+    /// The length of `key`'s value, or `undefined` when absent, answered from the tree alone:
+    /// a value kept in a value file (`valueSeparation`) is not read (`DB::head`).
+    #[napi(ts_return_type = "number | undefined | Promise<number | undefined>")]
+    pub fn head<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "Uint8Array | string")] key: Data<'_>,
+        fill_cache: bool,
+        snapshot: Option<&Snapshot>,
+    ) -> napi::Result<Answer<Unknown<'env>, Option<u64>>, Code> {
+        let key = to_vec(key);
+        if let Some(found) = self.at_once(fill_cache, snapshot, |db, options| {
+            db.head_opt(options, &key)
+        }) {
+            return length_to_js(env, found)
+                .map(Either::A)
+                .map_err(napi_failure);
+        }
+        self.read_task(
+            fill_cache,
+            snapshot,
+            move |db, options| db.head_opt(options, &key).map_err(at(Stage::Other)),
+            length_to_js,
+        )
+        .map(Either::B)
+    }
+
     /// For each of `keys`, true when it has a value; read at one snapshot in one task.
     #[napi(ts_return_type = "Array<boolean> | Promise<Array<boolean>>")]
     pub fn has_many(
@@ -400,7 +436,7 @@ impl Database {
             if range.is_empty() || limit == 0 {
                 return Ok(());
             }
-            let mut iter = db.iter_opt(&range.read_options(snapshot, false));
+            let mut iter = EngineIter::new(db, &range.read_options(snapshot, false), true);
             seek_start(&mut iter, &range, reverse);
             let mut batch = WriteBatch::new();
             let mut deleted = 0;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{Env, ToNapiValue, Unknown};
 use napi_derive::napi;
 use parking_lot::Mutex;
-use strata::{DbIterator, DB};
+use strata::{DbIterator, KeyIterator, ReadOptions, DB};
 
 use crate::bytes::{to_js, to_vec, Data};
 use crate::errors::{at, Code, Failure, Outcome, Stage};
@@ -48,12 +48,94 @@ enum Position {
     End,
 }
 
+/// An engine iterator: of keys and values, or of keys alone, which never reads a value kept
+/// in a value file (`valueSeparation`), so `db.keys()` and `clear()` read the tree alone.
+pub(crate) enum EngineIter {
+    Entries(DbIterator),
+    Keys(KeyIterator),
+}
+
+impl EngineIter {
+    /// An iterator of `db` with `options`: of keys alone when `keys_only`.
+    pub(crate) fn new(db: &DB, options: &ReadOptions, keys_only: bool) -> EngineIter {
+        if keys_only {
+            EngineIter::Keys(db.iter_keys_opt(options))
+        } else {
+            EngineIter::Entries(db.iter_opt(options))
+        }
+    }
+
+    pub(crate) fn valid(&self) -> bool {
+        match self {
+            EngineIter::Entries(iter) => iter.valid(),
+            EngineIter::Keys(iter) => iter.valid(),
+        }
+    }
+
+    fn seek_to_first(&mut self) {
+        match self {
+            EngineIter::Entries(iter) => iter.seek_to_first(),
+            EngineIter::Keys(iter) => iter.seek_to_first(),
+        }
+    }
+
+    fn seek_to_last(&mut self) {
+        match self {
+            EngineIter::Entries(iter) => iter.seek_to_last(),
+            EngineIter::Keys(iter) => iter.seek_to_last(),
+        }
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        match self {
+            EngineIter::Entries(iter) => iter.seek(target),
+            EngineIter::Keys(iter) => iter.seek(target),
+        }
+    }
+
+    pub(crate) fn next(&mut self) {
+        match self {
+            EngineIter::Entries(iter) => iter.next(),
+            EngineIter::Keys(iter) => iter.next(),
+        }
+    }
+
+    pub(crate) fn prev(&mut self) {
+        match self {
+            EngineIter::Entries(iter) => iter.prev(),
+            EngineIter::Keys(iter) => iter.prev(),
+        }
+    }
+
+    pub(crate) fn key(&self) -> &[u8] {
+        match self {
+            EngineIter::Entries(iter) => iter.key(),
+            EngineIter::Keys(iter) => iter.key(),
+        }
+    }
+
+    /// The current value; empty for an iterator of keys alone.
+    fn value(&self) -> &[u8] {
+        match self {
+            EngineIter::Entries(iter) => iter.value(),
+            EngineIter::Keys(_) => &[],
+        }
+    }
+
+    pub(crate) fn status(&self) -> strata::Result<()> {
+        match self {
+            EngineIter::Entries(iter) => iter.status(),
+            EngineIter::Keys(iter) => iter.status(),
+        }
+    }
+}
+
 /// The engine side of an iterator.
 struct State {
     /// `None` once released (closed, or its database closed).
     snapshot: Option<strata::Snapshot>,
     /// Made by the first read.
-    iter: Option<DbIterator>,
+    iter: Option<EngineIter>,
     position: Position,
 }
 
@@ -68,10 +150,12 @@ pub(crate) struct Cursor {
     aborted: AtomicBool,
     /// Set once a read reached the end, so JavaScript need not ask again.
     exhausted: AtomicBool,
+    /// No value is read (`values: false`).
+    keys_only: bool,
 }
 
 /// Moves `iter` to the start of `range` (its end, in reverse).
-pub(crate) fn seek_start(iter: &mut DbIterator, range: &KeyRange, reverse: bool) {
+pub(crate) fn seek_start(iter: &mut EngineIter, range: &KeyRange, reverse: bool) {
     match (reverse, &range.lower) {
         (true, _) => iter.seek_to_last(),
         (false, Some(lower)) => iter.seek(lower),
@@ -82,7 +166,7 @@ pub(crate) fn seek_start(iter: &mut DbIterator, range: &KeyRange, reverse: bool)
 /// Moves `iter` to the entry closest to `target` within `range`: the first at or after it, or
 /// in reverse the last at or before it. False when there is none.
 fn seek_target(
-    iter: &mut DbIterator,
+    iter: &mut EngineIter,
     range: &KeyRange,
     reverse: bool,
     target: &[u8],
@@ -210,7 +294,8 @@ impl Cursor {
             return Ok(());
         }
         let iter = iter.get_or_insert_with(|| {
-            db.iter_opt(&self.range.read_options(snapshot.clone(), self.fill_cache))
+            let options = self.range.read_options(snapshot.clone(), self.fill_cache);
+            EngineIter::new(db, &options, self.keys_only)
         });
         let found = match std::mem::replace(position, Position::Here) {
             Position::Start => {
@@ -322,6 +407,7 @@ impl Iterator {
             closed: AtomicBool::new(false),
             aborted: AtomicBool::new(false),
             exhausted: AtomicBool::new(false),
+            keys_only: shape == Shape::Keys,
         });
         handle.register(&cursor);
         Iterator {

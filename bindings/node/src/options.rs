@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use strata::{BlockCache, BloomFilterPolicy, CompressionType};
+use strata::{BlockCache, BloomFilterPolicy, CompressionType, ValueSeparation};
 
 use crate::errors::{Code, Failure, Outcome};
 
@@ -41,6 +41,10 @@ pub struct OpenOptions {
     /// Open to read only, beside a process that may be writing (default false): no `LOCK`
     /// taken, nothing written; writes fail with `LEVEL_NOT_SUPPORTED`.
     pub read_only: Option<bool>,
+    /// Keep values of at least this many bytes in value files beside the tree (Leveled's
+    /// design; `db.head()` then answers without reading them); 0 for off (the default:
+    /// LevelDB's format). A database that ever had it on is refused without it.
+    pub value_separation: Option<f64>,
 }
 
 /// Most bloom filter bits per key: past ~30 a filter only grows (the probe count is capped at
@@ -141,6 +145,10 @@ impl OpenOptions {
                 defaults.max_subcompactions,
                 1,
             )?,
+            value_separation: match count("valueSeparation", self.value_separation, 0, 0)? {
+                0 => None,
+                min_value_size => Some(ValueSeparation::new(min_value_size)),
+            },
             ..defaults
         })
     }

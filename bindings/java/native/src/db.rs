@@ -165,6 +165,27 @@ pub fn property<'local>(
     })
 }
 
+/// The length of `key`'s value, or -1 when absent, answered from the tree alone (`DB::head`:
+/// a value kept in a value file is not read).
+#[jni_mangle("io.github.stratakv.StrataDB")]
+pub fn head<'local>(
+    mut env: EnvUnowned<'local>,
+    _this: JObject<'local>,
+    handle: jlong,
+    key: JByteArray<'local>,
+    snapshot: jlong,
+    verify_checksums: jboolean,
+    fill_cache: jboolean,
+) -> jlong {
+    run(&mut env, |env| {
+        let db = database(handle)?;
+        let key = bytes::required(env, &key, "key")?;
+        let options = db.read_options(read_flags(db, snapshot, verify_checksums, fill_cache)?);
+        let length = db.call(|engine| engine.head_opt(&options, &key))?;
+        Ok(length.map_or(-1, |length| i64::try_from(length).unwrap_or(i64::MAX)))
+    })
+}
+
 #[jni_mangle("io.github.stratakv.StrataDB")]
 pub fn compact_range<'local>(
     mut env: EnvUnowned<'local>,

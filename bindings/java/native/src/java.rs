@@ -65,5 +65,6 @@ bind_java_type! {
     methods {
         fn bloom_filter_bits_per_key() -> jint,
         fn read_only() -> jboolean,
+        fn value_separation() -> jint,
     },
 }

@@ -5,15 +5,15 @@
 //! them to workable ranges, as LevelDB does), `compressionType`, `cacheSize` (0: the engine's
 //! own 8 MiB cache), `comparator`, `logger`, and `verifyChecksums`, which makes every read and
 //! iterator of the database verify block checksums as iq80's implementation does (the per-read
-//! `ReadOptions.verifyChecksums` can only add checks). `StrataOptions` adds a bloom filter and
-//! read-only opens.
+//! `ReadOptions.verifyChecksums` can only add checks). `StrataOptions` adds a bloom filter,
+//! read-only opens and value separation.
 
 use std::sync::Arc;
 
 use jni::objects::JObject;
 use jni::refs::Reference;
 use jni::Env;
-use strata::{BlockCache, BloomFilterPolicy, CompressionType};
+use strata::{BlockCache, BloomFilterPolicy, CompressionType, ValueSeparation};
 
 use crate::comparator::{Failure, JavaComparator};
 use crate::errors::Error;
@@ -93,6 +93,13 @@ pub(crate) fn read(env: &mut Env<'_>, options: &JObject<'_>) -> Result<OpenOptio
                 "bloomFilterBitsPerKey",
                 bits.into(),
             )?)));
+        }
+        let separation = strata.value_separation(env)?;
+        if separation > 0 {
+            engine.value_separation = Some(ValueSeparation::new(size(
+                "valueSeparation",
+                separation.into(),
+            )?));
         }
     }
     Ok(OpenOptions {

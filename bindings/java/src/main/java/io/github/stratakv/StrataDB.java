@@ -56,6 +56,24 @@ final class StrataDB extends NativeObject implements StrataDatabase {
     }
 
     @Override
+    public long head(byte[] key) {
+        Objects.requireNonNull(key, "key");
+        return head(handle, key, 0, false, true);
+    }
+
+    @Override
+    public long head(byte[] key, ReadOptions options) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(options, "options");
+        StrataSnapshot snapshot = snapshotOf(options);
+        try {
+            return head(handle, key, handleOf(snapshot), options.verifyChecksums(), options.fillCache());
+        } finally {
+            Reference.reachabilityFence(snapshot);
+        }
+    }
+
+    @Override
     public DBIterator iterator() {
         return new StrataIterator(this, iterator(handle, 0, false, true));
     }
@@ -284,6 +302,8 @@ final class StrataDB extends NativeObject implements StrataDatabase {
     private native void deleteVia(long handle, long scratch, int capacity, int keyLength, boolean sync);
 
     private native byte[] get(long handle, byte[] key, long snapshot, boolean verifyChecksums, boolean fillCache);
+
+    private native long head(long handle, byte[] key, long snapshot, boolean verifyChecksums, boolean fillCache);
 
     private native void put(long handle, byte[] key, byte[] value, boolean sync);
 

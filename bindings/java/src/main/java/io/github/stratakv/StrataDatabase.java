@@ -3,6 +3,7 @@ package io.github.stratakv;
 import java.io.File;
 import org.iq80.leveldb.DB;
 import org.iq80.leveldb.DBException;
+import org.iq80.leveldb.ReadOptions;
 
 /**
  * What a Strata database offers beyond {@link DB}: every {@code DB} that {@link StrataDBFactory}
@@ -14,6 +15,17 @@ import org.iq80.leveldb.DBException;
  * }</pre>
  */
 public interface StrataDatabase extends DB {
+    /**
+     * Whether {@code key} has a value, and its length in bytes: {@code -1} when absent. Answered
+     * from the tree alone: a large value kept in a value file ({@link
+     * StrataOptions#valueSeparation(int)}) is not read, so this costs what a {@code get} of a small
+     * value does.
+     */
+    long head(byte[] key);
+
+    /** {@link #head(byte[])} with a snapshot, checksum verification and caching as for {@code get}. */
+    long head(byte[] key, ReadOptions options);
+
     /** True when the database was opened with {@link StrataOptions#readOnly(boolean)}. */
     boolean isReadOnly();
 

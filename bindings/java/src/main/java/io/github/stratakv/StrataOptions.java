@@ -13,6 +13,7 @@ import org.iq80.leveldb.Options;
 public class StrataOptions extends Options {
     private int bloomFilterBitsPerKey;
     private boolean readOnly;
+    private int valueSeparation;
 
     /** Bits per key of the tables' bloom filter, or 0 (the default) for none. */
     public int bloomFilterBitsPerKey() {
@@ -31,6 +32,29 @@ public class StrataOptions extends Options {
             throw new IllegalArgumentException("bloomFilterBitsPerKey must not be negative: " + bits);
         }
         this.bloomFilterBitsPerKey = bits;
+        return this;
+    }
+
+    /** The size from which values are kept in value files beside the tree, or 0 (the default): off. */
+    public int valueSeparation() {
+        return valueSeparation;
+    }
+
+    /**
+     * Keeps values of at least {@code minValueSize} bytes in value files beside the tree, as
+     * Leveled does: compactions move small pointers instead of the values, and {@link
+     * StrataDatabase#head(byte[])} answers without reading them. Garbage collection keeps the
+     * value files within 1.5 times the live value bytes, with nothing to tune. 0 (the default)
+     * turns it off and keeps the database in LevelDB's format. A database that ever had it on is
+     * refused by LevelDB, and by Strata without it (the error names the option).
+     *
+     * @throws IllegalArgumentException if {@code minValueSize} is negative
+     */
+    public StrataOptions valueSeparation(int minValueSize) {
+        if (minValueSize < 0) {
+            throw new IllegalArgumentException("valueSeparation must not be negative: " + minValueSize);
+        }
+        this.valueSeparation = minValueSize;
         return this;
     }
 
