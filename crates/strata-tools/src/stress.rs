@@ -285,7 +285,25 @@ fn new_workload(options: &StressOptions) -> Result<Workload> {
         keys,
         value_size: options.value_size.unwrap_or(DEFAULT_VALUE_SIZE),
         range_deletes: options.db_options.range_deletes,
+        value_separation: value_separation(options)?,
     })
+}
+
+/// The minimum value size of `options`' value separation, as the journal records it.
+fn value_separation(options: &StressOptions) -> Result<Option<u32>> {
+    options
+        .db_options
+        .value_separation
+        .map(|separation| {
+            u32::try_from(separation.min_value_size).map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "value separation from {} bytes: the stress journal records at most {}",
+                    separation.min_value_size,
+                    u32::MAX
+                ))
+            })
+        })
+        .transpose()
 }
 
 /// Fails if `options` ask for workload parameters other than the journal's.
@@ -308,6 +326,19 @@ fn check_fixed(workload: &Workload, options: &StressOptions) -> Result<()> {
         return Err(Error::InvalidArgument(format!(
             "the stress journal fixes range deletes = {}: open with Options::range_deletes = {}",
             workload.range_deletes, workload.range_deletes
+        )));
+    }
+    if value_separation(options)? != workload.value_separation {
+        let fixed = match workload.value_separation {
+            Some(min) => format!("values of {min} bytes and more in value files"),
+            None => "no value separation".to_owned(),
+        };
+        return Err(Error::InvalidArgument(format!(
+            "the stress journal fixes {fixed}: open with Options::value_separation = {}",
+            match workload.value_separation {
+                Some(min) => format!("Some(ValueSeparation::new({min}))"),
+                None => "None".to_owned(),
+            }
         )));
     }
     Ok(())

@@ -4,7 +4,8 @@
 //! under a mutex; `fdatasync` after a line that records a sync-acknowledged op):
 //!
 //! ```text
-//! strata-stress-journal v1 seed=<u64> keys=<u32> value-size=<u32> crc=<8 hex>   first line
+//! strata-stress-journal v1 seed=<u64> keys=<u32> value-size=<u32>[ range-deletes]
+//!     [ value-separation=<u32>] crc=<8 hex>                                     first line
 //! T <thread> acked=<n> synced=<m> crc=<8 hex>                                    progress
 //! ```
 //!
@@ -35,8 +36,10 @@ use strata::{Error, Result};
 /// First word of the journal; names the format version. Never change: older journals must
 /// keep reading (a new format gets a new version word).
 const MAGIC: &str = "strata-stress-journal v1";
-/// The header's last word for a workload with range deletes.
+/// The header's word for a workload with range deletes.
 const RANGE_DELETES: &str = "range-deletes";
+/// The header's last field for a database with value separation: its minimum value size.
+const VALUE_SEPARATION: &str = "value-separation";
 /// Size at which the journal is rewritten to one line per thread.
 pub(crate) const ROTATE_BYTES: u64 = 16 << 20;
 
@@ -177,11 +180,17 @@ fn parse_header(body: &str) -> std::result::Result<Workload, String> {
         keys: field(words.next(), "keys")?,
         value_size: field(words.next(), "value-size")?,
         range_deletes: false,
+        value_separation: None,
     };
-    // Written only by workloads with range deletes, so older journals read as before.
+    // Written only by workloads with range deletes and value separation, so older journals
+    // read as before.
     let mut next = words.next();
     if next == Some(RANGE_DELETES) {
         workload.range_deletes = true;
+        next = words.next();
+    }
+    if next.is_some_and(|word| word.starts_with(VALUE_SEPARATION)) {
+        workload.value_separation = Some(field(next, VALUE_SEPARATION)?);
         next = words.next();
     }
     if next.is_some() {
@@ -309,7 +318,7 @@ fn rewrite(
     threads: &BTreeMap<u32, Progress>,
 ) -> Result<(File, u64)> {
     let mut text = checked_line(&format!(
-        "{MAGIC} seed={} keys={} value-size={}{}",
+        "{MAGIC} seed={} keys={} value-size={}{}{}",
         workload.seed,
         workload.keys,
         workload.value_size,
@@ -317,6 +326,10 @@ fn rewrite(
             format!(" {RANGE_DELETES}")
         } else {
             String::new()
+        },
+        match workload.value_separation {
+            Some(min) => format!(" {VALUE_SEPARATION}={min}"),
+            None => String::new(),
         }
     ));
     for (&thread, &progress) in threads {

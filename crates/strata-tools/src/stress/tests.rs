@@ -16,6 +16,7 @@ const WORKLOAD: Workload = Workload {
     keys: 40,
     value_size: 30,
     range_deletes: false,
+    value_separation: None,
 };
 
 fn options(threads: u32, ops: u64, sync_every: u64) -> StressOptions {
@@ -415,6 +416,31 @@ fn a_run_with_value_separation_verifies_with_its_values_in_value_files() {
     let session = StressSession::open(&path, &separating(options(3, 400, 7))).unwrap();
     let summary = session.run().unwrap();
     assert!(summary.violations.is_empty(), "{:?}", summary.violations);
+    // The journal records the option: a session or a verify without it, or with another
+    // size, is refused naming it.
+    let journal = std::fs::read_to_string(journal_path(&path)).unwrap();
+    assert!(
+        journal
+            .lines()
+            .next()
+            .unwrap()
+            .contains(" value-separation=500 "),
+        "{journal}"
+    );
+    for other in [None, Some(strata::ValueSeparation::new(800))] {
+        let mut asked = verify_options(CrashModel::ProcessCrash);
+        asked.db_options.value_separation = other;
+        let err = verify_stress_db(&path, &asked).unwrap_err();
+        assert!(
+            err.to_string().contains("ValueSeparation::new(500)"),
+            "{err}"
+        );
+        let err = StressSession::open(&path, &asked).map(|_| ()).unwrap_err();
+        assert!(
+            err.to_string().contains("ValueSeparation::new(500)"),
+            "{err}"
+        );
+    }
     for model in [CrashModel::ProcessCrash, CrashModel::PowerLoss] {
         let report = verify_stress_db(&path, &separating(verify_options(model))).unwrap();
         assert!(report.is_ok(), "{report}");

@@ -50,6 +50,9 @@ pub(crate) struct Workload {
     pub(crate) value_size: u32,
     /// Some deletes are range deletes (see the module documentation).
     pub(crate) range_deletes: bool,
+    /// The database keeps values of at least this many bytes in value files
+    /// (`Options::value_separation`); the ops are the same either way.
+    pub(crate) value_separation: Option<u32>,
 }
 
 /// What one operation is, as the database sees it.
