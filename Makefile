@@ -39,7 +39,8 @@ test: deps
 # a directory.
 test-value-separation: deps
 	$(CARGO) test -p strata-kv --features testing --test value_separation \
-		--test value_separation_gc --test value_separation_marker --test value_separation_under_attack \
+		--test value_separation_gc --test value_separation_at_rest --test value_separation_marker \
+		--test value_separation_under_attack \
 		--test value_file_damage --test format_extensions
 	$(CARGO) test -p strata-kv --features testing --lib -- vlog:: extension:: db::value_gc:: snapshot:: \
 		tools::

@@ -38,6 +38,7 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use parking_lot::MutexGuard;
 
@@ -159,6 +160,10 @@ enum Kind {
     Collect,
 }
 
+/// How often an idle compaction thread looks for released readers while older states are
+/// held (`worker_loop`).
+const RELEASED_READERS_POLL: Duration = Duration::from_millis(100);
+
 fn worker_loop(db: &Arc<DbInner>, role: Role) {
     let mut state = db.state.lock();
     loop {
@@ -166,7 +171,16 @@ fn worker_loop(db: &Arc<DbInner>, role: Role) {
             return;
         }
         let Some(job) = next_job(db, &mut state, role) else {
-            db.bg_work.wait(&mut state);
+            if role.compacts() && db.options.value_separation.is_some() && state.older_states_held()
+            {
+                // A reader releasing an older state tells nobody, and value files only it
+                // reached stay until something looks: while writes go on, each does; once
+                // they stop, this thread (a database rested at 6x after a scan ended).
+                db.bg_work.wait_for(&mut state, RELEASED_READERS_POLL);
+                state.note_released_readers();
+            } else {
+                db.bg_work.wait(&mut state);
+            }
             continue;
         };
         let compaction = !matches!(job, Job::Flush);

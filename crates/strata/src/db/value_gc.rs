@@ -192,6 +192,21 @@ impl Collection {
         grown > room
     }
 
+    /// Whether the bytes appended since the plan's listing (`appended` is the count now) may
+    /// have taken the files past [`WRITES_WAIT_GROWN_ABOVE`] times the live bytes, with no
+    /// room allowed: checked once writes stop (see `write.rs`), where [`Collection::outgrown`]'s
+    /// room of at least 1 MiB, more than a small database's live bytes, let one rest at 2.1x
+    /// with no flush or compaction to redo the plan.
+    pub(crate) fn grown_past_bound(&self, appended: u64) -> bool {
+        let grown = appended.saturating_sub(self.listing.appended);
+        grown > 0
+            && above(
+                self.listing.total.saturating_add(grown),
+                self.referenced,
+                WRITES_WAIT_GROWN_ABOVE,
+            )
+    }
+
     /// Whether the memtable should be flushed now, once for this plan: the value files are
     /// over [`WRITES_WAIT_ABOVE`] with files chosen whose remaining pointers may be shadowed
     /// by memtable entries (their garbage goes once those are compacted down).
@@ -472,12 +487,8 @@ impl<'a> Relocation<'a> {
 impl Drop for Relocation<'_> {
     fn drop(&mut self) {
         let appended = std::mem::take(self.appended.get_mut());
-        if appended.is_empty() {
-            return;
-        }
-        let mut writer = self.db.value_writer.lock();
-        for (file, bytes) in appended {
-            writer.done(file, bytes);
+        if !appended.is_empty() {
+            value_files::done(self.db, &appended);
         }
     }
 }

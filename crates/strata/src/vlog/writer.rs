@@ -58,6 +58,9 @@ pub(crate) struct ValueFileWriter {
     failed: Option<Error>,
     /// Bytes appended since the writer was made.
     appended: u64,
+    /// A file garbage collection would have closed and collected but for appends not in a
+    /// memtable yet: [`ValueFileWriter::done`] says when its last one is.
+    wanted: Option<u64>,
 }
 
 impl ValueFileWriter {
@@ -70,6 +73,7 @@ impl ValueFileWriter {
             buffer: Vec::new(),
             failed: None,
             appended: 0,
+            wanted: None,
         }
     }
 
@@ -96,16 +100,31 @@ impl ValueFileWriter {
         self.pending.get(&number).map_or(0, |p| p.bytes)
     }
 
+    /// Notes that garbage collection wants file `number` once nothing is pending in it
+    /// (see [`ValueFileWriter::done`]).
+    pub(crate) fn want_when_done(&mut self, number: u64) {
+        self.wanted = Some(number);
+    }
+
     /// Reports that the pointers of one append of `bytes` record bytes to file `number`
-    /// reached a memtable, or never will (the write failed).
-    pub(crate) fn done(&mut self, number: u64, bytes: u64) {
-        if let Some(pending) = self.pending.get_mut(&number) {
-            pending.appends -= 1;
-            pending.bytes = pending.bytes.saturating_sub(bytes);
-            if pending.appends == 0 {
-                self.pending.remove(&number);
-            }
+    /// reached a memtable, or never will (the write failed). True when that was the last
+    /// append pending in a file [`ValueFileWriter::want_when_done`] named: garbage collection
+    /// should look again (nothing else may run it once writes stop).
+    pub(crate) fn done(&mut self, number: u64, bytes: u64) -> bool {
+        let Some(pending) = self.pending.get_mut(&number) else {
+            return false;
+        };
+        pending.appends -= 1;
+        pending.bytes = pending.bytes.saturating_sub(bytes);
+        if pending.appends > 0 {
+            return false;
         }
+        self.pending.remove(&number);
+        let wanted = self.wanted == Some(number);
+        if wanted {
+            self.wanted = None;
+        }
+        wanted
     }
 
     /// Syncs and closes the current file, if any, and creates file `number` to append to. A
