@@ -143,8 +143,13 @@ fn large_values_live_in_value_files_and_every_read_path_finds_them() {
             bytes.windows(probe.len()).any(|w| w == probe)
         })
         .collect();
-    assert_eq!(holding.len(), 1, "files holding a large value: {holding:?}");
-    assert!(holding[0].ends_with(".vlog"), "{holding:?}");
+    // Garbage collection may have relocated it, leaving the original beside the copy until
+    // the file is collected: two value files then.
+    assert!(!holding.is_empty(), "no file holds the large value");
+    assert!(
+        holding.iter().all(|name| name.ends_with(".vlog")),
+        "files holding a large value: {holding:?}"
+    );
     let db = DB::open(DIR, separating(&env)).unwrap();
     check_reads(&db, &ReadOptions::default(), &model);
     db.compact_range(None, None).unwrap();

@@ -2,7 +2,8 @@
 //! file (1 MiB), written by several threads at once: nothing but the writes' own end and the
 //! background threads can redo the plan then (no flush or compaction follows), so the files
 //! must come within 1.5 times the live value bytes without another write, and a write in
-//! progress must never make a pass close the file being written for nothing.
+//! progress must never make a pass close the file being written for nothing. Looking for
+//! the moment writes stop must not cost the writes themselves a pass each.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -10,10 +11,11 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use strata::testing::{EnvOp, HookEnv};
 use strata::{MemEnv, Options, ValueSeparation, DB};
 
 const DIR: &str = "/db";
@@ -187,4 +189,55 @@ fn overwrites_then_rest(scan: bool) {
     drop(db);
     let report = strata::tools::check_db(Path::new(DIR), &options(&env)).unwrap();
     assert!(report.problems.is_empty(), "{report}");
+}
+
+/// A writer alone ends every write with no other behind it: with an open iterator keeping the
+/// files over the bound, nothing can be collected, and each of its writes once redid the plan
+/// (a merged read of every table): 300 puts made about 300 passes, and overwriting 16,000
+/// keys took 40 s instead of 0.4 s.
+#[test]
+fn a_writer_alone_beside_an_open_iterator_does_not_redo_the_plan_at_every_write() {
+    let listings = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&listings);
+    let env = HookEnv::new(Arc::new(MemEnv::new()), move |call| {
+        if call.op == EnvOp::Children {
+            // Every pass lists the directory.
+            counted.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    });
+    let db = DB::open(
+        DIR,
+        Options {
+            value_separation: Some(ValueSeparation::new(256)),
+            ..support::options(&env)
+        },
+    )
+    .unwrap();
+    let value = |i: u32, version: u32| value(0, i, version, 2000);
+    for i in 0..4000 {
+        db.put(format!("key{i:06}").as_bytes(), &value(i, 0))
+            .unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    let mut it = db.iter();
+    it.seek_to_first();
+    assert!(it.valid());
+    for i in 0..4000 {
+        db.put(format!("key{i:06}").as_bytes(), &value(i, 1))
+            .unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    listings.store(0, Ordering::Relaxed);
+    for i in 0..300 {
+        db.put(format!("key{i:06}").as_bytes(), &value(i, 2))
+            .unwrap();
+    }
+    let passes = listings.load(Ordering::Relaxed);
+    assert!(
+        passes < 30,
+        "{passes} passes for 300 puts beside an open iterator"
+    );
+    drop(it);
 }

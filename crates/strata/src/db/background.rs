@@ -38,7 +38,7 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::MutexGuard;
 
@@ -160,24 +160,53 @@ enum Kind {
     Collect,
 }
 
-/// How often an idle compaction thread looks for released readers while older states are
-/// held (`worker_loop`).
-const RELEASED_READERS_POLL: Duration = Duration::from_millis(100);
+/// How often an idle compaction thread of a database with value separation looks for
+/// released readers, and whether writes stopped with the value files past their bound
+/// (`worker_loop`).
+const AT_REST_POLL: Duration = Duration::from_millis(100);
+
+/// The count of bytes appended to value files, and since when it is unchanged: writes
+/// stopped once it is for [`AT_REST_POLL`].
+struct Quiet {
+    appended: u64,
+    since: Instant,
+}
+
+impl Quiet {
+    /// Whether `appended` is the count seen [`AT_REST_POLL`] ago or longer.
+    fn for_a_poll(&mut self, appended: u64) -> bool {
+        if appended != self.appended {
+            self.appended = appended;
+            self.since = Instant::now();
+            return false;
+        }
+        self.since.elapsed() >= AT_REST_POLL
+    }
+}
 
 fn worker_loop(db: &Arc<DbInner>, role: Role) {
+    let mut quiet = Quiet {
+        appended: db.value_bytes_appended.load(Ordering::Acquire),
+        since: Instant::now(),
+    };
     let mut state = db.state.lock();
     loop {
         if db.shutting_down.load(Ordering::Acquire) {
             return;
         }
         let Some(job) = next_job(db, &mut state, role) else {
-            if role.compacts() && db.options.value_separation.is_some() && state.older_states_held()
-            {
-                // A reader releasing an older state tells nobody, and value files only it
-                // reached stay until something looks: while writes go on, each does; once
-                // they stop, this thread (a database rested at 6x after a scan ended).
-                db.bg_work.wait_for(&mut state, RELEASED_READERS_POLL);
+            if role.compacts() && db.options.value_separation.is_some() {
+                // Once writes stop, nothing else looks: a reader releasing an older state
+                // tells nobody (value files only it reached stay: a database rested at 6x
+                // after a scan ended), and no flush or compaction redoes the plan. Writes
+                // that do not fill the memtable wake no thread, so this one looks by itself.
+                db.bg_work.wait_for(&mut state, AT_REST_POLL);
                 state.note_released_readers();
+                let appended = db.value_bytes_appended.load(Ordering::Acquire);
+                if quiet.for_a_poll(appended) && state.value_gc.redo_at_rest(appended) {
+                    state.value_gc.redone_at_rest = true;
+                    state.value_gc.sweep = true;
+                }
             } else {
                 db.bg_work.wait(&mut state);
             }

@@ -40,6 +40,7 @@
 //! range's tables, or, when any range fails, none and they are all removed.
 
 use std::collections::HashMap;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -91,12 +92,15 @@ pub(crate) fn run(
     let filtering = db.options.compaction_filter.is_some();
     state.filtering_compactions += usize::from(filtering);
     let relocation = Relocation::new(db, state);
-    let result = run_and_install(db, state, c, &relocation);
+    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        run_and_install(db, state, c, &relocation)
+    }));
     // Releases the value files the relocated values went to (taking the value writer's lock,
-    // never taken with the state mutex held).
+    // never taken with the state mutex held, then the state mutex), after a panic too: its
+    // unwinding holds the state mutex again by here.
     MutexGuard::unlocked(state, || drop(relocation));
     state.filtering_compactions -= usize::from(filtering);
-    result
+    result.unwrap_or_else(|panic| panic::resume_unwind(panic))
 }
 
 fn run_and_install(

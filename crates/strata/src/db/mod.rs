@@ -215,13 +215,6 @@ impl DbState {
         released
     }
 
-    /// Whether a super version other than the current one may still be held (by an iterator,
-    /// a read or a snapshot): one released since the last look counts until
-    /// [`DbState::note_released_readers`].
-    pub(crate) fn older_states_held(&self) -> bool {
-        self.super_versions.len() > 1
-    }
-
     /// Every super version still held (by the state, an iterator, a read or a snapshot).
     pub(crate) fn live_super_versions(&self) -> Vec<Arc<SuperVersion>> {
         self.super_versions

@@ -129,6 +129,9 @@ pub(crate) struct Collection {
     /// The value files as the pass that made the plan listed them (a pass that could not plan
     /// still updates it).
     pub(crate) listing: Listing,
+    /// Whether an idle background thread asked for this plan to be redone because writes
+    /// stopped with the files past the bound ([`Collection::redo_at_rest`]): once per plan.
+    pub(crate) redone_at_rest: bool,
 }
 
 /// The value files' total size when a pass listed them, and the bytes appended to value files
@@ -192,14 +195,19 @@ impl Collection {
         grown > room
     }
 
-    /// Whether the bytes appended since the plan's listing (`appended` is the count now) may
-    /// have taken the files past [`WRITES_WAIT_GROWN_ABOVE`] times the live bytes, with no
-    /// room allowed: checked once writes stop (see `write.rs`), where [`Collection::outgrown`]'s
-    /// room of at least 1 MiB, more than a small database's live bytes, let one rest at 2.1x
-    /// with no flush or compaction to redo the plan.
-    pub(crate) fn grown_past_bound(&self, appended: u64) -> bool {
+    /// Whether the plan should be redone now that writes stopped (`appended` is the count of
+    /// bytes appended, unchanged for a while): once per plan, when what was appended since its
+    /// listing may have taken the files past [`WRITES_WAIT_GROWN_ABOVE`] times the live bytes,
+    /// with no room allowed. Writes allow themselves [`Collection::outgrown`]'s room of at
+    /// least 1 MiB, more than a small database's live bytes, and once they stop no flush or
+    /// compaction redoes the plan (one rested at 2.1x). Asked for by an idle background thread,
+    /// not by the writes: a writer alone ends every write with none behind it, and a plan
+    /// whose files an open iterator keeps over the bound was redone, a merged read of every
+    /// table, at each of its writes.
+    pub(crate) fn redo_at_rest(&self, appended: u64) -> bool {
         let grown = appended.saturating_sub(self.listing.appended);
-        grown > 0
+        !self.redone_at_rest
+            && grown > 0
             && above(
                 self.listing.total.saturating_add(grown),
                 self.referenced,
@@ -352,6 +360,7 @@ pub(crate) fn plan(
         sweep: false,
         replan: Replan::default(),
         listing: Listing::default(),
+        redone_at_rest: false,
     }
 }
 

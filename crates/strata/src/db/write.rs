@@ -197,16 +197,6 @@ fn write_waiting(
             // this one was (`switch_memtable_for_collection`), and no write may follow.
             if state.value_gc.flush_wanted() {
                 db.bg_work.notify_all();
-            } else if db.options.value_separation.is_some()
-                && !state.value_gc.sweep
-                && state
-                    .value_gc
-                    .grown_past_bound(db.value_bytes_appended.load(Ordering::Acquire))
-            {
-                // Writes may stop here with the files past the bound and nothing to redo the
-                // plan: a background thread does (a flush follows if it wants one).
-                state.value_gc.sweep = true;
-                db.bg_work.notify_all();
             }
         }
     }

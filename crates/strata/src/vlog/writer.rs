@@ -18,7 +18,7 @@
 //! durable: the writer then fails every later call with that error (as the database fails
 //! every write after a failed log write), so nothing can claim those values durable.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use super::{encode_record, ValuePointer};
@@ -58,9 +58,9 @@ pub(crate) struct ValueFileWriter {
     failed: Option<Error>,
     /// Bytes appended since the writer was made.
     appended: u64,
-    /// A file garbage collection would have closed and collected but for appends not in a
-    /// memtable yet: [`ValueFileWriter::done`] says when its last one is.
-    wanted: Option<u64>,
+    /// Files garbage collection would have closed or collected but for appends not in a
+    /// memtable yet: [`ValueFileWriter::done`] says when the last one of each is.
+    wanted: HashSet<u64>,
 }
 
 impl ValueFileWriter {
@@ -73,7 +73,7 @@ impl ValueFileWriter {
             buffer: Vec::new(),
             failed: None,
             appended: 0,
-            wanted: None,
+            wanted: HashSet::new(),
         }
     }
 
@@ -103,7 +103,7 @@ impl ValueFileWriter {
     /// Notes that garbage collection wants file `number` once nothing is pending in it
     /// (see [`ValueFileWriter::done`]).
     pub(crate) fn want_when_done(&mut self, number: u64) {
-        self.wanted = Some(number);
+        self.wanted.insert(number);
     }
 
     /// Reports that the pointers of one append of `bytes` record bytes to file `number`
@@ -120,11 +120,7 @@ impl ValueFileWriter {
             return false;
         }
         self.pending.remove(&number);
-        let wanted = self.wanted == Some(number);
-        if wanted {
-            self.wanted = None;
-        }
-        wanted
+        self.wanted.remove(&number)
     }
 
     /// Syncs and closes the current file, if any, and creates file `number` to append to. A
