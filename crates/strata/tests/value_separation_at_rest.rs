@@ -40,16 +40,7 @@ fn value(thread: u32, key: u32, version: u32, len: usize) -> Vec<u8> {
 
 /// The value files in the directory: number and size.
 fn value_files(env: &MemEnv) -> BTreeMap<u64, u64> {
-    use strata::Env;
-    env.children(Path::new(DIR))
-        .unwrap()
-        .into_iter()
-        .filter_map(|name| {
-            let number = name.strip_suffix(".vlog")?.parse().ok()?;
-            let size = env.file_size(&Path::new(DIR).join(&name)).ok()?;
-            Some((number, size))
-        })
-        .collect()
+    support::files::value_file_sizes(env, Path::new(DIR))
 }
 
 /// How many times a pass closed the file being written to collect it.

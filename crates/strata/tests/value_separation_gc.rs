@@ -97,18 +97,9 @@ fn property(db: &DB, name: &str) -> u64 {
         .unwrap()
 }
 
-/// The value files in the database's directory: number and size.
+/// The value files in the directory: number and size.
 fn value_files(env: &MemEnv) -> BTreeMap<u64, u64> {
-    use strata::Env;
-    env.children(Path::new(DIR))
-        .unwrap()
-        .into_iter()
-        .filter_map(|name| {
-            let number = name.strip_suffix(".vlog")?.parse().ok()?;
-            let size = env.file_size(&Path::new(DIR).join(&name)).ok()?;
-            Some((number, size))
-        })
-        .collect()
+    support::files::value_file_sizes(env, Path::new(DIR))
 }
 
 /// Asserts the value files hold at most [`BOUND`] times the bytes `readers` can read.

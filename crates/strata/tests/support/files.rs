@@ -1,7 +1,7 @@
 //! Whole files through an `Env`: read, written, edited in place, listed and copied, a manifest
 //! written by hand, and the info log.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use strata::testing::{encode_version_edit, write_log_file, EditFields};
@@ -62,6 +62,18 @@ pub fn numbered_files(env: &dyn Env, dir: &Path, suffix: &str) -> BTreeSet<u64> 
         .unwrap()
         .iter()
         .filter_map(|name| name.strip_suffix(suffix)?.parse().ok())
+        .collect()
+}
+
+/// The value files (`<number>.vlog`) in `dir`, by number, with their sizes.
+pub fn value_file_sizes(env: &dyn Env, dir: &Path) -> BTreeMap<u64, u64> {
+    env.children(dir)
+        .unwrap()
+        .into_iter()
+        .filter_map(|name| {
+            let number = name.strip_suffix(".vlog")?.parse().ok()?;
+            Some((number, env.file_size(&dir.join(&name)).ok()?))
+        })
         .collect()
 }
 
