@@ -18,8 +18,8 @@
 //! compaction (`compaction/picker.rs`); before the last, when no write is in progress and a
 //! collection plan waits for the memtable's flush, it switches the memtable
 //! (`write::switch_memtable_for_collection`: once writes stop, nothing else would). A step or
-//! a rewrite that would meet a compaction in flight waits for it, and holds its files back from the picks after it, so it is not kept
-//! waiting for ever. A compaction is entered in `DbState::compactions` before the state mutex
+//! a rewrite that would meet a compaction in flight waits for it, and holds its files back
+//! from the picks after it, so it is not kept waiting for ever. A compaction is entered in `DbState::compactions` before the state mutex
 //! that picked it is released, and leaves it once its edit is installed or given up; edits are
 //! applied one at a time (`db/edits.rs`).
 //!

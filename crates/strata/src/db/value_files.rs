@@ -572,7 +572,7 @@ fn cut_current(
         .value_separation
         .map(|s| value_gc::value_file_size(needed.live.values().sum(), s.file_size))?;
     if !value_gc::cut_current_file(writing, held, total, &needed.live, cut_at) {
-        if writer.pending_bytes(number) > 0
+        if writing.1 > 0
             && value_gc::cut_current_file((number, 0), held, total, &needed.live, cut_at)
         {
             // Closed but for a write in progress: looked at again once it is done.

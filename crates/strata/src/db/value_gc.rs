@@ -50,7 +50,7 @@
 //! tests/value_separation_gc.rs measures the bound.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -429,8 +429,6 @@ pub(crate) struct Relocation<'a> {
     /// The value file and record bytes of each append made (each keeps its file in use until
     /// this is dropped).
     appended: Mutex<Vec<(u64, u64)>>,
-    /// Record bytes copied.
-    bytes: AtomicU64,
 }
 
 impl<'a> Relocation<'a> {
@@ -441,7 +439,6 @@ impl<'a> Relocation<'a> {
             files: state.value_gc.files.clone(),
             dead: Arc::clone(&state.value_gc.dead),
             appended: Mutex::new(Vec::new()),
-            bytes: AtomicU64::new(0),
         }
     }
 
@@ -472,7 +469,6 @@ impl<'a> Relocation<'a> {
         };
         let bytes = moved.record_size(parsed.user_key.len());
         self.appended.lock().push((moved.file, bytes));
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
         Ok(Some(moved.encode()))
     }
 
@@ -487,9 +483,8 @@ impl<'a> Relocation<'a> {
     /// Counts the relocated bytes in `strata.value-files.relocated-bytes`, once the
     /// compaction's tables are installed.
     pub(crate) fn installed(&self) {
-        self.db
-            .relocated_bytes
-            .fetch_add(self.bytes.load(Ordering::Relaxed), Ordering::Relaxed);
+        let bytes: u64 = self.appended.lock().iter().map(|&(_, bytes)| bytes).sum();
+        self.db.relocated_bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 }
 
