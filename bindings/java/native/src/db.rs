@@ -1,6 +1,7 @@
-//! `StrataDB`'s native methods (`get`, `put` and `delete` are in `fast`). Each takes the
-//! database handle (see `handle`) and runs the engine call through `Database::call`, so a
-//! closed database or a comparator that threw is reported instead of reaching the engine.
+//! `StrataDB`'s native methods (`get`, `put`, `delete` and a batch's `writeVia` are in `fast`).
+//! Each takes the database handle (see `handle`) and runs the engine call through
+//! `Database::call`, so a closed database or a comparator that threw is reported instead of
+//! reaching the engine.
 
 use std::sync::Arc;
 

@@ -43,8 +43,13 @@ final class Scratch {
 
     /** Copies {@code bytes} in at {@code offset} (the caller checked that they fit). */
     void put(int offset, byte[] bytes) {
+        put(offset, bytes, bytes.length);
+    }
+
+    /** Copies the first {@code length} bytes of {@code bytes} in at {@code offset} (the caller checked that they fit). */
+    void put(int offset, byte[] bytes, int length) {
         buffer.position(offset);
-        buffer.put(bytes);
+        buffer.put(bytes, 0, length);
     }
 
     /** The 4-byte integer at {@code offset}, in native byte order. */

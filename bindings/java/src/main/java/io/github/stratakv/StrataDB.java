@@ -140,7 +140,19 @@ final class StrataDB extends NativeObject implements StrataDatabase {
         if (!(updates instanceof StrataWriteBatch)) {
             throw new DBException("not a batch of this database's factory: " + updates.getClass().getName());
         }
-        ((StrataWriteBatch) updates).writeTo((records, length) -> write(handle, records, length, sync));
+        ((StrataWriteBatch) updates).writeTo((records, length) -> write(records, length, sync));
+    }
+
+    /** A batch's records written through this thread's scratch when they fit it, else as an array. */
+    private void write(byte[] records, int length, boolean sync) {
+        if (length > Scratch.CAPACITY) {
+            write(handle, records, length, sync);
+            return;
+        }
+        Scratch scratch = Scratch.get();
+        scratch.put(0, records, length);
+        writeVia(handle, scratch.address, Scratch.CAPACITY, length, sync);
+        Reference.reachabilityFence(scratch);
     }
 
     /** A get through this thread's scratch; values that do not fit it are fetched again as arrays. */
@@ -300,6 +312,9 @@ final class StrataDB extends NativeObject implements StrataDatabase {
     private native void putVia(long handle, long scratch, int capacity, int keyLength, int valueLength, boolean sync);
 
     private native void deleteVia(long handle, long scratch, int capacity, int keyLength, boolean sync);
+
+    /** Writes the batch records ({@code StrataWriteBatch}'s format) at the start of the scratch. */
+    private native void writeVia(long handle, long scratch, int capacity, int length, boolean sync);
 
     private native byte[] get(long handle, byte[] key, long snapshot, boolean verifyChecksums, boolean fillCache);
 
