@@ -280,12 +280,10 @@ pub(crate) struct DbInner {
     /// The value file the write path appends to; locked by one writer at a time, never with
     /// the state mutex held (see `db/value_files.rs`).
     pub(crate) value_writer: Mutex<ValueFileWriter>,
-    /// Record bytes of the values the current memtable's pointers were separated from: the
-    /// memtable is full once they pass `mem_separated_limit` (`db/write.rs`).
-    pub(crate) mem_separated_bytes: AtomicU64,
-    /// The memtable is also full once `mem_separated_bytes` passes this: a sixteenth of the
-    /// live value bytes (at least 1 MiB), so superseded values waiting in memtables stay a
-    /// small share of the value files (`db/value_gc.rs`).
+    /// The memtable is also full once the value records its pointers name
+    /// (`MemTable::separated_bytes`) pass this: a sixteenth of the live value bytes (at least
+    /// 1 MiB), so superseded values waiting in memtables stay a small share of the value
+    /// files (`db/value_gc.rs`).
     pub(crate) mem_separated_limit: AtomicU64,
     /// `value_writer`'s count of bytes appended to value files (stored under its lock), for
     /// writes to read under the state mutex: what they added since garbage collection's plan

@@ -83,7 +83,8 @@ pub(super) fn done(db: &DbInner, appends: &[(u64, u64)]) {
 
 /// `batch` with its large values (per `Options::value_separation`) appended to the current
 /// value file and replaced by pointers; `None` when nothing is separated. The records' bytes
-/// count toward the memtable's limit on separated values (`DbInner::mem_separated_bytes`).
+/// count toward the limit on separated values of the memtable the pointers go into
+/// (`MemTable::separated_bytes`).
 pub(super) fn separate<'a>(
     db: &'a DbInner,
     batch: &WriteBatch,
@@ -104,7 +105,6 @@ pub(super) fn separate<'a>(
             file: p.file,
             bytes,
         });
-        db.mem_separated_bytes.fetch_add(bytes, Ordering::Relaxed);
         Ok(pointers.iter().map(|p| p.encode()).collect())
     })?;
     Ok(separated.zip(pending))

@@ -44,7 +44,7 @@
 //! writes stop a background thread flushes the memtable a plan waits for
 //! (`write::switch_memtable_for_collection`). A memtable is full once the values separated
 //! from its pointers pass a sixteenth of the live bytes ([`memtable_value_limit`];
-//! `DbInner::mem_separated_bytes`), so superseded values waiting in memtables for a flush stay
+//! `MemTable::separated_bytes`), so superseded values waiting in memtables for a flush stay
 //! a small share; files are cut at a sixteenth of the live bytes ([`value_file_size`]), so the
 //! file being written holds little and a collection's unit is small.
 //! tests/value_separation_gc.rs measures the bound.

@@ -38,6 +38,7 @@ use crate::util::entry::encode_expiring;
 use crate::util::internal_key::{ValueType, MAX_SEQUENCE};
 use crate::util::spin::spin_until;
 use crate::version::policy::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
+use crate::vlog::ValuePointer;
 use crate::write_batch::{BatchOp, WriteBatch, HEADER_SIZE};
 
 /// A batch group never grows past this many bytes.
@@ -400,6 +401,8 @@ fn insert_batch(batch: &WriteBatch, sequence: u64, mem: &MemTable) -> Result<()>
     let mut writer = mem.writer();
     // The stored form of an expiring value, reused across the batch.
     let mut expiring = Vec::new();
+    // Record bytes of the values the batch's pointers name.
+    let mut separated = 0;
     for (sequence, op) in (sequence..).zip(batch.iter()) {
         match op? {
             BatchOp::Put { key, value } => writer.add(sequence, ValueType::Value, key, value),
@@ -415,6 +418,8 @@ fn insert_batch(batch: &WriteBatch, sequence: u64, mem: &MemTable) -> Result<()>
                 writer.add(sequence, ValueType::ExpiringValue, key, &expiring);
             }
             BatchOp::PutSeparated { key, pointer } => {
+                // A pointer that does not parse is reported where it is read.
+                separated += ValuePointer::decode(pointer).map_or(0, |p| p.record_size(key.len()));
                 writer.add(sequence, ValueType::ValuePointer, key, pointer)
             }
             // The write path resolves these and recovery refuses them before a batch gets here.
@@ -425,6 +430,7 @@ fn insert_batch(batch: &WriteBatch, sequence: u64, mem: &MemTable) -> Result<()>
             }
         }
     }
+    writer.count_separated(separated);
     Ok(())
 }
 
@@ -577,11 +583,11 @@ fn room_without_waiting(db: &DbInner, state: &DbState) -> Result<()> {
 /// Whether `mem` is full: its size is over `write_buffer_size`, or the values separated from
 /// its pointers are over `DbInner::mem_separated_limit`. Separated values do not count toward
 /// `write_buffer_size`: the memtable holds only their pointers, and counting them flushed a
-/// 4 MiB memtable every 256 puts of 16 KiB (level 0 compacting without end).
+/// 4 MiB memtable every 256 puts of 16 KiB (level 0 compacting without end). Both are counted
+/// as entries go in, so a memtable passes either limit by at most the last write group.
 fn memtable_full(db: &DbInner, mem: &MemTable) -> bool {
     mem.approximate_memory_usage() > db.options.write_buffer_size
-        || db.mem_separated_bytes.load(Ordering::Relaxed)
-            > db.mem_separated_limit.load(Ordering::Relaxed)
+        || mem.separated_bytes() > db.mem_separated_limit.load(Ordering::Relaxed)
 }
 
 /// Switches the memtable for garbage collection from a background thread, when no write is
@@ -637,10 +643,49 @@ fn switch_memtable(db: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<
     state.log_first_sequence = state.versions.last_sequence + 1;
     let new_mem = Arc::new(MemTable::new(db.icmp.clone()));
     let old_mem = std::mem::replace(&mut state.mem, new_mem);
-    db.mem_separated_bytes.store(0, Ordering::Relaxed);
     state.imm = Some(old_mem);
     db.has_imm.store(true, Ordering::Release);
     state.refresh_super_version();
     db.bg_work.notify_all();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::comparator::BytewiseComparator;
+    use crate::util::internal_key::InternalKeyComparator;
+    use crate::vlog::record_size;
+
+    #[test]
+    fn a_memtable_counts_the_value_records_its_pointers_name_as_they_go_in() {
+        let mem = MemTable::new(InternalKeyComparator::new(BytewiseComparator::shared()));
+        let pointer = |length| {
+            ValuePointer {
+                file: 7,
+                offset: 0,
+                length,
+                crc: 0,
+            }
+            .encode()
+        };
+        let mut batch = WriteBatch::new();
+        batch.put(b"small", b"inline");
+        batch.put_separated(b"k1", &pointer(5000));
+        batch.put_separated(b"key2", &pointer(70_000));
+        batch.set_sequence(1);
+        assert_eq!(mem.separated_bytes(), 0);
+        insert_into_memtable(&batch, &mem).unwrap();
+        let first = record_size(2, 5000) + record_size(4, 70_000);
+        assert_eq!(mem.separated_bytes(), first);
+        // Counted per memtable: a batch separated before a switch and inserted after it counts
+        // toward the memtable holding its pointers, and a new memtable starts from nothing.
+        let mut later = WriteBatch::new();
+        later.put_separated(b"k3", &pointer(9000));
+        later.set_sequence(4);
+        insert_into_memtable(&later, &mem).unwrap();
+        assert_eq!(mem.separated_bytes(), first + record_size(2, 9000));
+        let next = MemTable::new(InternalKeyComparator::new(BytewiseComparator::shared()));
+        assert_eq!(next.separated_bytes(), 0);
+    }
 }

@@ -20,6 +20,7 @@ mod arena;
 mod range_dels;
 mod skiplist;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -44,6 +45,10 @@ pub(crate) struct MemEntry<'a> {
 pub(crate) struct MemTable {
     list: Arc<skiplist::SkipList>,
     range_dels: RangeDels,
+    /// Record bytes of the values in value files that this memtable's pointers name (format
+    /// extension `value-separation`), as its writers counted them
+    /// ([`MemTableWriter::count_separated`]).
+    separated: AtomicU64,
 }
 
 impl MemTable {
@@ -51,6 +56,7 @@ impl MemTable {
         MemTable {
             list: Arc::new(skiplist::SkipList::new(icmp)),
             range_dels: RangeDels::default(),
+            separated: AtomicU64::new(0),
         }
     }
 
@@ -81,6 +87,7 @@ impl MemTable {
         MemTableWriter {
             inner: self.list.writer(),
             range_dels: &self.range_dels,
+            separated: &self.separated,
         }
     }
 
@@ -123,6 +130,12 @@ impl MemTable {
         self.list.memory_usage() + self.range_dels.memory()
     }
 
+    /// Record bytes of the separated values this memtable's pointers name (the write path
+    /// flushes a memtable once they pass a limit: `db/write.rs`).
+    pub(crate) fn separated_bytes(&self) -> u64 {
+        self.separated.load(Ordering::Relaxed)
+    }
+
     /// Number of entries and range tombstones.
     pub(crate) fn len(&self) -> usize {
         self.list.len() + self.range_dels.len()
@@ -137,6 +150,7 @@ impl MemTable {
 pub(crate) struct MemTableWriter<'a> {
     inner: skiplist::Writer<'a>,
     range_dels: &'a RangeDels,
+    separated: &'a AtomicU64,
 }
 
 impl MemTableWriter<'_> {
@@ -161,6 +175,11 @@ impl MemTableWriter<'_> {
         end: &[u8],
     ) {
         self.range_dels.add(sequence, start, end);
+    }
+
+    /// Counts `bytes` of value records that pointers added through this writer name.
+    pub(crate) fn count_separated(&mut self, bytes: u64) {
+        self.separated.fetch_add(bytes, Ordering::Relaxed);
     }
 }
 
