@@ -5,9 +5,12 @@
 //!    to `lost/`. The value files replayed pointers name are synced first.
 //! 2. Every table is scanned. One that cannot be opened (damaged footer or index block) is
 //!    moved to `lost/`; one with damaged data blocks is rewritten with the entries of every
-//!    readable block, and one whose filter or metaindex block is damaged is rewritten whole
-//!    (with a fresh filter); the originals are moved to `lost/`. The scan learns each table's
-//!    key range and largest sequence number.
+//!    readable block, one whose filter or metaindex block is damaged is rewritten whole
+//!    (with a fresh filter), and one holding a value pointer whose value is missing or
+//!    damaged (format extension `value-separation`: every value is read and its checksum
+//!    verified) is rewritten without that entry, as a damaged block's entries are left out;
+//!    the originals are moved to `lost/`. The scan learns each table's key range and largest
+//!    sequence number.
 //! 3. A new manifest lists every table at level 0 and `CURRENT` is pointed at it; old
 //!    manifests are moved to `lost/`. Tables are renumbered in order of their newest entry, so
 //!    that level 0's newest-file-first read order is also newest-data-first.
@@ -62,7 +65,7 @@ struct Repairer<'a> {
     /// Format extensions the salvaged data uses: the new manifest records them with those the
     /// options enable, so LevelDB still refuses a database whose data it cannot read.
     found: Extensions,
-    /// The value files, to check the values replayed pointers name.
+    /// The value files, to check the values replayed and scanned pointers name.
     value_files: ValueFiles,
     /// The value files replayed pointers name, synced before their tables are written.
     synced_value_files: HashSet<u64>,
@@ -348,6 +351,16 @@ impl Repairer<'_> {
                         ValueType::ValuePointer => self.found.insert(Extension::ValueSeparation),
                         _ => {}
                     }
+                    if let Err(e) = self.check_value(parsed.value_type, parsed.user_key, iter.value())
+                    {
+                        self.log.log(format_args!(
+                            "table #{number}: entry of key '{}' dropped: {e}",
+                            parsed.user_key.escape_ascii()
+                        ));
+                        good = false;
+                        iter.next();
+                        continue;
+                    }
                 }
                 None => {
                     self.log.log(format_args!(
@@ -423,8 +436,8 @@ impl Repairer<'_> {
         }
     }
 
-    /// Copies the parseable entries of every readable block of table `number`, and its range
-    /// tombstones, into a new table.
+    /// Copies the parseable entries of every readable block of table `number` (but those whose
+    /// separated value is lost), and its range tombstones, into a new table.
     fn rewrite_table(
         &mut self,
         number: u64,
@@ -460,7 +473,11 @@ impl Repairer<'_> {
         iter.seek_to_first();
         while iter.valid() {
             let key = iter.key();
-            if parse_internal_key(key).is_some() {
+            let kept = parse_internal_key(key).is_some_and(|parsed| {
+                self.check_value(parsed.value_type, parsed.user_key, iter.value())
+                    .is_ok()
+            });
+            if kept {
                 if meta.smallest.is_empty() {
                     meta.smallest = key.to_vec();
                 }
@@ -487,6 +504,15 @@ impl Repairer<'_> {
         self.log
             .log(format_args!("table #{number}: salvaged into #{new_number}"));
         Ok(meta)
+    }
+
+    /// Checks that the value of an entry of `value_type` holding `value` can be read: for a
+    /// value pointer, reads the value it names and verifies its checksum.
+    fn check_value(&self, value_type: ValueType, user_key: &[u8], value: &[u8]) -> Result<()> {
+        if value_type == ValueType::ValuePointer {
+            self.value_files.read(user_key, value)?;
+        }
+        Ok(())
     }
 
     /// The extensions the new manifest records: those the options enable and those the
