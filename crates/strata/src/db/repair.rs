@@ -21,7 +21,10 @@
 //!    first table holding the key and would otherwise find an old version.
 //!
 //! Repair never deletes data: everything it does not use ends up in `lost/`. What it skipped
-//! is written to the `LOG`. Compactions at the next open move the tables down the levels.
+//! is written to the `LOG`. A value file that cannot be read for a reason other than damage
+//! (an I/O error) stops the repair before it archives the log or table naming the value: left
+//! out, the entry would leave the value file named by nothing, and deleted at the next
+//! compaction. Run again once the file reads, repair keeps those entries. Compactions at the next open move the tables down the levels.
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -69,7 +72,15 @@ struct Repairer<'a> {
     value_files: ValueFiles,
     /// The value files replayed pointers name, synced before their tables are written.
     synced_value_files: HashSet<u64>,
+    /// A value file that could not be read for a reason other than damage (an I/O error):
+    /// repair stops with it, before it archives the log or table naming the value. Going on
+    /// would leave the value's entry out, and the value file, which nothing would then name,
+    /// would be deleted at the next compaction.
+    unreadable_value: Option<Error>,
 }
+
+/// Entries dropped for a lost value that a table's scan logs one by one; the rest are counted.
+const DROPPED_ENTRIES_LOGGED: usize = 10;
 
 /// A table that survived the scan.
 struct Salvaged {
@@ -134,6 +145,7 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
         found: Extensions::NONE,
         value_files: ValueFiles::new(Arc::clone(&env), dir),
         synced_value_files: HashSet::new(),
+        unreadable_value: None,
     };
 
     let mut manifests = Vec::new();
@@ -160,7 +172,9 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
     }
     logs.sort_unstable();
     for number in logs {
-        match repairer.convert_log(number) {
+        let converted = repairer.convert_log(number);
+        repairer.stop_at_unreadable_value()?;
+        match converted {
             Ok(Some(table)) => tables.push(table),
             Ok(None) => {}
             Err(e) => repairer
@@ -172,9 +186,9 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
     tables.sort_unstable();
     let mut salvaged = Vec::new();
     for number in tables {
-        if let Some(s) = repairer.scan_table(number) {
-            salvaged.push(s);
-        }
+        let scanned = repairer.scan_table(number);
+        repairer.stop_at_unreadable_value()?;
+        salvaged.extend(scanned);
     }
     let needs_compaction = repairer.write_manifest(salvaged)?;
     for name in manifests {
@@ -241,7 +255,12 @@ impl Repairer<'_> {
                     &self.value_files,
                     &batch,
                     &mut self.synced_value_files,
-                )?;
+                )
+                .inspect_err(|e| {
+                    if !e.is_corruption() {
+                        self.unreadable_value.get_or_insert_with(|| e.clone());
+                    }
+                })?;
                 insert_into_memtable(&batch, &mem)?;
                 self.found = self.found.union(used);
                 Ok(())
@@ -322,6 +341,8 @@ impl Repairer<'_> {
         let mut max_sequence = 0;
         let mut entries = 0usize;
         let mut good = !salvaging;
+        // Entries (internal keys) whose separated value is lost: left out of the rewrite.
+        let mut dropped = HashSet::new();
         let cache = if salvaging {
             &self.salvage_cache
         } else {
@@ -351,12 +372,20 @@ impl Repairer<'_> {
                         ValueType::ValuePointer => self.found.insert(Extension::ValueSeparation),
                         _ => {}
                     }
-                    if let Err(e) = self.check_value(parsed.value_type, parsed.user_key, iter.value())
+                    if let Err(e) =
+                        self.check_value(parsed.value_type, parsed.user_key, iter.value())
                     {
-                        self.log.log(format_args!(
-                            "table #{number}: entry of key '{}' dropped: {e}",
-                            parsed.user_key.escape_ascii()
-                        ));
+                        if !e.is_corruption() {
+                            self.unreadable_value = Some(e);
+                            return None;
+                        }
+                        if dropped.len() < DROPPED_ENTRIES_LOGGED {
+                            self.log.log(format_args!(
+                                "table #{number}: entry of key '{}' dropped: {e}",
+                                parsed.user_key.escape_ascii()
+                            ));
+                        }
+                        dropped.insert(key.to_vec());
                         good = false;
                         iter.next();
                         continue;
@@ -414,7 +443,13 @@ impl Repairer<'_> {
                 max_sequence,
             });
         }
-        match self.rewrite_table(number, reads, salvaging, tombstones.as_deref()) {
+        if dropped.len() > DROPPED_ENTRIES_LOGGED {
+            self.log.log(format_args!(
+                "table #{number}: {} entries dropped in all for a lost value",
+                dropped.len()
+            ));
+        }
+        match self.rewrite_table(number, reads, salvaging, tombstones.as_deref(), &dropped) {
             Ok(meta) => {
                 self.table_cache.evict(number);
                 self.salvage_cache.evict(number);
@@ -436,14 +471,16 @@ impl Repairer<'_> {
         }
     }
 
-    /// Copies the parseable entries of every readable block of table `number` (but those whose
-    /// separated value is lost), and its range tombstones, into a new table.
+    /// Copies the parseable entries of every readable block of table `number` but those of
+    /// `dropped` (internal keys whose separated value is lost), and its range tombstones,
+    /// into a new table.
     fn rewrite_table(
         &mut self,
         number: u64,
         reads: BlockReads,
         salvaging: bool,
         tombstones: Option<&Fragments>,
+        dropped: &HashSet<Vec<u8>>,
     ) -> Result<FileMetaData> {
         let env = Arc::clone(&self.options.env);
         let size = {
@@ -473,11 +510,7 @@ impl Repairer<'_> {
         iter.seek_to_first();
         while iter.valid() {
             let key = iter.key();
-            let kept = parse_internal_key(key).is_some_and(|parsed| {
-                self.check_value(parsed.value_type, parsed.user_key, iter.value())
-                    .is_ok()
-            });
-            if kept {
+            if parse_internal_key(key).is_some() && !dropped.contains(key) {
                 if meta.smallest.is_empty() {
                     meta.smallest = key.to_vec();
                 }
@@ -507,12 +540,26 @@ impl Repairer<'_> {
     }
 
     /// Checks that the value of an entry of `value_type` holding `value` can be read: for a
-    /// value pointer, reads the value it names and verifies its checksum.
+    /// value pointer, reads the value it names and verifies its checksum. A missing or
+    /// damaged value is a corruption error; any other error is not damage.
     fn check_value(&self, value_type: ValueType, user_key: &[u8], value: &[u8]) -> Result<()> {
         if value_type == ValueType::ValuePointer {
             self.value_files.read(user_key, value)?;
         }
         Ok(())
+    }
+
+    /// Fails the repair with the error a value file met that is not damage, if one did.
+    fn stop_at_unreadable_value(&mut self) -> Result<()> {
+        match self.unreadable_value.take() {
+            Some(e) => {
+                self.log.log(format_args!(
+                    "repair stopped: a value file cannot be read: {e}"
+                ));
+                Err(e)
+            }
+            None => Ok(()),
+        }
     }
 
     /// The extensions the new manifest records: those the options enable and those the

@@ -37,6 +37,7 @@ mod range_deleted_space_kept_for_a_snapshot;
 mod read_only_checkpoint_lost_log_records;
 mod recovered_batches_are_checked;
 mod reopen_after_io_error;
+mod repair_dropped_values_it_could_not_read;
 mod repair_ignored_value_pointers;
 mod repair_keeps_newest_version;
 mod repair_kept_damaged_meta_blocks;
