@@ -272,6 +272,7 @@ impl ReadOptions {
             verify_checksums: self.verify_checksums,
             fill_cache: self.fill_cache,
             memory_only: self.memory_only,
+            release_behind: false,
         }
     }
 

@@ -406,7 +406,7 @@ fn merge_range(
     failed: &AtomicBool,
     outputs: &mut Vec<FileMetaData>,
 ) -> Result<()> {
-    let reads = BlockReads::checked_uncached();
+    let reads = BlockReads::compaction_input();
     let Bounds {
         smallest_snapshot,
         snapshots,

@@ -74,6 +74,15 @@ pub trait RandomAccessFile: Send + Sync {
         let _ = (offset, len);
         false
     }
+
+    /// Tells the file that the `len` bytes at `offset` will not be read again soon (a
+    /// background scan has passed them): a mapped file drops their pages from the process's
+    /// resident memory (the operating system keeps them cached, and a later read maps them
+    /// again), so a compaction reading a large mapped table does not pile up resident memory.
+    /// Nothing (the default) for other files.
+    fn release(&self, offset: u64, len: u64) {
+        let _ = (offset, len);
+    }
 }
 
 /// A file written by appending (logs, tables, manifests).

@@ -404,6 +404,27 @@ impl RandomAccessFile for MappedFile {
             .and_then(|range| self.map.get(range))
             .is_some_and(resident)
     }
+
+    fn release(&self, offset: u64, len: u64) {
+        // The whole pages inside the range: a page partly outside may hold bytes still read.
+        let page = page_size() as u64;
+        let start = offset.div_ceil(page) * page;
+        let end = offset.saturating_add(len).min(self.map.len() as u64) / page * page;
+        if start < end {
+            // SAFETY: the mapping is a shared, read-only map of a file Strata never rewrites or
+            // shrinks (see `MappedFile::map`): dropping its pages only unmaps them from this
+            // process, and the next read of those addresses maps the same bytes again from the
+            // page cache or the disk, so slices into the mapping stay valid and unchanged. The
+            // range lies inside the mapping (checked above). A failure changes nothing.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    start as usize,
+                    (end - start) as usize,
+                )
+            };
+        }
+    }
 }
 
 /// Whether every page of `bytes` (a part of a mapping) is in memory, so reading it waits for
@@ -713,6 +734,43 @@ mod tests {
         drop(a);
         let c = POOL.take().expect("a returned permit is taken again");
         drop((b, c));
+    }
+
+    #[test]
+    fn a_released_range_of_a_mapped_file_leaves_the_resident_set_and_reads_back_the_same() {
+        /// Kilobytes of the mapping starting at `start` resident in this process.
+        fn resident_kib(start: *const u8) -> u64 {
+            let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+            let header = format!("{:x}-", start as usize);
+            let mut lines = smaps.lines().skip_while(|line| !line.starts_with(&header));
+            lines.next().expect("the mapping is listed");
+            let rss = lines.find(|line| line.starts_with("Rss:")).unwrap();
+            rss.split_whitespace().nth(1).unwrap().parse().unwrap()
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("table");
+        let bytes: Vec<u8> = (0..4u32 << 20).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let file = PosixEnv::new().new_random_access_file(&path).unwrap();
+        let mapped = file.mapped().expect("mapped");
+        let sum = |m: &[u8]| m.iter().map(|&b| u64::from(b)).sum::<u64>();
+        let expected = sum(&bytes);
+        assert_eq!(sum(mapped), expected);
+        assert!(resident_kib(mapped.as_ptr()) >= 4 << 10);
+        // Whole pages inside the range only: the first and last partial pages stay.
+        file.release(100, (2 << 20) - 100);
+        let kept = resident_kib(mapped.as_ptr());
+        assert!(
+            (2 << 10..(2 << 10) + 8).contains(&kept),
+            "{kept} KiB resident"
+        );
+        file.release(0, u64::MAX);
+        assert_eq!(resident_kib(mapped.as_ptr()), 0);
+        assert_eq!(
+            sum(mapped),
+            expected,
+            "the bytes read back after the release"
+        );
     }
 
     #[test]

@@ -80,6 +80,10 @@ pub(crate) struct BlockReads {
     /// Fail with `Error::WouldBlock` rather than read a block whose pages are not in memory
     /// (or open a table file): `ReadOptions::memory_only`.
     pub(crate) memory_only: bool,
+    /// For a scan that reads each block once (a compaction's inputs): drop the pages of the
+    /// blocks passed from the process's resident memory as the scan goes
+    /// (`RandomAccessFile::release`, `reader::TableIter`).
+    pub(crate) release_behind: bool,
 }
 
 impl BlockReads {
@@ -90,6 +94,16 @@ impl BlockReads {
             verify_checksums: true,
             fill_cache: false,
             memory_only: false,
+            release_behind: false,
+        }
+    }
+
+    /// How a compaction reads its inputs: as [`BlockReads::checked_uncached`], releasing the
+    /// pages it has passed.
+    pub(crate) fn compaction_input() -> BlockReads {
+        BlockReads {
+            release_behind: true,
+            ..BlockReads::checked_uncached()
         }
     }
 }
@@ -101,6 +115,7 @@ impl Default for BlockReads {
             verify_checksums: false,
             fill_cache: true,
             memory_only: false,
+            release_behind: false,
         }
     }
 }

@@ -218,6 +218,7 @@ impl Table {
             verify_checksums: verify,
             fill_cache,
             memory_only,
+            ..
         } = reads;
         let Some(cache) = &self.opts.block_cache else {
             self.check_in_memory(memory_only, handle)?;
@@ -355,6 +356,8 @@ impl Table {
             data: None,
             data_handle: None,
             err: None,
+            unreleased: None,
+            read_to: 0,
         }
     }
 
@@ -406,7 +409,15 @@ pub(crate) struct TableIter {
     data_handle: Option<BlockHandle>,
     /// First error from a block that could not be read or that went bad.
     err: Option<Error>,
+    /// With `reads.release_behind`: the offset from which the blocks read are not released
+    /// yet (`None` before the first block), and the end of the furthest block read.
+    unreleased: Option<u64>,
+    read_to: u64,
 }
+
+/// With `BlockReads::release_behind`, a table iterator releases the blocks it has read once
+/// they span this many bytes, and the rest when it is dropped.
+const RELEASE_STEP: u64 = 256 << 10;
 
 impl TableIter {
     fn save_error(&mut self, e: Error) {
@@ -455,11 +466,30 @@ impl TableIter {
             Ok(block) => {
                 let it = block.iter(self.table.order.clone());
                 self.set_data(Some((it, handle)));
+                if self.reads.release_behind {
+                    self.release_behind(handle);
+                }
             }
             Err(e) => {
                 self.save_error(e);
                 self.set_data(None);
             }
+        }
+    }
+
+    /// Notes the block at `handle` read, and releases the blocks read before it once they
+    /// span [`RELEASE_STEP`] bytes. Forward only: blocks before the last release point are
+    /// not released again (a scan going back, which compactions never do, keeps its pages).
+    fn release_behind(&mut self, handle: BlockHandle) {
+        self.read_to = self.read_to.max(
+            handle
+                .offset
+                .saturating_add(handle.size + BLOCK_TRAILER_LEN as u64),
+        );
+        let from = *self.unreleased.get_or_insert(handle.offset);
+        if handle.offset >= from.saturating_add(RELEASE_STEP) {
+            self.table.file.release(from, handle.offset - from);
+            self.unreleased = Some(handle.offset);
         }
     }
 
@@ -506,6 +536,15 @@ impl TableIter {
             if let Some(d) = &mut self.data {
                 d.seek_to_last();
             }
+        }
+    }
+}
+
+impl Drop for TableIter {
+    /// Releases what the scan read and did not release yet (`BlockReads::release_behind`).
+    fn drop(&mut self) {
+        if let Some(from) = self.unreleased.filter(|&from| from < self.read_to) {
+            self.table.file.release(from, self.read_to - from);
         }
     }
 }

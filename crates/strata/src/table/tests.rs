@@ -488,3 +488,75 @@ fn reads_leveldb_tables_and_writes_them_byte_for_byte() {
     // Without compression the bytes are fully determined by the format: ours must match.
     assert_eq!(build(&opts, &expected), plain);
 }
+
+/// A table file that records the ranges released through it.
+struct Releases {
+    file: VecFile,
+    released: parking_lot::Mutex<Vec<(u64, u64)>>,
+}
+
+impl crate::env::RandomAccessFile for Releases {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> crate::error::Result<usize> {
+        self.file.read_at(offset, buf)
+    }
+
+    fn release(&self, offset: u64, len: u64) {
+        self.released.lock().push((offset, len));
+    }
+}
+
+#[test]
+fn a_compaction_scan_releases_the_blocks_it_has_read_in_steps_and_the_rest_when_dropped() {
+    let opts = options(CompressionType::None, false);
+    let entries = sample(12_000, 200);
+    let bytes = build(&opts, &entries);
+    let len = bytes.len() as u64;
+    let file = Arc::new(Releases {
+        file: VecFile::new(bytes),
+        released: parking_lot::Mutex::new(Vec::new()),
+    });
+    let table = Table::open(opts, file.clone(), len, "000042.ldb".to_string()).unwrap();
+    // Plain reads release nothing.
+    assert_eq!(scan_forward(&table), entries);
+    assert!(file.released.lock().is_empty());
+
+    let mut it = table.iter(BlockReads::compaction_input());
+    it.seek_to_first();
+    let mut seen = 0;
+    let mut released_while_reading = 0;
+    while it.valid() {
+        assert_eq!(
+            (it.key(), it.value()),
+            (&entries[seen].0[..], &entries[seen].1[..])
+        );
+        seen += 1;
+        // Never the block being read: what was released ends at or before its offset.
+        let released = file.released.lock();
+        let released_to = released.last().map_or(0, |&(offset, len)| offset + len);
+        assert!(released_to <= table.approximate_offset_of(it.key()));
+        released_while_reading = released.len();
+        drop(released);
+        it.next();
+    }
+    it.status().unwrap();
+    drop(it);
+    assert_eq!(seen, entries.len());
+    let released = file.released.lock().clone();
+    assert!(
+        released_while_reading >= 2,
+        "{} MiB of blocks read, {released_while_reading} released in steps",
+        len >> 20
+    );
+    // In order, back to back from the first block, in steps of at least 256 KiB but the last.
+    assert_eq!(released[0].0, 0);
+    for pair in released.windows(2) {
+        assert_eq!(pair[0].0 + pair[0].1, pair[1].0, "{released:?}");
+    }
+    for &(_, step) in &released[..released.len() - 1] {
+        assert!(step >= 256 << 10, "{released:?}");
+    }
+    // Up to the end of the last data block, where (no filter) the metaindex block starts.
+    let (offset, size) = *released.last().unwrap();
+    let past_every_key = internal_key(b"z", 0, ValueType::Value);
+    assert_eq!(offset + size, table.approximate_offset_of(&past_every_key));
+}
