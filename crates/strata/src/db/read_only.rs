@@ -492,7 +492,7 @@ impl Follower {
                 let merged = match &self.merged {
                     Some((built_from, mem)) if *built_from == key => Arc::clone(mem),
                     _ => {
-                        let mem = Arc::new(merge(icmp, several));
+                        let mem = Arc::new(merge(icmp, several.iter().map(|log| &log.mem)));
                         self.merged = Some((key, Arc::clone(&mem)));
                         mem
                     }
@@ -519,12 +519,15 @@ fn open_log(
     }
 }
 
-/// One memtable holding every entry of `logs`' memtables.
-fn merge(icmp: &InternalKeyComparator, logs: &[FollowedLog]) -> MemTable {
+/// One memtable holding every entry and range tombstone of `mems`.
+fn merge<'a>(
+    icmp: &InternalKeyComparator,
+    mems: impl Iterator<Item = &'a Arc<MemTable>>,
+) -> MemTable {
     let merged = MemTable::new(icmp.clone());
     let mut writer = merged.writer();
-    for log in logs {
-        let mut iter = log.mem.iter();
+    for mem in mems {
+        let mut iter = mem.iter();
         iter.seek_to_first();
         while iter.valid() {
             if let Some(key) = parse_internal_key(iter.key()) {
@@ -532,7 +535,37 @@ fn merge(icmp: &InternalKeyComparator, logs: &[FollowedLog]) -> MemTable {
             }
             iter.next();
         }
+        for tombstone in mem.range_tombstones().iter().flat_map(|t| t.tombstones()) {
+            writer.add_range_deletion(tombstone.sequence, &tombstone.start, &tombstone.end);
+        }
     }
     drop(writer);
     merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::comparator::BytewiseComparator;
+    use crate::util::internal_key::ValueType;
+
+    #[test]
+    fn merging_older_logs_keeps_their_range_deletions() {
+        let icmp = InternalKeyComparator::new(BytewiseComparator::shared());
+        let older = Arc::new(MemTable::new(icmp.clone()));
+        older.writer().add(1, ValueType::Value, b"b", b"1");
+        older.writer().add_range_deletion(2, b"a", b"c");
+        let newer = Arc::new(MemTable::new(icmp.clone()));
+        newer.writer().add(3, ValueType::Value, b"x", b"3");
+        newer.writer().add_range_deletion(4, b"w", b"y");
+        let merged = merge(&icmp, [&older, &newer].into_iter());
+        assert_eq!(merged.get(b"b", 9).map(|e| e.value), Some(&b"1"[..]));
+        let tombstones = merged
+            .range_tombstones()
+            .expect("the logs' range deletions");
+        assert_eq!(tombstones.newest_covering(b"b", 9), Some(2));
+        assert_eq!(tombstones.newest_covering(b"x", 9), Some(4));
+        assert_eq!(tombstones.newest_covering(b"x", 3), None);
+        assert_eq!(merged.len(), 4);
+    }
 }
