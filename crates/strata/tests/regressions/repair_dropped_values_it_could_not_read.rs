@@ -15,22 +15,11 @@ use std::sync::Arc;
 use strata::testing::{EnvOp, HookEnv};
 use strata::{Env, Error, MemEnv, Options, ReadOptions, ValueSeparation, DB};
 
+use super::repair_ignored_value_pointers::{key, value};
 use crate::support;
 
 const DIR: &str = "/db";
 const KEYS: u32 = 50;
-
-fn key(i: u32) -> Vec<u8> {
-    format!("key{i:04}").into_bytes()
-}
-
-fn value(i: u32) -> Vec<u8> {
-    format!("<{i}>")
-        .bytes()
-        .cycle()
-        .take(1000 + i as usize)
-        .collect()
-}
 
 fn separating(env: Arc<dyn Env>) -> Options {
     Options {

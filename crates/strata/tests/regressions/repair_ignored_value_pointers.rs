@@ -25,11 +25,11 @@ use crate::support;
 
 const DIR: &str = "/db";
 
-fn key(i: u32) -> Vec<u8> {
+pub(super) fn key(i: u32) -> Vec<u8> {
     format!("key{i:04}").into_bytes()
 }
 
-fn value(i: u32) -> Vec<u8> {
+pub(super) fn value(i: u32) -> Vec<u8> {
     format!("<{i}>")
         .bytes()
         .cycle()
