@@ -20,8 +20,9 @@
 //!    which merges by sequence number, before repair returns: a lookup at level 0 stops at the
 //!    first table holding the key and would otherwise find an old version.
 //!
-//! Repair never deletes data: everything it does not use ends up in `lost/`. What it skipped
-//! is written to the `LOG`. A value file that cannot be read for a reason other than damage
+//! Repair never deletes data: everything it does not use ends up in `lost/`, value files no
+//! salvaged table names included (the database's garbage collection would delete them, and a
+//! table set aside whole may name them). What it skipped is written to the `LOG`. A value file that cannot be read for a reason other than damage
 //! (an I/O error) stops the repair before it archives the log or table naming the value: left
 //! out, the entry would leave the value file named by nothing, and deleted at the next
 //! compaction. Run again once the file reads, repair keeps those entries. Compactions at the next open move the tables down the levels.
@@ -38,7 +39,7 @@ use super::InfoLog;
 use crate::error::{Error, Result};
 use crate::extension::{Extension, Extensions};
 use crate::filename::{
-    lock_file_name, parse_file_name, table_file_name, FileType, MAX_FILE_NUMBER,
+    lock_file_name, parse_file_name, table_file_name, value_file_name, FileType, MAX_FILE_NUMBER,
 };
 use crate::iter::InternalIterator;
 use crate::log::{LogReader, Reporter};
@@ -52,6 +53,7 @@ use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::manifest::write_first_manifest;
 use crate::version::table_cache::TableCache;
 use crate::vlog::reader::ValueFiles;
+use crate::vlog::ValuePointer;
 use crate::write_batch::WriteBatch;
 
 struct Repairer<'a> {
@@ -77,6 +79,8 @@ struct Repairer<'a> {
     /// would leave the value's entry out, and the value file, which nothing would then name,
     /// would be deleted at the next compaction.
     unreadable_value: Option<Error>,
+    /// The value files the salvaged tables' pointers name: the others go to `lost/`.
+    named_value_files: HashSet<u64>,
 }
 
 /// Entries dropped for a lost value that a table's scan logs one by one; the rest are counted.
@@ -146,11 +150,13 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
         value_files: ValueFiles::new(Arc::clone(&env), dir),
         synced_value_files: HashSet::new(),
         unreadable_value: None,
+        named_value_files: HashSet::new(),
     };
 
     let mut manifests = Vec::new();
     let mut logs = Vec::new();
     let mut tables = Vec::new();
+    let mut value_files = Vec::new();
     for name in env.children(dir)? {
         // A number past MAX_FILE_NUMBER was not written by a database: not ours to salvage.
         let parsed = parse_file_name(&name).filter(|&(n, _)| n <= MAX_FILE_NUMBER);
@@ -160,6 +166,7 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
                 FileType::Descriptor => manifests.push(name),
                 FileType::Log => logs.push(number),
                 FileType::Table => tables.push(number),
+                FileType::ValueFile => value_files.push(number),
                 _ => {}
             }
         }
@@ -189,6 +196,13 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
         let scanned = repairer.scan_table(number);
         repairer.stop_at_unreadable_value()?;
         salvaged.extend(scanned);
+    }
+    // A value file no salvaged table names would be deleted by the database's garbage
+    // collection at its next pass; a table set aside whole may still name it.
+    for number in value_files {
+        if !repairer.named_value_files.contains(&number) {
+            repairer.archive(&value_file_name(dir, number));
+        }
     }
     let needs_compaction = repairer.write_manifest(salvaged)?;
     for name in manifests {
@@ -343,6 +357,8 @@ impl Repairer<'_> {
         let mut good = !salvaging;
         // Entries (internal keys) whose separated value is lost: left out of the rewrite.
         let mut dropped = HashSet::new();
+        // The value files the kept entries name.
+        let mut named = HashSet::new();
         let cache = if salvaging {
             &self.salvage_cache
         } else {
@@ -372,23 +388,24 @@ impl Repairer<'_> {
                         ValueType::ValuePointer => self.found.insert(Extension::ValueSeparation),
                         _ => {}
                     }
-                    if let Err(e) =
-                        self.check_value(parsed.value_type, parsed.user_key, iter.value())
-                    {
-                        if !e.is_corruption() {
+                    match self.check_value(parsed.value_type, parsed.user_key, iter.value()) {
+                        Ok(file) => named.extend(file),
+                        Err(e) if !e.is_corruption() => {
                             self.unreadable_value = Some(e);
                             return None;
                         }
-                        if dropped.len() < DROPPED_ENTRIES_LOGGED {
-                            self.log.log(format_args!(
-                                "table #{number}: entry of key '{}' dropped: {e}",
-                                parsed.user_key.escape_ascii()
-                            ));
+                        Err(e) => {
+                            if dropped.len() < DROPPED_ENTRIES_LOGGED {
+                                self.log.log(format_args!(
+                                    "table #{number}: entry of key '{}' dropped: {e}",
+                                    parsed.user_key.escape_ascii()
+                                ));
+                            }
+                            dropped.insert(key.to_vec());
+                            good = false;
+                            iter.next();
+                            continue;
                         }
-                        dropped.insert(key.to_vec());
-                        good = false;
-                        iter.next();
-                        continue;
                     }
                 }
                 None => {
@@ -437,6 +454,7 @@ impl Repairer<'_> {
         if good {
             self.log
                 .log(format_args!("table #{number}: {entries} entries"));
+            self.named_value_files.extend(named);
             return Some(Salvaged {
                 meta,
                 min_sequence,
@@ -454,6 +472,7 @@ impl Repairer<'_> {
                 self.table_cache.evict(number);
                 self.salvage_cache.evict(number);
                 self.archive(&path);
+                self.named_value_files.extend(named);
                 Some(Salvaged {
                     meta,
                     min_sequence,
@@ -539,14 +558,21 @@ impl Repairer<'_> {
         Ok(meta)
     }
 
-    /// Checks that the value of an entry of `value_type` holding `value` can be read: for a
-    /// value pointer, reads the value it names and verifies its checksum. A missing or
-    /// damaged value is a corruption error; any other error is not damage.
-    fn check_value(&self, value_type: ValueType, user_key: &[u8], value: &[u8]) -> Result<()> {
-        if value_type == ValueType::ValuePointer {
-            self.value_files.read(user_key, value)?;
+    /// Checks that the value of an entry of `value_type` holding `value` can be read, and
+    /// returns the value file it is in: for a value pointer, reads the value it names and
+    /// verifies its checksum. A missing or damaged value is a corruption error; any other
+    /// error is not damage.
+    fn check_value(
+        &self,
+        value_type: ValueType,
+        user_key: &[u8],
+        value: &[u8],
+    ) -> Result<Option<u64>> {
+        if value_type != ValueType::ValuePointer {
+            return Ok(None);
         }
-        Ok(())
+        self.value_files.read(user_key, value)?;
+        Ok(ValuePointer::decode(value).map(|pointer| pointer.file))
     }
 
     /// Fails the repair with the error a value file met that is not damage, if one did.

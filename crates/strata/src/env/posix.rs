@@ -406,10 +406,13 @@ impl RandomAccessFile for MappedFile {
     }
 
     fn release(&self, offset: u64, len: u64) {
-        // The whole pages inside the range: a page partly outside may hold bytes still read.
+        // The pages from the one holding `offset` to the last one the range covers whole, in
+        // the mapping: a scan going forward has read the bytes before `offset` in its page too,
+        // and may not be done with the page the range ends inside.
         let page = page_size() as u64;
-        let start = offset.div_ceil(page) * page;
-        let end = offset.saturating_add(len).min(self.map.len() as u64) / page * page;
+        let map_len = self.map.len() as u64;
+        let start = offset.min(map_len) / page * page;
+        let end = offset.saturating_add(len).min(map_len) / page * page;
         if start < end {
             // SAFETY: the mapping is a shared, read-only map of a file Strata never rewrites or
             // shrinks (see `MappedFile::map`): dropping its pages only unmaps them from this
@@ -757,13 +760,19 @@ mod tests {
         let expected = sum(&bytes);
         assert_eq!(sum(mapped), expected);
         assert!(resident_kib(mapped.as_ptr()) >= 4 << 10);
-        // Whole pages inside the range only: the first and last partial pages stay.
-        file.release(100, (2 << 20) - 100);
+        // From the page holding the range's start to the last page it covers whole.
+        let page_kib = page_size() as u64 >> 10;
+        file.release(100, (2 << 20) - 100 + 10);
         let kept = resident_kib(mapped.as_ptr());
         assert!(
-            (2 << 10..(2 << 10) + 8).contains(&kept),
+            (2 << 10..(2 << 10) + page_kib).contains(&kept),
             "{kept} KiB resident"
         );
+        // Ranges past the mapping release nothing and do not overflow.
+        file.release(u64::MAX, 1);
+        file.release(u64::MAX - 100, 50);
+        file.release(8 << 20, 1 << 20);
+        assert_eq!(resident_kib(mapped.as_ptr()), kept);
         file.release(0, u64::MAX);
         assert_eq!(resident_kib(mapped.as_ptr()), 0);
         assert_eq!(

@@ -1,0 +1,60 @@
+//! Repair left in place the value files that no table it salvaged named (noticed in the review
+//! of the change making repair read every value a table points to). A table set aside whole
+//! (its footer or index block damaged) may be the one naming them: the database's garbage
+//! collection deleted them at its first pass, so the table in `lost/` pointed to nothing.
+//! Now such value files go to `lost/` with it, and repair deletes nothing.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use strata::{MemEnv, Options, ValueSeparation, DB};
+
+use super::repair_ignored_value_pointers::{key, value};
+use crate::support;
+
+const DIR: &str = "/db";
+
+fn separating(env: &Arc<MemEnv>) -> Options {
+    Options {
+        value_separation: Some(ValueSeparation::new(256)),
+        ..support::options(env)
+    }
+}
+
+#[test]
+fn a_value_file_only_a_table_set_aside_names_goes_to_lost_with_it() {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    for i in 0..50 {
+        db.put(&key(i), &value(i)).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    drop(db);
+    let dir = Path::new(DIR);
+    let tables = support::files::numbered_files(&*env, dir, ".ldb");
+    let value_files = support::files::numbered_files(&*env, dir, ".vlog");
+    assert_eq!((tables.len(), value_files.len()), (1, 1));
+    // The footer zeroed: the table cannot be opened, so repair sets it aside whole.
+    let table = dir.join(format!("{:06}.ldb", tables.first().unwrap()));
+    support::files::rewrite_file(&*env, &table, |bytes| {
+        let len = bytes.len();
+        bytes[len - 48..].fill(0);
+    });
+
+    strata::repair(DIR, &separating(&env)).unwrap();
+    let lost = dir.join("lost");
+    assert_eq!(
+        support::files::numbered_files(&*env, &lost, ".vlog"),
+        value_files
+    );
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    db.put(b"after", &value(1)).unwrap();
+    db.compact_range(None, None).unwrap();
+    drop(db);
+    assert_eq!(
+        support::files::numbered_files(&*env, &lost, ".vlog"),
+        value_files,
+        "the value file set aside is still there after the database ran"
+    );
+    assert_eq!(support::files::numbered_files(&*env, &lost, ".ldb"), tables);
+}
