@@ -406,7 +406,7 @@ fn merge_range(
     failed: &AtomicBool,
     outputs: &mut Vec<FileMetaData>,
 ) -> Result<()> {
-    let reads = BlockReads::compaction_input();
+    let reads = BlockReads::background_scan();
     let Bounds {
         smallest_snapshot,
         snapshots,

@@ -249,7 +249,7 @@ fn add_pointers(iter: &mut dyn InternalIterator, refs: &mut Refs) -> Result<()> 
 /// is past it, the pointer is garbage), and the other pointers (file, offset): garbage. One
 /// merged pass over the view's memtables and tables.
 fn needed(db: &DbInner, view: &SuperVersion, snapshots: &[u64]) -> Result<Needed> {
-    let reads = BlockReads::checked_uncached();
+    let reads = BlockReads::background_scan();
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     for mem in [Some(&view.mem), view.imm.as_ref()].into_iter().flatten() {
         children.push(Box::new(mem.iter()));
@@ -313,7 +313,7 @@ fn rewrite_reclaims(
     files: &BTreeSet<u64>,
     dead: &HashSet<(u64, u64)>,
 ) -> Result<bool> {
-    let reads = BlockReads::checked_uncached();
+    let reads = BlockReads::background_scan();
     let mut iter = db.table_cache.iter(reads, number, size)?;
     // The user key of the previous entry of the table.
     let mut previous: Vec<u8> = Vec::new();
@@ -359,7 +359,7 @@ fn add_view(
         let table = match cached {
             Some(table) => table,
             None => {
-                let reads = BlockReads::checked_uncached();
+                let reads = BlockReads::background_scan();
                 let mut table = Refs::new();
                 let mut iter = db.table_cache.iter(reads, number, file.meta.file_size)?;
                 add_pointers(&mut iter, &mut table)?;

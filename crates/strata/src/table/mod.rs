@@ -80,7 +80,7 @@ pub(crate) struct BlockReads {
     /// Fail with `Error::WouldBlock` rather than read a block whose pages are not in memory
     /// (or open a table file): `ReadOptions::memory_only`.
     pub(crate) memory_only: bool,
-    /// For a scan that reads each block once (a compaction's inputs): drop the pages of the
+    /// For a scan that reads each block once (`BlockReads::background_scan`): drop the pages of the
     /// blocks passed from the process's resident memory as the scan goes
     /// (`RandomAccessFile::release`, `reader::TableIter`).
     pub(crate) release_behind: bool,
@@ -98,9 +98,10 @@ impl BlockReads {
         }
     }
 
-    /// How a compaction reads its inputs: as [`BlockReads::checked_uncached`], releasing the
+    /// How background work that reads each block once (a compaction's inputs, the value
+    /// files' accounting passes) reads: as [`BlockReads::checked_uncached`], releasing the
     /// pages it has passed.
-    pub(crate) fn compaction_input() -> BlockReads {
+    pub(crate) fn background_scan() -> BlockReads {
         BlockReads {
             release_behind: true,
             ..BlockReads::checked_uncached()

@@ -520,7 +520,7 @@ fn a_compaction_scan_releases_the_blocks_it_has_read_in_steps_and_the_rest_when_
     assert_eq!(scan_forward(&table), entries);
     assert!(file.released.lock().is_empty());
 
-    let mut it = table.iter(BlockReads::compaction_input());
+    let mut it = table.iter(BlockReads::background_scan());
     it.seek_to_first();
     let mut seen = 0;
     let mut released_while_reading = 0;
