@@ -9,7 +9,9 @@
 //!   a get, a scan) fails; a fault met by background work (a flush, a compaction) shows up in
 //!   a later call (`compact_range` and a probe write are run last so it has one to show up in).
 //!   Faults the engine may absorb are exempt: a failed removal of an obsolete file (retried at
-//!   the next open) and anything on the info `LOG`;
+//!   the next open), anything on the info `LOG`, and a background thread's failure to create a
+//!   log (it switches the memtable only for garbage collection of value files, and leaves the
+//!   switch to the next write or background look when it cannot: nothing is lost);
 //! - **sticks**: once a write fails with an error other than a failure to create a new log
 //!   (which leaves nothing behind), every later write fails too;
 //! - **reads stay right**: every read that succeeds returns what the acknowledged writes say,
@@ -95,9 +97,13 @@ fn is_database_file(path: &Path) -> bool {
 }
 
 /// Whether a fault must surface: all but failed removals (of obsolete files, retried at the
-/// next open) and faults on the info log.
+/// next open), faults on the info log, and a background thread's failed creation of a log
+/// (`write::switch_memtable_for_collection`, retried later).
 fn must_surface(fault: &InjectedFault) -> bool {
-    fault.kind != OpKind::Remove && is_database_file(&fault.path)
+    let background_log = fault.kind == OpKind::Open
+        && fault.path.extension().is_some_and(|e| e == "log")
+        && fault.thread.starts_with("strata-bg");
+    fault.kind != OpKind::Remove && is_database_file(&fault.path) && !background_log
 }
 
 /// Tables the current version names that are not on disk. Background compactions may run
@@ -124,7 +130,7 @@ struct Tally {
     /// Faults that had to surface, by where the trial stood.
     surfaced_in_open: u64,
     surfaced_in_workload: u64,
-    /// Faults exempt from surfacing (obsolete-file removal, info log).
+    /// Faults exempt from surfacing (obsolete-file removal, info log, a background log).
     absorbed: u64,
     /// Faults met only by the final `compact_range` and probe write (or background work after).
     late: u64,
@@ -557,7 +563,8 @@ fn run_fault(kind: OpKind, error: InjectedError) {
     }
     eprintln!(
         "I/O errors ({kind:?}, {}): {} trials passed; injected {:?}: surfaced {} at open and \
-         {} while running, exempt {} (obsolete-file removal, info log), {} met by the final \
+         {} while running, exempt {} (obsolete-file removal, info log, background log), {} met by \
+         the final \
          calls, {} failing the very call that met them; {} writes acknowledged, {} failed, \
          {} failed writes found after reopen",
         error_name(error),
