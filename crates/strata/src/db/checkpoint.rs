@@ -246,12 +246,13 @@ fn link_or_copy_table(
     copy(&*file, size, env, &to)
 }
 
-/// Writes the first `len` bytes of `from` to a new file `to` and syncs it. `to` must not
-/// exist: it could be a hard link to a file of the source, which creating it would truncate.
-fn copy(from: &dyn RandomAccessFile, len: u64, env: &dyn Env, to: &Path) -> Result<()> {
+/// Writes the first `len` bytes of `from` to a new file `to` and syncs it (checkpoints, and
+/// repair's copies in `lost/`). `to` must not exist: it could be a hard link to a file of the
+/// source, which creating it would truncate.
+pub(super) fn copy(from: &dyn RandomAccessFile, len: u64, env: &dyn Env, to: &Path) -> Result<()> {
     if env.file_exists(to) {
         return Err(Error::InvalidArgument(format!(
-            "checkpoint: {} exists already",
+            "copying to {}: it exists already",
             to.display()
         )));
     }

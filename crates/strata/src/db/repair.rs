@@ -20,9 +20,11 @@
 //!    which merges by sequence number, before repair returns: a lookup at level 0 stops at the
 //!    first table holding the key and would otherwise find an old version.
 //!
-//! Repair never deletes data: everything it does not use ends up in `lost/`, value files no
-//! salvaged table names included (the database's garbage collection would delete them, and a
-//! table set aside whole may name them). What it skipped is written to the `LOG`. A value file that cannot be read for a reason other than damage
+//! Repair never deletes data: everything it does not use ends up in `lost/`. So do the value
+//! files: what repair sets aside may name values in any of them, which the database's garbage
+//! collection deletes once no live table names them; a value file no salvaged table names
+//! is moved to `lost/`, and `lost/` gets a second name (a hard link, else a copy) for each of
+//! the others. What it skipped is written to the `LOG`. A value file that cannot be read for a reason other than damage
 //! (an I/O error) stops the repair before it archives the log or table naming the value: left
 //! out, the entry would leave the value file named by nothing, and deleted at the next
 //! compaction. Run again once the file reads, repair keeps those entries. Compactions at the next open move the tables down the levels.
@@ -32,6 +34,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::checkpoint;
 use super::table_build::build_table;
 use super::value_files;
 use super::write::{check_logged_batch, insert_into_memtable};
@@ -197,11 +200,16 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
         repairer.stop_at_unreadable_value()?;
         salvaged.extend(scanned);
     }
-    // A value file no salvaged table names would be deleted by the database's garbage
-    // collection at its next pass; a table set aside whole may still name it.
+    // What repair set aside (tables whole, the originals of rewritten tables, logs) may name
+    // values in any value file, which the database's garbage collection would delete once no
+    // salvaged table names them: a value file no salvaged table names goes to `lost/`, and
+    // `lost/` gets a second name for each of the others.
     for number in value_files {
-        if !repairer.named_value_files.contains(&number) {
-            repairer.archive(&value_file_name(dir, number));
+        let path = value_file_name(dir, number);
+        if repairer.named_value_files.contains(&number) {
+            repairer.keep_in_lost(&path);
+        } else {
+            repairer.archive(&path);
         }
     }
     let needs_compaction = repairer.write_manifest(salvaged)?;
@@ -658,6 +666,30 @@ impl Repairer<'_> {
     }
 
     /// Moves `path` into the `lost/` subdirectory.
+    /// Gives the file at `path` a second name in `lost/`: a hard link, or a copy where links
+    /// are not supported. Says in the `LOG` when neither could be made.
+    fn keep_in_lost(&self, path: &Path) {
+        let env = &self.options.env;
+        let lost = self.dir.join("lost");
+        let _ = env.create_dir(&lost);
+        let Some(name) = path.file_name() else {
+            return;
+        };
+        let to = lost.join(name);
+        let kept = env.link_file(path, &to).or_else(|_| {
+            let size = env.file_size(path)?;
+            checkpoint::copy(&*env.new_random_access_file(path)?, size, &**env, &to)
+        });
+        match kept {
+            Ok(()) => self
+                .log
+                .log(format_args!("kept {} in lost/ too", path.display())),
+            Err(e) => self
+                .log
+                .log(format_args!("keeping {} in lost/ too: {e}", path.display())),
+        }
+    }
+
     fn archive(&self, path: &Path) {
         let env = &self.options.env;
         let lost = self.dir.join("lost");
