@@ -665,17 +665,20 @@ impl Repairer<'_> {
         }
     }
 
-    /// Moves `path` into the `lost/` subdirectory.
+    /// The name `path` gets in the `lost/` subdirectory, which is created if missing.
+    fn lost_name(&self, path: &Path) -> Option<PathBuf> {
+        let lost = self.dir.join("lost");
+        let _ = self.options.env.create_dir(&lost);
+        Some(lost.join(path.file_name()?))
+    }
+
     /// Gives the file at `path` a second name in `lost/`: a hard link, or a copy where links
     /// are not supported. Says in the `LOG` when neither could be made.
     fn keep_in_lost(&self, path: &Path) {
         let env = &self.options.env;
-        let lost = self.dir.join("lost");
-        let _ = env.create_dir(&lost);
-        let Some(name) = path.file_name() else {
+        let Some(to) = self.lost_name(path) else {
             return;
         };
-        let to = lost.join(name);
         let kept = env.link_file(path, &to).or_else(|_| {
             let size = env.file_size(path)?;
             checkpoint::copy(&*env.new_random_access_file(path)?, size, &**env, &to)
@@ -690,19 +693,18 @@ impl Repairer<'_> {
         }
     }
 
+    /// Moves `path` into the `lost/` subdirectory.
     fn archive(&self, path: &Path) {
-        let env = &self.options.env;
-        let lost = self.dir.join("lost");
-        let _ = env.create_dir(&lost);
-        if let Some(name) = path.file_name() {
-            match env.rename(path, &lost.join(name)) {
-                Ok(()) => self
-                    .log
-                    .log(format_args!("archived {} to lost/", path.display())),
-                Err(e) => self
-                    .log
-                    .log(format_args!("archiving {}: {e}", path.display())),
-            }
+        let Some(to) = self.lost_name(path) else {
+            return;
+        };
+        match self.options.env.rename(path, &to) {
+            Ok(()) => self
+                .log
+                .log(format_args!("archived {} to lost/", path.display())),
+            Err(e) => self
+                .log
+                .log(format_args!("archiving {}: {e}", path.display())),
         }
     }
 }

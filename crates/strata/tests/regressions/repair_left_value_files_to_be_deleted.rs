@@ -6,6 +6,7 @@
 //! a value file no salvaged table names goes to `lost/`, and `lost/` gets a second name for
 //! each of the others: repair deletes nothing.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -23,25 +24,39 @@ fn separating(env: &Arc<MemEnv>) -> Options {
     }
 }
 
-#[test]
-fn a_value_file_only_a_table_set_aside_names_goes_to_lost_with_it() {
-    let env = Arc::new(MemEnv::new());
-    let db = DB::open(DIR, separating(&env)).unwrap();
-    for i in 0..50 {
-        db.put(&key(i), &value(i)).unwrap();
+/// A database of one table per range of keys (`start..end` pairs; their values in one value
+/// file) whose first table's footer is zeroed: it cannot be opened, so repair sets it aside
+/// whole. Returns the tables and value files.
+fn first_table_unreadable(
+    env: &Arc<MemEnv>,
+    ranges: &[(u32, u32)],
+) -> (BTreeSet<u64>, BTreeSet<u64>) {
+    let db = DB::open(DIR, separating(env)).unwrap();
+    for &(start, end) in ranges {
+        for i in start..end {
+            db.put(&key(i), &value(i)).unwrap();
+        }
+        db.compact_range(Some(&key(start)), Some(&key(end - 1)))
+            .unwrap();
     }
-    db.compact_range(None, None).unwrap();
     drop(db);
     let dir = Path::new(DIR);
-    let tables = support::files::numbered_files(&*env, dir, ".ldb");
-    let value_files = support::files::numbered_files(&*env, dir, ".vlog");
-    assert_eq!((tables.len(), value_files.len()), (1, 1));
-    // The footer zeroed: the table cannot be opened, so repair sets it aside whole.
+    let tables = support::files::numbered_files(&**env, dir, ".ldb");
+    let value_files = support::files::numbered_files(&**env, dir, ".vlog");
+    assert_eq!((tables.len(), value_files.len()), (ranges.len(), 1));
     let table = dir.join(format!("{:06}.ldb", tables.first().unwrap()));
-    support::files::rewrite_file(&*env, &table, |bytes| {
+    support::files::rewrite_file(&**env, &table, |bytes| {
         let len = bytes.len();
         bytes[len - 48..].fill(0);
     });
+    (tables, value_files)
+}
+
+#[test]
+fn a_value_file_only_a_table_set_aside_names_goes_to_lost_with_it() {
+    let env = Arc::new(MemEnv::new());
+    let (tables, value_files) = first_table_unreadable(&env, &[(0, 50)]);
+    let dir = Path::new(DIR);
 
     strata::repair(DIR, &separating(&env)).unwrap();
     let lost = dir.join("lost");
@@ -64,25 +79,8 @@ fn a_value_file_only_a_table_set_aside_names_goes_to_lost_with_it() {
 #[test]
 fn a_value_file_a_table_set_aside_shares_with_a_salvaged_one_is_kept_in_lost_too() {
     let env = Arc::new(MemEnv::new());
-    let db = DB::open(DIR, separating(&env)).unwrap();
-    for i in 0..50 {
-        db.put(&key(i), &value(i)).unwrap();
-    }
-    db.compact_range(None, None).unwrap();
-    for i in 100..150 {
-        db.put(&key(i), &value(i)).unwrap();
-    }
-    db.compact_range(Some(&key(100)), Some(&key(149))).unwrap();
-    drop(db);
+    let (_, value_files) = first_table_unreadable(&env, &[(0, 50), (100, 150)]);
     let dir = Path::new(DIR);
-    let tables = support::files::numbered_files(&*env, dir, ".ldb");
-    let value_files = support::files::numbered_files(&*env, dir, ".vlog");
-    assert_eq!((tables.len(), value_files.len()), (2, 1));
-    let table = dir.join(format!("{:06}.ldb", tables.first().unwrap()));
-    support::files::rewrite_file(&*env, &table, |bytes| {
-        let len = bytes.len();
-        bytes[len - 48..].fill(0);
-    });
 
     strata::repair(DIR, &separating(&env)).unwrap();
     let lost = dir.join("lost");
