@@ -24,10 +24,12 @@
 //! files: what repair sets aside may name values in any of them, which the database's garbage
 //! collection deletes once no live table names them; a value file no salvaged table names
 //! is moved to `lost/`, and `lost/` gets a second name (a hard link, else a copy) for each of
-//! the others. What it skipped is written to the `LOG`. A value file that cannot be read for a reason other than damage
-//! (an I/O error) stops the repair before it archives the log or table naming the value: left
-//! out, the entry would leave the value file named by nothing, and deleted at the next
-//! compaction. Run again once the file reads, repair keeps those entries. Compactions at the next open move the tables down the levels.
+//! the others. What it skipped is written to the `LOG`. A value file that cannot be read for
+//! a reason other than damage (an I/O error) stops the repair before it archives the log or
+//! table naming the value (and before it builds a table from that log): left out, the entry
+//! would leave the value file named by nothing, and deleted at the next compaction. Run again
+//! once the file reads, repair keeps those entries. Compactions at the next open move the
+//! tables down the levels.
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -289,6 +291,8 @@ impl Repairer<'_> {
             });
             match applied {
                 Ok(()) => records += 1,
+                // Repair stops (`stop_at_unreadable_value`): no table of this log is built.
+                Err(_) if self.unreadable_value.is_some() => return Ok(None),
                 Err(e) => self
                     .log
                     .log(format_args!("log #{number}: skipping record: {e}")),
