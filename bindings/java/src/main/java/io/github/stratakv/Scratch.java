@@ -46,7 +46,7 @@ final class Scratch {
         put(offset, bytes, bytes.length);
     }
 
-    /** Copies the first {@code length} bytes of {@code bytes} in at {@code offset} (the caller checked that they fit). */
+    /** Copies the first {@code length} bytes of {@code bytes} in at {@code offset} (they fit: the caller checked). */
     void put(int offset, byte[] bytes, int length) {
         buffer.position(offset);
         buffer.put(bytes, 0, length);
