@@ -1,8 +1,11 @@
 //! Repair: rebuild a database that cannot be opened from whatever can still be read.
 //!
-//! 1. Every write-ahead log is replayed (damaged records are skipped, as are records with a
-//!    value pointer whose value is missing or damaged) into a new table, and the log is moved
-//!    to `lost/`. The value files replayed pointers name are synced first.
+//! 1. Every write-ahead log is replayed (damaged records are skipped) into a new table, and
+//!    the log is moved to `lost/`. The value files replayed pointers name are synced first. A
+//!    record with a value pointer whose value is missing or damaged ends the replay, as it
+//!    ends recovery's: a sync covers every value appended before it, so that write and every
+//!    later one (the rest of the log, and the later logs) were never durable, and keeping
+//!    them would keep later writes without an earlier one.
 //! 2. Every table is scanned. One that cannot be opened (damaged footer or index block) is
 //!    moved to `lost/`; one with damaged data blocks is rewritten with the entries of every
 //!    readable block, one whose filter or metaindex block is damaged is rewritten whole
@@ -84,6 +87,9 @@ struct Repairer<'a> {
     /// would leave the value's entry out, and the value file, which nothing would then name,
     /// would be deleted at the next compaction.
     unreadable_value: Option<Error>,
+    /// Set when a log's write named a lost value: the writes after it, in that log and the
+    /// later ones, are left out (see `convert_log`).
+    value_lost: bool,
     /// The value files the salvaged tables' pointers name: the others go to `lost/`.
     named_value_files: HashSet<u64>,
 }
@@ -155,6 +161,7 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
         value_files: ValueFiles::new(Arc::clone(&env), dir),
         synced_value_files: HashSet::new(),
         unreadable_value: None,
+        value_lost: false,
         named_value_files: HashSet::new(),
     };
 
@@ -244,6 +251,12 @@ impl Repairer<'_> {
 
     /// Replays log `number` into a memtable and writes it as a table. `None` when empty.
     fn convert_log(&mut self, number: u64) -> Result<Option<u64>> {
+        if self.value_lost {
+            self.log.log(format_args!(
+                "log #{number}: left out: it follows a write whose value was lost"
+            ));
+            return Ok(None);
+        }
         let env = &self.options.env;
         let path = crate::filename::log_file_name(self.dir, number);
         let lines = Arc::new(parking_lot::Mutex::new(Vec::new()));
@@ -270,29 +283,47 @@ impl Repairer<'_> {
                     "log #{number}: skipping a gap of {bytes} bytes at offset {offset}"
                 ));
             }
-            let applied = WriteBatch::from_contents(record).and_then(|batch| {
+            let parsed = WriteBatch::from_contents(record).and_then(|batch| {
                 let used = check_logged_batch(&batch, Extensions::all())?;
-                // A pointer whose value is missing or damaged would outlive its value.
-                value_files::check_replayed(
-                    &**env,
-                    self.dir,
-                    &self.value_files,
-                    &batch,
-                    &mut self.synced_value_files,
-                )
-                .inspect_err(|e| {
-                    if !e.is_corruption() {
-                        self.unreadable_value.get_or_insert_with(|| e.clone());
-                    }
-                })?;
-                insert_into_memtable(&batch, &mem)?;
-                self.found = self.found.union(used);
-                Ok(())
+                Ok((batch, used))
             });
-            match applied {
-                Ok(()) => records += 1,
-                // Repair stops (`stop_at_unreadable_value`): no table of this log is built.
-                Err(_) if self.unreadable_value.is_some() => return Ok(None),
+            let (batch, used) = match parsed {
+                Ok(parsed) => parsed,
+                Err(e) => {
+                    self.log
+                        .log(format_args!("log #{number}: skipping record: {e}"));
+                    continue;
+                }
+            };
+            // A pointer whose value is missing or damaged would outlive its value.
+            if let Err(e) = value_files::check_replayed(
+                &**env,
+                self.dir,
+                &self.value_files,
+                &batch,
+                &mut self.synced_value_files,
+            ) {
+                if !e.is_corruption() {
+                    // Repair stops (`stop_at_unreadable_value`): no table of this log is built.
+                    self.unreadable_value = Some(e);
+                    return Ok(None);
+                }
+                // A value never synced (a sync covers every value appended before it): this
+                // write and every later one were never durable. Recovery leaves them out, and
+                // so does repair, or it would keep later writes without an earlier one.
+                self.log.log(format_args!(
+                    "log #{number}: a write at sequence {} names a value that is not in its \
+                     value file ({e}); leaving out it, the rest of this log and later logs",
+                    batch.sequence()
+                ));
+                self.value_lost = true;
+                break;
+            }
+            match insert_into_memtable(&batch, &mem) {
+                Ok(()) => {
+                    records += 1;
+                    self.found = self.found.union(used);
+                }
                 Err(e) => self
                     .log
                     .log(format_args!("log #{number}: skipping record: {e}")),

@@ -41,6 +41,7 @@ mod repair_dropped_values_it_could_not_read;
 mod repair_ignored_value_pointers;
 mod repair_keeps_newest_version;
 mod repair_kept_damaged_meta_blocks;
+mod repair_kept_writes_after_a_lost_value;
 mod repair_left_value_files_to_be_deleted;
 mod reuse_logs_after_torn_tail;
 mod snapshot_kept_every_later_version;
