@@ -492,7 +492,8 @@ fn replay_log(
             // A value never synced (a sync covers every value appended before it): this
             // write and every later one were never acknowledged as durable.
             db.info_log.log(format_args!(
-                "log #{number}: a write at sequence {} names a value that is not in its value                  file ({e}); leaving out it and every later write",
+                "log #{number}: a write at sequence {} names a value that is not in its value \
+                 file ({e}); leaving out that write and every later one",
                 logged.batch.sequence()
             ));
             replay.sequences.gap = true;

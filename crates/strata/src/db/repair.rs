@@ -2,10 +2,13 @@
 //!
 //! 1. Every write-ahead log is replayed (damaged records are skipped) into a new table, and
 //!    the log is moved to `lost/`. The value files replayed pointers name are synced first. A
-//!    record with a value pointer whose value is missing or damaged ends the replay, as it
-//!    ends recovery's: a sync covers every value appended before it, so that write and every
-//!    later one (the rest of the log, and the later logs) were never durable, and keeping
-//!    them would keep later writes without an earlier one.
+//!    record with a value pointer whose value is missing or damaged ends the replay, with the
+//!    later logs', as it ends a lenient recovery's: a sync covers every value appended before
+//!    it, so after a power loss that write and every later one were never durable, and
+//!    keeping the later ones would keep writes without an earlier one (damage to a synced
+//!    value costs the later writes too; the logs holding them go to `lost/`). A log on disk
+//!    never names a value whose file was collected: deletion passes remove obsolete logs
+//!    before value files (`db/obsolete_files.rs`).
 //! 2. Every table is scanned. One that cannot be opened (damaged footer or index block) is
 //!    moved to `lost/`; one with damaged data blocks is rewritten with the entries of every
 //!    readable block, one whose filter or metaindex block is damaged is rewritten whole
@@ -308,12 +311,11 @@ impl Repairer<'_> {
                     self.unreadable_value = Some(e);
                     return Ok(None);
                 }
-                // A value never synced (a sync covers every value appended before it): this
-                // write and every later one were never durable. Recovery leaves them out, and
-                // so does repair, or it would keep later writes without an earlier one.
+                // A value never synced, or damaged (see the module documentation).
                 self.log.log(format_args!(
                     "log #{number}: a write at sequence {} names a value that is not in its \
-                     value file ({e}); leaving out it, the rest of this log and later logs",
+                     value file ({e}); leaving out that write, the rest of this log and the \
+                     later logs",
                     batch.sequence()
                 ));
                 self.value_lost = true;

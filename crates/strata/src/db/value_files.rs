@@ -397,11 +397,12 @@ fn listed(db: &DbInner) -> Result<Vec<(u64, u64)>> {
 
 /// Deletes the value files nothing can reach any more (see the module documentation), then
 /// plans garbage collection (`value_gc::plan`) from what is left and sets the size value files
-/// are cut at. Does nothing on a database without value separation, on a read-only handle, or
-/// after a background error. A failure to list the directory or to read a memtable or table
+/// are cut at; with `deleting` false it only plans (an obsolete log is left: see
+/// `db/obsolete_files.rs`). Does nothing on a database without value separation, on a
+/// read-only handle, or after a background error. A failure to list the directory or to read a memtable or table
 /// deletes nothing and is returned: the caller makes it a background error, as a compaction's
 /// would be, so it surfaces in a later call rather than leave collection stopped unseen.
-pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
+pub(super) fn delete_unreferenced(db: &DbInner, deleting: bool) -> Result<()> {
     if db.options.value_separation.is_none() || db.read_only.is_some() {
         return Ok(());
     }
@@ -464,7 +465,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     *db.table_value_refs.tables.lock() = seen;
     let mut kept = Vec::new();
     for (number, size, in_use) in files {
-        if in_use || reachable.contains_key(&number) {
+        if in_use || reachable.contains_key(&number) || !deleting {
             kept.push((number, size, in_use));
             continue;
         }

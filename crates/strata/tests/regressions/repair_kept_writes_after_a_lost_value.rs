@@ -5,12 +5,15 @@
 //! log itself, were: repair kept them and the database held later writes without an earlier
 //! one, a state no sequence of acknowledged writes gives. A sync covers every value appended
 //! before it, so a lost value means that write and every later one were never durable; an
-//! open stops replaying there, and now so does repair.
+//! open stops replaying there, and now so does repair, leaving out the later logs too.
 
+use std::io;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use strata::{MemEnv, Options, ReadOptions, ValueSeparation, WriteOptions, DB};
+use strata::testing::{EnvOp, HookEnv};
+use strata::{Env, Error, MemEnv, Options, ReadOptions, ValueSeparation, WriteOptions, DB};
 
 use crate::support;
 
@@ -36,47 +39,204 @@ fn separating(env: &Arc<MemEnv>) -> Options {
     }
 }
 
-#[test]
-fn repair_keeps_the_writes_before_a_lost_value_and_none_after() {
-    let env = Arc::new(MemEnv::new());
-    let db = DB::open(DIR, separating(&env)).unwrap();
-    for i in 0..WRITES {
-        let sync = WriteOptions { sync: i == 19 };
-        db.put_opt(&sync, &key(i), &value(i)).unwrap();
+/// Cuts the value file holding `value(lost)` inside that value's record.
+fn lose_value(env: &MemEnv, lost: u32) {
+    let lost = value(lost);
+    for number in support::files::numbered_files(env, Path::new(DIR), ".vlog") {
+        let path = Path::new(DIR).join(format!("{number:06}.vlog"));
+        let mut found = false;
+        support::files::rewrite_file(env, &path, |bytes| {
+            if let Some(at) = bytes.windows(lost.len()).position(|w| w == lost) {
+                bytes.truncate(at + 1);
+                found = true;
+            }
+        });
+        if found {
+            return;
+        }
     }
-    drop(db);
-    // The value file loses the values of the even writes from FIRST_LOST on (never synced);
-    // the log keeps every record.
-    let vlog = support::files::numbered_files(&*env, Path::new(DIR), ".vlog")
-        .last()
-        .map(|number| Path::new(DIR).join(format!("{number:06}.vlog")))
-        .expect("a value file");
-    // Cut inside the first lost value's record, which ends every earlier one.
-    let first_lost = value(FIRST_LOST);
-    support::files::rewrite_file(&*env, &vlog, |bytes| {
-        let at = bytes
-            .windows(first_lost.len())
-            .position(|w| w == first_lost)
-            .expect("the value in its file");
-        bytes.truncate(at + 1);
-    });
+    panic!("no value file holds the value");
+}
 
-    strata::repair(DIR, &separating(&env)).unwrap();
-    let db = DB::open(DIR, separating(&env)).unwrap();
+/// Every key and value of the database.
+fn scan(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut it = db.iter_opt(&ReadOptions::default());
     it.seek_to_first();
-    let mut kept = Vec::new();
+    let mut all = Vec::new();
     while it.valid() {
-        kept.push((it.key().to_vec(), it.value().to_vec()));
+        all.push((it.key().to_vec(), it.value().to_vec()));
         it.next();
     }
     it.status().unwrap();
-    let expected: Vec<_> = (0..FIRST_LOST).map(|i| (key(i), value(i))).collect();
+    all
+}
+
+/// Repairs, then checks that the database holds exactly writes `0..kept`.
+fn repair_keeps(env: &Arc<MemEnv>, kept: u32) {
+    strata::repair(DIR, &separating(env)).unwrap();
+    let db = DB::open(DIR, separating(env)).unwrap();
+    let all = scan(&db);
+    let expected: Vec<_> = (0..kept).map(|i| (key(i), value(i))).collect();
     let names = |all: &[(Vec<u8>, Vec<u8>)]| {
         all.iter()
             .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
             .collect::<Vec<_>>()
     };
-    assert_eq!(names(&kept), names(&expected), "keys after repair");
-    assert_eq!(kept, expected, "values after repair");
+    assert_eq!(names(&all), names(&expected), "keys after repair");
+    assert_eq!(all, expected, "values after repair");
+}
+
+#[test]
+fn repair_keeps_the_writes_before_a_lost_value_and_none_after() {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    for i in 0..WRITES {
+        db.put(&key(i), &value(i)).unwrap();
+    }
+    drop(db);
+    // The value file loses the values of the even writes from FIRST_LOST on (never synced);
+    // the log keeps every record.
+    lose_value(&env, FIRST_LOST);
+    repair_keeps(&env, FIRST_LOST);
+}
+
+#[test]
+fn a_lost_value_leaves_out_the_later_logs_too() {
+    let env = Arc::new(MemEnv::new());
+    // Tables cannot be written: the full memtable's log stays when a write switches to a new
+    // log, as a crash before the flush would leave them.
+    let no_tables: Arc<dyn Env> = Arc::new(HookEnv::new(env.clone(), |call| {
+        let table = call.path.extension().is_some_and(|e| e == "ldb");
+        if call.op == EnvOp::NewWritableFile && table {
+            return Err(Error::Io {
+                context: format!("injected, {}", call.path.display()),
+                source: Arc::new(io::Error::other("EIO")),
+            });
+        }
+        Ok(())
+    }));
+    let options = Options {
+        env: no_tables,
+        write_buffer_size: 64 << 10,
+        ..separating(&env)
+    };
+    let db = DB::open(DIR, options).unwrap();
+    let logs = || support::files::numbered_files(&*env, Path::new(DIR), ".log").len();
+    let mut first_in_second_log = None;
+    for i in 0.. {
+        if db
+            .put_opt(&WriteOptions::default(), &key(i), &value(i))
+            .is_err()
+        {
+            break;
+        }
+        if logs() > 1 {
+            first_in_second_log.get_or_insert(i);
+        }
+        if first_in_second_log.is_some_and(|first| i >= first + 5) {
+            break;
+        }
+        assert!(i < 100_000, "the memtable never switched logs");
+    }
+    drop(db);
+    let first_in_second_log = first_in_second_log.expect("a second log");
+    assert!(
+        first_in_second_log > 20,
+        "{first_in_second_log} writes in the first log"
+    );
+    // An even write ten before the switch loses its value: the first log's writes after it,
+    // and the second log's, must all go.
+    let lost = (first_in_second_log - 10) & !1;
+    lose_value(&env, lost);
+    repair_keeps(&env, lost);
+}
+
+/// `env`, with every removal of a log failing while `failing`.
+fn failing_log_removals(env: &Arc<MemEnv>, failing: &Arc<AtomicBool>) -> Arc<dyn Env> {
+    let failing = Arc::clone(failing);
+    Arc::new(HookEnv::new(env.clone(), move |call| {
+        let log = call.path.extension().is_some_and(|e| e == "log");
+        if call.op == EnvOp::RemoveFile && log && failing.load(AtomicOrdering::SeqCst) {
+            return Err(Error::Io {
+                context: format!("injected, {}", call.path.display()),
+                source: Arc::new(io::Error::other("EIO")),
+            });
+        }
+        Ok(())
+    }))
+}
+
+/// Writes separated values, then deletes them all and compacts while logs cannot be removed:
+/// the log holding the values is obsolete but stays. Returns the open database and the value
+/// files it wrote, which nothing live names any more.
+fn obsolete_log_left(env: &Arc<MemEnv>, failing: &Arc<AtomicBool>) -> (DB, Vec<u64>) {
+    let options = Options {
+        env: failing_log_removals(env, failing),
+        ..separating(env)
+    };
+    let db = DB::open(DIR, options).unwrap();
+    for i in (0..100).map(|i| i * 2) {
+        db.put(&key(i), &value(i)).unwrap();
+    }
+    let files: Vec<u64> = support::files::numbered_files(&**env, Path::new(DIR), ".vlog")
+        .into_iter()
+        .collect();
+    assert!(!files.is_empty());
+    failing.store(true, AtomicOrdering::SeqCst);
+    for i in (0..100).map(|i| i * 2) {
+        db.delete(&key(i)).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    (db, files)
+}
+
+/// Found in the review of the change above: a deletion pass deleted unreferenced value files
+/// before obsolete logs, and a log it then failed to remove (or a crash between the two) was
+/// left naming values whose file was gone; repair, which replays every log it finds, stopped
+/// at its first record and left out every later log, synced writes included.
+#[test]
+fn an_obsolete_log_left_on_disk_keeps_its_value_files_and_repair_every_later_write() {
+    let env = Arc::new(MemEnv::new());
+    let failing = Arc::new(AtomicBool::new(false));
+    let (db, files) = obsolete_log_left(&env, &failing);
+    // Synced writes with small values, in a later log.
+    for i in 0..10 {
+        let synced = WriteOptions { sync: true };
+        db.put_opt(&synced, &key(1 + 2 * i), &value(1 + 2 * i))
+            .unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    drop(db);
+    let left = support::files::numbered_files(&*env, Path::new(DIR), ".vlog");
+    assert!(
+        files.iter().all(|f| left.contains(f)),
+        "value files {files:?} while an obsolete log names them: {left:?}"
+    );
+    strata::repair(DIR, &separating(&env)).unwrap();
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    // The obsolete log's puts come back (their deletions were compacted away: a lost deletion
+    // brings its key back, docs/guarantees.md) with their values, and so does every synced write.
+    let all = scan(&db);
+    for i in 0..10 {
+        let i = 1 + 2 * i;
+        assert!(
+            all.contains(&(key(i), value(i))),
+            "synced write {i} lost by repair"
+        );
+    }
+}
+
+#[test]
+fn value_files_are_deleted_once_the_obsolete_log_is() {
+    let env = Arc::new(MemEnv::new());
+    let failing = Arc::new(AtomicBool::new(false));
+    let (db, files) = obsolete_log_left(&env, &failing);
+    failing.store(false, AtomicOrdering::SeqCst);
+    db.put(&key(1), &value(1)).unwrap();
+    db.compact_range(None, None).unwrap();
+    let left = support::files::numbered_files(&*env, Path::new(DIR), ".vlog");
+    assert!(
+        files.iter().all(|f| !left.contains(f)),
+        "value files {files:?} after the obsolete log went: {left:?}"
+    );
 }
