@@ -37,8 +37,9 @@ impl Passes {
 /// needs, obsolete logs first, then the others, stopping early when a memtable flush is
 /// waiting (the next call, after it, goes on); then the value files nothing reaches
 /// (`value_files::delete_unreferenced`, whose failure becomes the background error), unless
-/// an obsolete log could not be deleted. Skipped after a background error: the manifest's state is
-/// then uncertain. When another thread's pass is running, it runs once more instead.
+/// an obsolete log is left: one that could not be deleted, or one a flush made obsolete after
+/// the listing. Skipped after a background error: the manifest's state is then uncertain.
+/// When another thread's pass is running, it runs once more instead.
 pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     if state.obsolete_files.running {
         state.obsolete_files.again = true;
@@ -127,7 +128,7 @@ fn one_pass(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
                 }
             }
         }
-        value_files::delete_unreferenced(db, !logs_left)
+        value_files::delete_unreferenced(db, (!logs_left).then_some(log_number))
     });
     // The value files' accounting read what a compaction reads: an I/O failure stops writes
     // as a compaction's does (an open fails with it). Damage in a table it reads stops only

@@ -46,5 +46,6 @@ mod repair_left_value_files_to_be_deleted;
 mod reuse_logs_after_torn_tail;
 mod snapshot_kept_every_later_version;
 mod unverified_meta_blocks;
+mod value_file_deleted_beside_a_newly_obsolete_log;
 mod value_file_io_errors_went_unseen;
 mod zeroed_record_header;

@@ -11,6 +11,8 @@ use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
 
 use strata::testing::{EnvOp, HookEnv};
 use strata::{Env, Error, MemEnv, Options, ReadOptions, ValueSeparation, WriteOptions, DB};
@@ -103,20 +105,21 @@ fn repair_keeps_the_writes_before_a_lost_value_and_none_after() {
 #[test]
 fn a_lost_value_leaves_out_the_later_logs_too() {
     let env = Arc::new(MemEnv::new());
-    // Tables cannot be written: the full memtable's log stays when a write switches to a new
-    // log, as a crash before the flush would leave them.
-    let no_tables: Arc<dyn Env> = Arc::new(HookEnv::new(env.clone(), |call| {
-        let table = call.path.extension().is_some_and(|e| e == "ldb");
-        if call.op == EnvOp::NewWritableFile && table {
-            return Err(Error::Io {
-                context: format!("injected, {}", call.path.display()),
-                source: Arc::new(io::Error::other("EIO")),
-            });
-        }
-        Ok(())
-    }));
+    // Flushes are held before they write a table: the full memtable's log stays beside the
+    // next one, and a copy of the directory then is what a crash would leave.
+    let held = Arc::new(AtomicBool::new(true));
+    let holding: Arc<dyn Env> = {
+        let held = Arc::clone(&held);
+        Arc::new(HookEnv::new(env.clone(), move |call| {
+            let table = call.path.extension().is_some_and(|e| e == "ldb");
+            while call.op == EnvOp::NewWritableFile && table && held.load(AtomicOrdering::SeqCst) {
+                thread::sleep(Duration::from_millis(1));
+            }
+            Ok(())
+        }))
+    };
     let options = Options {
-        env: no_tables,
+        env: holding,
         write_buffer_size: 64 << 10,
         ..separating(&env)
     };
@@ -124,12 +127,7 @@ fn a_lost_value_leaves_out_the_later_logs_too() {
     let logs = || support::files::numbered_files(&*env, Path::new(DIR), ".log").len();
     let mut first_in_second_log = None;
     for i in 0.. {
-        if db
-            .put_opt(&WriteOptions::default(), &key(i), &value(i))
-            .is_err()
-        {
-            break;
-        }
+        db.put(&key(i), &value(i)).unwrap();
         if logs() > 1 {
             first_in_second_log.get_or_insert(i);
         }
@@ -138,17 +136,25 @@ fn a_lost_value_leaves_out_the_later_logs_too() {
         }
         assert!(i < 100_000, "the memtable never switched logs");
     }
+    let crashed = Arc::new(MemEnv::new());
+    support::files::copy_dir(&*env, &*crashed, Path::new(DIR));
+    held.store(false, AtomicOrdering::SeqCst);
     drop(db);
-    let first_in_second_log = first_in_second_log.expect("a second log");
+    let first_in_second_log = first_in_second_log.unwrap();
     assert!(
         first_in_second_log > 20,
         "{first_in_second_log} writes in the first log"
     );
+    assert_eq!(
+        support::files::numbered_files(&*crashed, Path::new(DIR), ".log").len(),
+        2,
+        "logs in the copy"
+    );
     // An even write ten before the switch loses its value: the first log's writes after it,
     // and the second log's, must all go.
     let lost = (first_in_second_log - 10) & !1;
-    lose_value(&env, lost);
-    repair_keeps(&env, lost);
+    lose_value(&crashed, lost);
+    repair_keeps(&crashed, lost);
 }
 
 /// `env`, with every removal of a log failing while `failing`.
@@ -205,7 +211,6 @@ fn an_obsolete_log_left_on_disk_keeps_its_value_files_and_repair_every_later_wri
         db.put_opt(&synced, &key(1 + 2 * i), &value(1 + 2 * i))
             .unwrap();
     }
-    db.compact_range(None, None).unwrap();
     drop(db);
     let left = support::files::numbered_files(&*env, Path::new(DIR), ".vlog");
     assert!(
@@ -239,4 +244,30 @@ fn value_files_are_deleted_once_the_obsolete_log_is() {
         files.iter().all(|f| !left.contains(f)),
         "value files {files:?} after the obsolete log went: {left:?}"
     );
+}
+
+/// Flushes the `LOG` records.
+fn flushes(env: &MemEnv) -> usize {
+    support::files::info_log(env, Path::new(DIR))
+        .lines()
+        .filter(|l| l.contains("level-0 table") && l.contains(": started"))
+        .count()
+}
+
+/// Found in the review: while an obsolete log could not be removed, the value files nothing
+/// reached were kept for the plan, which chose them for collection and, finding nothing to
+/// relocate, asked for a flush at every write.
+#[test]
+fn a_log_that_cannot_be_removed_costs_no_flushes() {
+    let env = Arc::new(MemEnv::new());
+    let failing = Arc::new(AtomicBool::new(false));
+    let (db, _) = obsolete_log_left(&env, &failing);
+    thread::sleep(Duration::from_millis(100));
+    let before = flushes(&env);
+    for i in 0..100 {
+        db.put(&key(1000 + i), b"small").unwrap();
+        thread::sleep(Duration::from_millis(2));
+    }
+    let flushed = flushes(&env) - before;
+    assert!(flushed <= 2, "{flushed} flushes for 100 small writes");
 }
