@@ -102,11 +102,13 @@ fn repair_keeps_the_writes_before_a_lost_value_and_none_after() {
     repair_keeps(&env, FIRST_LOST);
 }
 
-#[test]
-fn a_lost_value_leaves_out_the_later_logs_too() {
+/// A copy of the directory (what a crash leaves) with two live logs: the first one full, the
+/// second one holding the five writes after the one that switched to it. Returns it with the
+/// number of the first write in the second log.
+fn two_live_logs() -> (Arc<MemEnv>, u32) {
     let env = Arc::new(MemEnv::new());
     // Flushes are held before they write a table: the full memtable's log stays beside the
-    // next one, and a copy of the directory then is what a crash would leave.
+    // next one.
     let held = Arc::new(AtomicBool::new(true));
     let holding: Arc<dyn Env> = {
         let held = Arc::clone(&held);
@@ -150,11 +152,43 @@ fn a_lost_value_leaves_out_the_later_logs_too() {
         2,
         "logs in the copy"
     );
+    (crashed, first_in_second_log)
+}
+
+#[test]
+fn a_lost_value_leaves_out_the_later_logs_too() {
+    let (crashed, first_in_second_log) = two_live_logs();
     // An even write ten before the switch loses its value: the first log's writes after it,
     // and the second log's, must all go.
     let lost = (first_in_second_log - 10) & !1;
     lose_value(&crashed, lost);
     repair_keeps(&crashed, lost);
+}
+
+/// Found in the review of the change above: repair kept every log's writes whatever their
+/// sequence numbers, so a power loss that took the tail of one log but not the next (a switch
+/// syncs neither) left later writes without earlier ones. Recovery stops at such a jump.
+#[test]
+fn a_live_log_that_does_not_continue_the_one_before_is_left_out() {
+    let (crashed, first_in_second_log) = two_live_logs();
+    let first_log = support::files::numbered_files(&*crashed, Path::new(DIR), ".log")
+        .first()
+        .map(|number| Path::new(DIR).join(format!("{number:06}.log")))
+        .unwrap();
+    // The first log loses its last quarter: a record cut short, and the ones after it.
+    support::files::rewrite_file(&*crashed, &first_log, |bytes| {
+        bytes.truncate(bytes.len() * 3 / 4)
+    });
+    strata::repair(DIR, &separating(&crashed)).unwrap();
+    let db = DB::open(DIR, separating(&crashed)).unwrap();
+    let all = scan(&db);
+    let kept = all.len() as u32;
+    assert!(
+        (1..first_in_second_log).contains(&kept),
+        "{kept} writes kept, the second log starting at write {first_in_second_log}"
+    );
+    let expected: Vec<_> = (0..kept).map(|i| (key(i), value(i))).collect();
+    assert!(all == expected, "not the first {kept} writes");
 }
 
 /// `env`, with every removal of a log failing while `failing`.
@@ -252,6 +286,36 @@ fn flushes(env: &MemEnv) -> usize {
         .lines()
         .filter(|l| l.contains("level-0 table") && l.contains(": started"))
         .count()
+}
+
+/// An obsolete log is left on disk and its value files are lost (damage, or a database an
+/// older version collected): the manifest says its writes reached tables, so repair leaves out
+/// only the writes naming lost values and keeps every later log.
+#[test]
+fn a_lost_value_in_an_obsolete_log_costs_no_later_write() {
+    let env = Arc::new(MemEnv::new());
+    let failing = Arc::new(AtomicBool::new(false));
+    let (db, files) = obsolete_log_left(&env, &failing);
+    for i in 0..10 {
+        let synced = WriteOptions { sync: true };
+        db.put_opt(&synced, &key(1 + 2 * i), &value(1 + 2 * i))
+            .unwrap();
+    }
+    drop(db);
+    for number in files {
+        env.remove_file(&Path::new(DIR).join(format!("{number:06}.vlog")))
+            .unwrap();
+    }
+    strata::repair(DIR, &separating(&env)).unwrap();
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    let all = scan(&db);
+    for i in 0..10 {
+        let i = 1 + 2 * i;
+        assert!(
+            all.contains(&(key(i), value(i))),
+            "synced write {i} lost by repair"
+        );
+    }
 }
 
 /// Found in the review: while an obsolete log could not be removed, the value files nothing
