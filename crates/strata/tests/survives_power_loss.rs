@@ -10,7 +10,10 @@
 //! replacement alike), or at a random moment; then the power fails (unsynced data dropped,
 //! torn, or replaced by garbage, as the configuration says), recovery itself is sometimes
 //! crashed the same way, and finally the database is reopened and its whole state is checked
-//! against the recorded history. Every configuration runs with `reuse_logs` off and on.
+//! against the recorded history. Every configuration runs with `reuse_logs` off and on. Where
+//! garbage in the last manifest edit makes open ask for repair, the repaired database must
+//! hold every synced write and nothing no write put there, but need not be a prefix: repair
+//! salvages what an open would leave out (docs/guarantees.md).
 //!
 //! Rounds with an odd seed open the database with `Options::range_deletes` and delete ranges
 //! now and then (alone or in a batch with other updates), so range tombstones go through the
@@ -115,6 +118,8 @@ struct Tally {
     lost_unsynced: u64,
     /// Reopens that needed repair (garbage in the last manifest edit).
     repairs: u64,
+    /// Those of them whose state held every synced write but was no prefix (repair salvages).
+    salvaged_repairs: u64,
     /// Paranoid reopens refused for a write-ahead log torn before its end, then done lenient.
     torn_log_refusals: u64,
     /// Those of them refused for a log naming a value a torn value-file tail cut.
@@ -369,17 +374,20 @@ impl Round<'_> {
     /// history from it.
     fn reopen_and_check(&mut self) -> DB {
         self.env.clear_faults();
+        let mut repaired = false;
         let db = match self.open() {
             Ok(db) => db,
             // Garbage where the last manifest edit was being written cannot be told from an
             // installed edit gone bad, so open refuses and asks for repair, which must then
-            // give back the same prefix of the history as an open would have.
+            // keep every synced write; it salvages, so it may keep unsynced writes whose
+            // predecessors were lost (checked below).
             Err(e)
                 if self.mode == PowerLossMode::GarbageTail
                     && e.to_string().contains("run repair") =>
             {
                 self.trail.push(format!("repair after: {e}"));
                 self.tally.repairs += 1;
+                repaired = true;
                 let options = options(&self.env, self.reuse_logs, false, self.extensions);
                 if let Err(e) = strata::repair(DIR, &options) {
                     self.fail(&format!("repair failed: {e}"));
@@ -412,6 +420,13 @@ impl Round<'_> {
         let min_len = self.history.synced_len();
         let prefixes = self.history.matching_prefixes(&state, min_len);
         let Some(&len) = prefixes.last() else {
+            if repaired && self.history.salvaged(&state, min_len) {
+                self.tally.salvaged_repairs += 1;
+                self.trail
+                    .push("verified: salvaged by repair, no prefix".into());
+                self.history.restart(state);
+                return db;
+            }
             let why = self.history.explain(&state, min_len);
             drop(db);
             self.fail(&format!("state is no prefix of the history\n{why}"));
@@ -530,8 +545,8 @@ fn run_config(reuse_logs: bool, mode: PowerLossMode) {
     eprintln!(
         "power loss (reuse_logs {reuse_logs}, {mode:?}): {} rounds passed, {} power losses \
          ({} during recovery), {} writes acknowledged ({} synced), {} unsynced lost as \
-         allowed, {} reopens through repair, {} paranoid reopens refused for a torn log ({} \
-         for a value a torn value file cut); crash points: {:?}",
+         allowed, {} reopens through repair ({} salvaged, no prefix), {} paranoid reopens \
+         refused for a torn log ({} for a value a torn value file cut); crash points: {:?}",
         tally.rounds,
         tally.power_losses,
         tally.recovery_crashes,
@@ -539,6 +554,7 @@ fn run_config(reuse_logs: bool, mode: PowerLossMode) {
         tally.synced,
         tally.lost_unsynced,
         tally.repairs,
+        tally.salvaged_repairs,
         tally.torn_log_refusals,
         tally.torn_value_refusals,
         tally.crash_points
@@ -578,7 +594,7 @@ fn garbage_tail_with_log_reuse() {
 /// The checker itself: a state is accepted exactly when it is a prefix state at or past the
 /// last synced write.
 #[test]
-fn prefix_check_accepts_prefixes_and_rejects_holes() {
+fn prefix_and_salvage_checks_accept_what_they_should_and_reject_holes() {
     let put = |k: &str, v: &str, sync: bool| Op {
         range_deletes: Vec::new(),
         updates: vec![(k.as_bytes().to_vec(), Some(v.as_bytes().to_vec()))],
@@ -626,4 +642,22 @@ fn prefix_check_accepts_prefixes_and_rejects_holes() {
     assert!(history
         .explain(&state(&[("a", "1")]), 2)
         .contains("keys differ"));
+    // What repair may leave: the synced writes, with any of the later ones.
+    assert!(history.salvaged(&state(&[("a", "1")]), 2));
+    assert!(history.salvaged(&state(&[("a", "2"), ("b", "1")]), 2));
+    // A synced write lost, an older value back, a value never written, a key never written.
+    assert!(!history.salvaged(&state(&[("a", "1")]), 3));
+    assert!(!history.salvaged(&state(&[("a", "0")]), 2));
+    assert!(!history.salvaged(&state(&[("a", "3")]), 2));
+    assert!(!history.salvaged(&state(&[("a", "1"), ("c", "1")]), 2));
+    // A range deletion after the synced writes may take what it covers.
+    let mut ranged = history.clone();
+    ranged.ops.push(Op {
+        range_deletes: vec![(b"a".to_vec(), b"b".to_vec())],
+        updates: Vec::new(),
+        sync: false,
+        acked: true,
+    });
+    assert!(ranged.salvaged(&state(&[("b", "1")]), 2));
+    assert!(!history.salvaged(&state(&[("b", "1")]), 2));
 }

@@ -1,19 +1,8 @@
 //! Repair: rebuild a database that cannot be opened from whatever can still be read.
 //!
-//! 1. Every write-ahead log is replayed (damaged records are skipped) into a new table, and
-//!    the log is moved to `lost/`. The value files replayed pointers name are synced first.
-//!    The live logs — those the manifest still needs, read as a lenient open reads it; every
-//!    log when it cannot be read — end as a lenient recovery's replay ends, so that the
-//!    database keeps a prefix of the writes: a record with a value pointer whose value is
-//!    missing or damaged ends the replay (a sync covers every value appended before it, so
-//!    after a power loss that write and every later one were never durable), and so does a
-//!    live log that starts past the end of the one before (the writes between were lost:
-//!    checked only when the manifest was read, since an obsolete log left on disk is
-//!    followed by such a jump); the later live logs are left out too. Damage to a synced
-//!    value costs the later writes as well; the logs holding them go to `lost/`. An obsolete
-//!    log's writes reached tables: a lost value there leaves out that write alone. A log on
-//!    disk never names a value whose file was collected: deletion passes remove obsolete
-//!    logs before value files (`db/obsolete_files.rs`).
+//! 1. Every write-ahead log is replayed (damaged records are skipped, as are records with a
+//!    value pointer whose value is missing or damaged) into a new table, and the log is moved
+//!    to `lost/`. The value files replayed pointers name are synced first.
 //! 2. Every table is scanned. One that cannot be opened (damaged footer or index block) is
 //!    moved to `lost/`; one with damaged data blocks is rewritten with the entries of every
 //!    readable block, one whose filter or metaindex block is damaged is rewritten whole
@@ -67,7 +56,6 @@ use crate::table::{BlockReads, TableOptions};
 use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator, ValueType};
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::manifest::write_first_manifest;
-use crate::version::recover::read_log_numbers;
 use crate::version::table_cache::TableCache;
 use crate::vlog::reader::ValueFiles;
 use crate::vlog::ValuePointer;
@@ -96,16 +84,6 @@ struct Repairer<'a> {
     /// would leave the value's entry out, and the value file, which nothing would then name,
     /// would be deleted at the next compaction.
     unreadable_value: Option<Error>,
-    /// Whether the manifest could be read: then only the logs it still needs are live, and
-    /// each live log must continue the one before.
-    checking: bool,
-    /// Where the next live log must start to continue the live logs before it (once one was
-    /// replayed, and only when `checking`).
-    next_sequence: Option<u64>,
-    /// Set when writes of a live log were lost: a write naming a lost value, or a log
-    /// starting past the end of the one before. The writes after, in that log and the later
-    /// live logs, are left out (see `convert_log`).
-    live_cut: bool,
     /// The value files the salvaged tables' pointers name: the others go to `lost/`.
     named_value_files: HashSet<u64>,
 }
@@ -177,9 +155,6 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
         value_files: ValueFiles::new(Arc::clone(&env), dir),
         synced_value_files: HashSet::new(),
         unreadable_value: None,
-        checking: false,
-        next_sequence: None,
-        live_cut: false,
         named_value_files: HashSet::new(),
     };
 
@@ -208,25 +183,8 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
         )));
     }
     logs.sort_unstable();
-    // The logs the manifest no longer needs are obsolete: their writes reached tables.
-    let needed = match read_log_numbers(&*env, dir, &repairer.icmp) {
-        Ok(numbers) => {
-            repairer.checking = true;
-            Some(numbers)
-        }
-        Err(e) => {
-            repairer.log.log(format_args!(
-                "the manifest cannot be read ({e}): every log is taken for live, and none is \
-                 checked to continue the one before"
-            ));
-            None
-        }
-    };
     for number in logs {
-        let live = needed
-            .as_ref()
-            .is_none_or(|n| number >= n.log_number || number == n.prev_log_number);
-        let converted = repairer.convert_log(number, live);
+        let converted = repairer.convert_log(number);
         repairer.stop_at_unreadable_value()?;
         match converted {
             Ok(Some(table)) => tables.push(table),
@@ -285,14 +243,7 @@ impl Repairer<'_> {
     }
 
     /// Replays log `number` into a memtable and writes it as a table. `None` when empty.
-    /// `live`: the log is one the manifest still needs (its writes may be in no table).
-    fn convert_log(&mut self, number: u64, live: bool) -> Result<Option<u64>> {
-        if live && self.live_cut {
-            self.log.log(format_args!(
-                "log #{number}: left out: it follows writes that were lost"
-            ));
-            return Ok(None);
-        }
+    fn convert_log(&mut self, number: u64) -> Result<Option<u64>> {
         let env = &self.options.env;
         let path = crate::filename::log_file_name(self.dir, number);
         let lines = Arc::new(parking_lot::Mutex::new(Vec::new()));
@@ -312,7 +263,6 @@ impl Repairer<'_> {
         let mem = Arc::new(MemTable::new(self.icmp.clone()));
         let mut scratch = Vec::new();
         let mut records = 0usize;
-        let mut first = true;
         while let Some(record) = reader.read_record(&mut scratch) {
             let record = record.to_vec();
             if let Some((offset, bytes)) = reader.take_gap() {
@@ -320,72 +270,29 @@ impl Repairer<'_> {
                     "log #{number}: skipping a gap of {bytes} bytes at offset {offset}"
                 ));
             }
-            let parsed = WriteBatch::from_contents(record).and_then(|batch| {
+            let applied = WriteBatch::from_contents(record).and_then(|batch| {
                 let used = check_logged_batch(&batch, Extensions::all())?;
-                Ok((batch, used))
-            });
-            let (batch, used) = match parsed {
-                Ok(parsed) => parsed,
-                Err(e) => {
-                    self.log
-                        .log(format_args!("log #{number}: skipping record: {e}"));
-                    continue;
-                }
-            };
-            if live && std::mem::replace(&mut first, false) {
-                if let Some(next) = self.next_sequence.filter(|&n| batch.sequence() > n) {
-                    self.log.log(format_args!(
-                        "log #{number} starts at sequence {} but the writes before it end at \
-                         {}: the writes between were lost; leaving out this log and the later \
-                         ones",
-                        batch.sequence(),
-                        next - 1
-                    ));
-                    self.live_cut = true;
-                    break;
-                }
-            }
-            // A pointer whose value is missing or damaged would outlive its value.
-            if let Err(e) = value_files::check_replayed(
-                &**env,
-                self.dir,
-                &self.value_files,
-                &batch,
-                &mut self.synced_value_files,
-            ) {
-                if !e.is_corruption() {
-                    // Repair stops (`stop_at_unreadable_value`): no table of this log is built.
-                    self.unreadable_value = Some(e);
-                    return Ok(None);
-                }
-                // A value never synced, or damaged (see the module documentation). An
-                // obsolete log's writes are in tables: only that write is left out.
-                if !live {
-                    self.log.log(format_args!(
-                        "log #{number} (obsolete): skipping a write at sequence {} whose value \
-                         is not in its value file ({e})",
-                        batch.sequence()
-                    ));
-                    continue;
-                }
-                self.log.log(format_args!(
-                    "log #{number}: a write at sequence {} names a value that is not in its \
-                     value file ({e}); leaving out that write, the rest of this log and the \
-                     later logs",
-                    batch.sequence()
-                ));
-                self.live_cut = true;
-                break;
-            }
-            match insert_into_memtable(&batch, &mem) {
-                Ok(()) => {
-                    records += 1;
-                    self.found = self.found.union(used);
-                    if live && self.checking {
-                        let end = batch.sequence() + u64::from(batch.count());
-                        self.next_sequence = Some(self.next_sequence.map_or(end, |n| n.max(end)));
+                // A pointer whose value is missing or damaged would outlive its value.
+                value_files::check_replayed(
+                    &**env,
+                    self.dir,
+                    &self.value_files,
+                    &batch,
+                    &mut self.synced_value_files,
+                )
+                .inspect_err(|e| {
+                    if !e.is_corruption() {
+                        self.unreadable_value.get_or_insert_with(|| e.clone());
                     }
-                }
+                })?;
+                insert_into_memtable(&batch, &mem)?;
+                self.found = self.found.union(used);
+                Ok(())
+            });
+            match applied {
+                Ok(()) => records += 1,
+                // Repair stops (`stop_at_unreadable_value`): no table of this log is built.
+                Err(_) if self.unreadable_value.is_some() => return Ok(None),
                 Err(e) => self
                     .log
                     .log(format_args!("log #{number}: skipping record: {e}")),

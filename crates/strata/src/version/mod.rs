@@ -19,7 +19,7 @@ pub(crate) mod level_iter;
 pub(crate) mod manifest;
 pub(crate) mod memtable_read;
 pub(crate) mod policy;
-pub(crate) mod recover;
+mod recover;
 pub(crate) mod table_cache;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -34,7 +34,7 @@ use crate::error::{Error, Result};
 use crate::extension::{parse_recorded_name, Extensions};
 use crate::filename::{current_file_name, parse_file_name, FileType, MAX_FILE_NUMBER};
 use crate::log::{LogReader, Reporter};
-use crate::util::internal_key::{InternalKeyComparator, SequenceNumber, MAX_SEQUENCE};
+use crate::util::internal_key::{SequenceNumber, MAX_SEQUENCE};
 
 /// What the live manifest says, replayed from its first edit.
 #[derive(Clone)]
@@ -318,34 +318,4 @@ pub(super) fn read_current(env: &dyn Env, path: &Path) -> Result<String> {
             .map_err(|_| corrupt("CURRENT names a manifest that is not UTF-8")),
         _ => Err(corrupt("CURRENT file does not end with a newline")),
     }
-}
-
-/// What repair takes from the live manifest (`db/repair.rs`): which logs it still needs, and
-/// so which are obsolete.
-pub(crate) struct LogNumbers {
-    pub(crate) log_number: u64,
-    pub(crate) prev_log_number: u64,
-}
-
-/// Reads `CURRENT` and the manifest it names as a lenient open does (a damaged last edit is
-/// skipped), whatever extensions it records.
-pub(crate) fn read_log_numbers(
-    env: &dyn Env,
-    dir: &Path,
-    icmp: &InternalKeyComparator,
-) -> Result<LogNumbers> {
-    let base = Arc::new(Version::new(icmp.clone(), Default::default()));
-    let state = ReadManifest {
-        env,
-        dir,
-        comparator: icmp.user_comparator().name(),
-        extensions: Extensions::all(),
-        paranoid_checks: false,
-        base: &base,
-    }
-    .read()?;
-    Ok(LogNumbers {
-        log_number: state.log_number,
-        prev_log_number: state.prev_log_number,
-    })
 }

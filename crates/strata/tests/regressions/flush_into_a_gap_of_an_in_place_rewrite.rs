@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use strata::testing::{EnvOp, HookEnv};
 use strata::{CompactionFilter, FilterDecision, MemEnv, Options, ReadOptions, DB};
@@ -99,7 +99,14 @@ fn a_table_flushed_between_two_inputs_of_an_in_place_rewrite_does_not_fail_it() 
     release_tx.send(()).unwrap();
     let result = compacting.join().unwrap();
     assert!(result.is_ok(), "the in-place rewrite failed: {result:?}");
-    let levels = tables_by_level(&db);
+    // The flush of the full memtable may still be going on (a busy machine): wait for its
+    // table.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut levels = tables_by_level(&db);
+    while levels.iter().map(Vec::len).sum::<usize>() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        levels = tables_by_level(&db);
+    }
     assert_eq!(
         levels.iter().map(Vec::len).collect::<Vec<_>>(),
         [0, 1, 1, 0, 0, 0, 0],

@@ -13,9 +13,8 @@
 //!    pointers name exist: a log whose value file lost its tail (values appended by unsynced
 //!    writes, or a torn file) became a table of pointers without values, every read of them a
 //!    corruption error. Now a record with a pointer whose value is missing or damaged is
-//!    left out and said in the `LOG` (with every later one since
-//!    `repair_kept_writes_after_a_lost_value.rs`), and the value files the kept pointers name
-//!    are synced before their table is written (as recovery does).
+//!    skipped and said in the `LOG`, as a damaged record is, and the value files the kept
+//!    pointers name are synced before their table is written (as recovery does).
 
 use std::path::Path;
 use std::sync::Arc;

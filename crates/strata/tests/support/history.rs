@@ -5,7 +5,7 @@
 //! written is unique (it names the write that made it), so a value found in the database can be
 //! traced back to its write.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use strata::WriteBatch;
@@ -132,6 +132,37 @@ impl History {
             }
         }
         found
+    }
+
+    /// Whether `state` is what salvaging the history can leave (`strata::repair` after a power
+    /// loss, docs/guarantees.md): every key holds its value after the first `min_len` ops (the
+    /// synced ones) or a value one of the later ops left it at, so no synced write is lost and
+    /// nothing is there that no write put there. Unlike a prefix, later writes may be kept
+    /// without earlier ones.
+    pub fn salvaged(&self, state: &Model, min_len: usize) -> bool {
+        let synced = self.state_after(min_len);
+        let later = &self.ops[min_len..];
+        let keys = synced.keys().chain(state.keys()).chain(
+            later
+                .iter()
+                .flat_map(|op| op.updates.iter().map(|(key, _)| key)),
+        );
+        let mut allowed: BTreeMap<Vec<u8>, Vec<Option<Vec<u8>>>> = keys
+            .map(|key| (key.clone(), vec![synced.get(key).cloned()]))
+            .collect();
+        for op in later {
+            for (start, end) in op.range_deletes.iter().filter(|(s, e)| s < e) {
+                for (_, values) in allowed.range_mut(start.clone()..end.clone()) {
+                    values.push(None);
+                }
+            }
+            for (key, value) in &op.updates {
+                allowed.get_mut(key).unwrap().push(value.clone());
+            }
+        }
+        allowed
+            .iter()
+            .all(|(key, values)| values.contains(&state.get(key).cloned()))
     }
 
     /// Why `state` is no prefix state at or past `min_len`: the keys where it differs from the

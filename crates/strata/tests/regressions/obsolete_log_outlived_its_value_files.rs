@@ -1,11 +1,13 @@
-//! Repair skipped a log record whose separated value was lost and went on with the records
-//! after it (found by `survives_power_loss.rs`, seed 10372713005361029475, in CI: a power loss
-//! while a manifest edit was written left garbage that only repair gets past). The value of an
-//! unsynced write was not in its value file, but later writes with small values, kept in the
-//! log itself, were: repair kept them and the database held later writes without an earlier
-//! one, a state no sequence of acknowledged writes gives. A sync covers every value appended
-//! before it, so a lost value means that write and every later one were never durable; an
-//! open stops replaying there, and now so does repair, leaving out the later logs too.
+//! An obsolete log could outlive the value files its writes name (found in the review of a
+//! change, since reverted, that made repair stop at a log's first lost value). A deletion pass
+//! deleted the value files nothing reached before it removed the obsolete logs, so a kill
+//! between the two, or a log it failed to remove, left a log on disk naming values whose file
+//! was gone; repair, which replays every log it finds, then left out those writes (and the
+//! reverted change, every later one). Now a pass removes obsolete logs first and deletes no
+//! value file while one is left (`db/obsolete_files.rs`). While a log could not be removed,
+//! the value files kept for it were also chosen for collection, and every write asked for a
+//! flush. And repair salvages: a write whose value was lost costs that write alone
+//! (docs/guarantees.md, "Repair salvages").
 
 use std::io;
 use std::path::Path;
@@ -73,122 +75,24 @@ fn scan(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
     all
 }
 
-/// Repairs, then checks that the database holds exactly writes `0..kept`.
-fn repair_keeps(env: &Arc<MemEnv>, kept: u32) {
-    strata::repair(DIR, &separating(env)).unwrap();
-    let db = DB::open(DIR, separating(env)).unwrap();
-    let all = scan(&db);
-    let expected: Vec<_> = (0..kept).map(|i| (key(i), value(i))).collect();
-    let names = |all: &[(Vec<u8>, Vec<u8>)]| {
-        all.iter()
-            .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(names(&all), names(&expected), "keys after repair");
-    assert_eq!(all, expected, "values after repair");
-}
-
+/// A power loss took the values of the even writes from `FIRST_LOST` on (never synced); the log
+/// kept every record. Repair leaves out exactly the writes whose value is lost.
 #[test]
-fn repair_keeps_the_writes_before_a_lost_value_and_none_after() {
+fn a_lost_value_costs_that_write_alone() {
     let env = Arc::new(MemEnv::new());
     let db = DB::open(DIR, separating(&env)).unwrap();
     for i in 0..WRITES {
         db.put(&key(i), &value(i)).unwrap();
     }
     drop(db);
-    // The value file loses the values of the even writes from FIRST_LOST on (never synced);
-    // the log keeps every record.
     lose_value(&env, FIRST_LOST);
-    repair_keeps(&env, FIRST_LOST);
-}
-
-/// A copy of the directory (what a crash leaves) with two live logs: the first one full, the
-/// second one holding the five writes after the one that switched to it. Returns it with the
-/// number of the first write in the second log.
-fn two_live_logs() -> (Arc<MemEnv>, u32) {
-    let env = Arc::new(MemEnv::new());
-    // Flushes are held before they write a table: the full memtable's log stays beside the
-    // next one.
-    let held = Arc::new(AtomicBool::new(true));
-    let holding: Arc<dyn Env> = {
-        let held = Arc::clone(&held);
-        Arc::new(HookEnv::new(env.clone(), move |call| {
-            let table = call.path.extension().is_some_and(|e| e == "ldb");
-            while call.op == EnvOp::NewWritableFile && table && held.load(AtomicOrdering::SeqCst) {
-                thread::sleep(Duration::from_millis(1));
-            }
-            Ok(())
-        }))
-    };
-    let options = Options {
-        env: holding,
-        write_buffer_size: 64 << 10,
-        ..separating(&env)
-    };
-    let db = DB::open(DIR, options).unwrap();
-    let logs = || support::files::numbered_files(&*env, Path::new(DIR), ".log").len();
-    let mut first_in_second_log = None;
-    for i in 0.. {
-        db.put(&key(i), &value(i)).unwrap();
-        if logs() > 1 {
-            first_in_second_log.get_or_insert(i);
-        }
-        if first_in_second_log.is_some_and(|first| i >= first + 5) {
-            break;
-        }
-        assert!(i < 100_000, "the memtable never switched logs");
-    }
-    let crashed = Arc::new(MemEnv::new());
-    support::files::copy_dir(&*env, &*crashed, Path::new(DIR));
-    held.store(false, AtomicOrdering::SeqCst);
-    drop(db);
-    let first_in_second_log = first_in_second_log.unwrap();
-    assert!(
-        first_in_second_log > 20,
-        "{first_in_second_log} writes in the first log"
-    );
-    assert_eq!(
-        support::files::numbered_files(&*crashed, Path::new(DIR), ".log").len(),
-        2,
-        "logs in the copy"
-    );
-    (crashed, first_in_second_log)
-}
-
-#[test]
-fn a_lost_value_leaves_out_the_later_logs_too() {
-    let (crashed, first_in_second_log) = two_live_logs();
-    // An even write ten before the switch loses its value: the first log's writes after it,
-    // and the second log's, must all go.
-    let lost = (first_in_second_log - 10) & !1;
-    lose_value(&crashed, lost);
-    repair_keeps(&crashed, lost);
-}
-
-/// Found in the review of the change above: repair kept every log's writes whatever their
-/// sequence numbers, so a power loss that took the tail of one log but not the next (a switch
-/// syncs neither) left later writes without earlier ones. Recovery stops at such a jump.
-#[test]
-fn a_live_log_that_does_not_continue_the_one_before_is_left_out() {
-    let (crashed, first_in_second_log) = two_live_logs();
-    let first_log = support::files::numbered_files(&*crashed, Path::new(DIR), ".log")
-        .first()
-        .map(|number| Path::new(DIR).join(format!("{number:06}.log")))
-        .unwrap();
-    // The first log loses its last quarter: a record cut short, and the ones after it.
-    support::files::rewrite_file(&*crashed, &first_log, |bytes| {
-        bytes.truncate(bytes.len() * 3 / 4)
-    });
-    strata::repair(DIR, &separating(&crashed)).unwrap();
-    let db = DB::open(DIR, separating(&crashed)).unwrap();
-    let all = scan(&db);
-    let kept = all.len() as u32;
-    assert!(
-        (1..first_in_second_log).contains(&kept),
-        "{kept} writes kept, the second log starting at write {first_in_second_log}"
-    );
-    let expected: Vec<_> = (0..kept).map(|i| (key(i), value(i))).collect();
-    assert!(all == expected, "not the first {kept} writes");
+    strata::repair(DIR, &separating(&env)).unwrap();
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    let expected: Vec<_> = (0..WRITES)
+        .filter(|&i| i < FIRST_LOST || i % 2 == 1)
+        .map(|i| (key(i), value(i)))
+        .collect();
+    assert!(scan(&db) == expected, "not every write but the lost ones");
 }
 
 /// `env`, with every removal of a log failing while `failing`.
@@ -230,10 +134,6 @@ fn obsolete_log_left(env: &Arc<MemEnv>, failing: &Arc<AtomicBool>) -> (DB, Vec<u
     (db, files)
 }
 
-/// Found in the review of the change above: a deletion pass deleted unreferenced value files
-/// before obsolete logs, and a log it then failed to remove (or a crash between the two) was
-/// left naming values whose file was gone; repair, which replays every log it finds, stopped
-/// at its first record and left out every later log, synced writes included.
 #[test]
 fn an_obsolete_log_left_on_disk_keeps_its_value_files_and_repair_every_later_write() {
     let env = Arc::new(MemEnv::new());
@@ -288,9 +188,9 @@ fn flushes(env: &MemEnv) -> usize {
         .count()
 }
 
-/// An obsolete log is left on disk and its value files are lost (damage, or a database an
-/// older version collected): the manifest says its writes reached tables, so repair leaves out
-/// only the writes naming lost values and keeps every later log.
+/// An obsolete log is left on disk and its value files are lost (damage, or a database an older
+/// version collected): repair leaves out only the writes naming lost values and keeps every
+/// later log.
 #[test]
 fn a_lost_value_in_an_obsolete_log_costs_no_later_write() {
     let env = Arc::new(MemEnv::new());
@@ -318,9 +218,9 @@ fn a_lost_value_in_an_obsolete_log_costs_no_later_write() {
     }
 }
 
-/// Found in the review: while an obsolete log could not be removed, the value files nothing
-/// reached were kept for the plan, which chose them for collection and, finding nothing to
-/// relocate, asked for a flush at every write.
+/// While an obsolete log could not be removed, the value files nothing reached were kept for
+/// the plan, which chose them for collection and, finding nothing to relocate, asked for a
+/// flush at every write.
 #[test]
 fn a_log_that_cannot_be_removed_costs_no_flushes() {
     let env = Arc::new(MemEnv::new());
