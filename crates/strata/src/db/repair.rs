@@ -20,6 +20,10 @@
 //!    which merges by sequence number, before repair returns: a lookup at level 0 stops at the
 //!    first table holding the key and would otherwise find an old version.
 //!
+//! Repair salvages: it keeps every record it can read, so after a power loss it may keep
+//! unsynced writes whose predecessors were lost, where an open keeps a prefix of the writes
+//! and leaves out what follows damage it cannot tell from a power loss (docs/guarantees.md).
+//!
 //! Repair never deletes data: everything it does not use ends up in `lost/`. So do the value
 //! files: what repair sets aside may name values in any of them, which the database's garbage
 //! collection deletes once no live table names them; a value file no salvaged table names
