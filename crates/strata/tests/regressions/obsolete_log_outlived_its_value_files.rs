@@ -20,6 +20,7 @@ use strata::testing::{EnvOp, HookEnv};
 use strata::{Env, Error, MemEnv, Options, ReadOptions, ValueSeparation, WriteOptions, DB};
 
 use crate::support;
+use crate::support::state::Model;
 
 const DIR: &str = "/db";
 const WRITES: u32 = 40;
@@ -63,16 +64,30 @@ fn lose_value(env: &MemEnv, lost: u32) {
 }
 
 /// Every key and value of the database.
-fn scan(db: &DB) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = db.iter_opt(&ReadOptions::default());
-    it.seek_to_first();
-    let mut all = Vec::new();
-    while it.valid() {
-        all.push((it.key().to_vec(), it.value().to_vec()));
-        it.next();
+fn scan(db: &DB) -> Model {
+    support::state::scan(db, &ReadOptions::default()).unwrap()
+}
+
+/// The synced writes of `db`'s later log: the odd keys below 20.
+fn synced_writes() -> impl Iterator<Item = u32> {
+    (0..10).map(|i| 1 + 2 * i)
+}
+
+fn write_synced(db: &DB) {
+    for i in synced_writes() {
+        db.put_opt(&WriteOptions { sync: true }, &key(i), &value(i))
+            .unwrap();
     }
-    it.status().unwrap();
-    all
+}
+
+/// Repairs, then checks that every synced write is there.
+fn repair_keeps_synced_writes(env: &Arc<MemEnv>) {
+    strata::repair(DIR, &separating(env)).unwrap();
+    let db = DB::open(DIR, separating(env)).unwrap();
+    let all = scan(&db);
+    for i in synced_writes() {
+        assert_eq!(all.get(&key(i)), Some(&value(i)), "synced write {i}");
+    }
 }
 
 /// A power loss took the values of the even writes from `FIRST_LOST` on (never synced); the log
@@ -88,7 +103,7 @@ fn a_lost_value_costs_that_write_alone() {
     lose_value(&env, FIRST_LOST);
     strata::repair(DIR, &separating(&env)).unwrap();
     let db = DB::open(DIR, separating(&env)).unwrap();
-    let expected: Vec<_> = (0..WRITES)
+    let expected: Model = (0..WRITES)
         .filter(|&i| i < FIRST_LOST || i % 2 == 1)
         .map(|i| (key(i), value(i)))
         .collect();
@@ -140,29 +155,16 @@ fn an_obsolete_log_left_on_disk_keeps_its_value_files_and_repair_every_later_wri
     let failing = Arc::new(AtomicBool::new(false));
     let (db, files) = obsolete_log_left(&env, &failing);
     // Synced writes with small values, in a later log.
-    for i in 0..10 {
-        let synced = WriteOptions { sync: true };
-        db.put_opt(&synced, &key(1 + 2 * i), &value(1 + 2 * i))
-            .unwrap();
-    }
+    write_synced(&db);
     drop(db);
     let left = support::files::numbered_files(&*env, Path::new(DIR), ".vlog");
     assert!(
         files.iter().all(|f| left.contains(f)),
         "value files {files:?} while an obsolete log names them: {left:?}"
     );
-    strata::repair(DIR, &separating(&env)).unwrap();
-    let db = DB::open(DIR, separating(&env)).unwrap();
-    // The obsolete log's puts come back (their deletions were compacted away: a lost deletion
-    // brings its key back, docs/guarantees.md) with their values, and so does every synced write.
-    let all = scan(&db);
-    for i in 0..10 {
-        let i = 1 + 2 * i;
-        assert!(
-            all.contains(&(key(i), value(i))),
-            "synced write {i} lost by repair"
-        );
-    }
+    // The obsolete log's puts come back too (their deletions were compacted away: a lost
+    // deletion brings its key back, docs/guarantees.md), with their values.
+    repair_keeps_synced_writes(&env);
 }
 
 #[test]
@@ -196,26 +198,13 @@ fn a_lost_value_in_an_obsolete_log_costs_no_later_write() {
     let env = Arc::new(MemEnv::new());
     let failing = Arc::new(AtomicBool::new(false));
     let (db, files) = obsolete_log_left(&env, &failing);
-    for i in 0..10 {
-        let synced = WriteOptions { sync: true };
-        db.put_opt(&synced, &key(1 + 2 * i), &value(1 + 2 * i))
-            .unwrap();
-    }
+    write_synced(&db);
     drop(db);
     for number in files {
         env.remove_file(&Path::new(DIR).join(format!("{number:06}.vlog")))
             .unwrap();
     }
-    strata::repair(DIR, &separating(&env)).unwrap();
-    let db = DB::open(DIR, separating(&env)).unwrap();
-    let all = scan(&db);
-    for i in 0..10 {
-        let i = 1 + 2 * i;
-        assert!(
-            all.contains(&(key(i), value(i))),
-            "synced write {i} lost by repair"
-        );
-    }
+    repair_keeps_synced_writes(&env);
 }
 
 /// While an obsolete log could not be removed, the value files nothing reached were kept for
