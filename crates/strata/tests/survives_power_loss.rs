@@ -1,6 +1,7 @@
 //! Power loss at random moments never loses a synced write and never leaves a hole: after
 //! every crash and reboot the database holds exactly the state after some prefix of the writes
-//! it was given, and that prefix reaches at least the last write acknowledged with `sync`.
+//! it was given, and that prefix reaches at least the last write acknowledged with `sync` (or,
+//! where open asks for repair, a salvage: below).
 //!
 //! Each round runs a random workload (puts, deletes, batches, some synced, now and then a
 //! `compact_range`) over a `FaultEnv` on a `MemEnv`, with a 64 KiB write buffer so memtable
@@ -591,8 +592,9 @@ fn garbage_tail_with_log_reuse() {
     run_config(true, PowerLossMode::GarbageTail);
 }
 
-/// The checker itself: a state is accepted exactly when it is a prefix state at or past the
-/// last synced write.
+/// The checkers themselves: a state is a prefix exactly when it is the state after the ops up
+/// to some point at or past the last synced write; a salvage holds, key by key, the synced
+/// state or what a later op left.
 #[test]
 fn prefix_and_salvage_checks_accept_what_they_should_and_reject_holes() {
     let put = |k: &str, v: &str, sync: bool| Op {
@@ -659,5 +661,18 @@ fn prefix_and_salvage_checks_accept_what_they_should_and_reject_holes() {
         acked: true,
     });
     assert!(ranged.salvaged(&state(&[("b", "1")]), 2));
+    // A batch counts by what it leaves: writing a key twice, only the second value.
+    let mut twice = history.clone();
+    twice.ops.push(Op {
+        range_deletes: Vec::new(),
+        updates: vec![
+            (b"a".to_vec(), Some(b"x".to_vec())),
+            (b"a".to_vec(), Some(b"y".to_vec())),
+        ],
+        sync: false,
+        acked: true,
+    });
+    assert!(twice.salvaged(&state(&[("a", "y")]), 2));
+    assert!(!twice.salvaged(&state(&[("a", "x")]), 2));
     assert!(!history.salvaged(&state(&[("b", "1")]), 2));
 }

@@ -34,12 +34,10 @@ impl Passes {
 }
 
 /// Deletes every file in the directory that no live version, pending output or live log
-/// needs, obsolete logs first, then the others, stopping early when a memtable flush is
-/// waiting (the next call, after it, goes on); then the value files nothing reaches
-/// (`value_files::delete_unreferenced`, whose failure becomes the background error), unless
-/// an obsolete log is left: one that could not be deleted, or one a flush made obsolete after
-/// the listing. Skipped after a background error: the manifest's state is then uncertain.
-/// When another thread's pass is running, it runs once more instead.
+/// needs, stopping early when a memtable flush is waiting (the next call, after it, goes on),
+/// and the value files nothing reaches (`value_files::delete_unreferenced`, whose failure
+/// becomes the background error). Skipped after a background error: the manifest's state is
+/// then uncertain. When another thread's pass is running, it runs once more instead.
 pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     if state.obsolete_files.running {
         state.obsolete_files.again = true;
@@ -104,17 +102,12 @@ fn one_pass(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
             doomed.push((name, number, kind));
         }
     }
-    // Obsolete logs go first, and value files only once none is left: a log found on disk
-    // must never name a value its deleted value file held, or repair (which replays every
-    // log it finds and takes a lost value for a write never synced, `db/repair.rs`) would
-    // stop at it and leave out every later log.
-    doomed.sort_by_key(|&(_, number, kind)| (kind != FileType::Log, number));
     let accounted = MutexGuard::unlocked(state, || {
-        let mut logs_left = false;
+        let accounted = value_files::delete_unreferenced(db);
         for (name, number, kind) in doomed {
-            // Writers may be waiting for that flush, and removing a file can take
-            // milliseconds: the rest stay obsolete and go after the flush. Logs are few.
-            if kind != FileType::Log && db.has_imm.load(Ordering::Acquire) {
+            if db.has_imm.load(Ordering::Acquire) {
+                // Writers may be waiting for that flush, and removing a file can take
+                // milliseconds: the rest stay obsolete and go after the flush.
                 break;
             }
             if kind == FileType::Table {
@@ -122,13 +115,10 @@ fn one_pass(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
             }
             match db.env.remove_file(&db.dir.join(&name)) {
                 Ok(()) => db.info_log.log(format_args!("deleted {name}")),
-                Err(e) => {
-                    db.info_log.log(format_args!("deleting {name}: {e}"));
-                    logs_left |= kind == FileType::Log;
-                }
+                Err(e) => db.info_log.log(format_args!("deleting {name}: {e}")),
             }
         }
-        value_files::delete_unreferenced(db, (!logs_left).then_some(log_number))
+        accounted
     });
     // The value files' accounting read what a compaction reads: an I/O failure stops writes
     // as a compaction's does (an open fails with it). Damage in a table it reads stops only

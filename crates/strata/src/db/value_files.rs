@@ -10,9 +10,8 @@
 //! Deleting value files ([`delete_unreferenced`]): a value file is deleted only when no entry
 //! of any live super version — the current one, and every older one an iterator, a read or a
 //! snapshot still holds — points into it (every entry, hidden versions included, is looked
-//! at), no write is appending to it or has appended to it without its pointers being in a
-//! memtable yet, and no obsolete log, which may name its values, is still on disk (repair
-//! replays every log it finds). The order of the checks makes that sound without holding a lock throughout:
+//! at), and no write is appending to it or has appended to it without its pointers being in a
+//! memtable yet. The order of the checks makes that sound without holding a lock throughout:
 //! 1. Under the writer's lock: the value files in the directory, less those in use. A file
 //!    created later is not listed; a listed file not in use is never appended to again (only
 //!    the current file is, and files start in number order).
@@ -400,16 +399,11 @@ fn listed(db: &DbInner) -> Result<Vec<(u64, u64)>> {
 
 /// Deletes the value files nothing can reach any more (see the module documentation), then
 /// plans garbage collection (`value_gc::plan`) from what is left and sets the size value files
-/// are cut at. It deletes only when every log below `logs_removed_below` is gone (`None`: one
-/// is left) and that is still the first live log when the views are taken: a log on disk
-/// must never name a value whose file is gone (see `db/obsolete_files.rs`). A file nothing
-/// reaches that it does not delete (or fails to) is left for a later pass, out of the plan
-/// and the bound. Does nothing on a database without value separation, on a read-only
-/// handle, or after a background error. A failure to list the directory or to read a
-/// memtable or table deletes nothing and is returned: the caller makes it a background error,
-/// as a compaction's would be, so it surfaces in a later call rather than leave collection
-/// stopped unseen.
-pub(super) fn delete_unreferenced(db: &DbInner, logs_removed_below: Option<u64>) -> Result<()> {
+/// are cut at. Does nothing on a database without value separation, on a read-only handle, or
+/// after a background error. A failure to list the directory or to read a memtable or table
+/// deletes nothing and is returned: the caller makes it a background error, as a compaction's
+/// would be, so it surfaces in a later call rather than leave collection stopped unseen.
+pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     if db.options.value_separation.is_none() || db.read_only.is_some() {
         return Ok(());
     }
@@ -439,19 +433,15 @@ pub(super) fn delete_unreferenced(db: &DbInner, logs_removed_below: Option<u64>)
         db.state.lock().value_gc.listing = listing;
         e
     };
-    let (current, views, snapshots, deleting) = {
+    let (current, views, snapshots) = {
         let state = db.state.lock();
         if state.bg_error.is_some() {
             return Ok(());
         }
-        // A flush since the listing made a log obsolete that may still be on disk, and the
-        // views no longer hold its memtable.
-        let deleting = logs_removed_below == Some(state.versions.log_number);
         (
             state.super_version(),
             state.live_super_versions(),
             db.snapshots.pinned(),
-            deleting,
         )
     };
     // What every live view points to (the current one's tables noted), and what readers of
@@ -480,15 +470,14 @@ pub(super) fn delete_unreferenced(db: &DbInner, logs_removed_below: Option<u64>)
             kept.push((number, size, in_use));
             continue;
         }
-        if !deleting {
-            continue;
-        }
         db.value_files.forget(number);
         let path = value_file_name(&db.dir, number);
         match db.env.remove_file(&path) {
             Ok(()) => db
                 .info_log
                 .log(format_args!("deleted value file {}", path.display())),
+            // Left for a later pass, out of the plan and the bound: chosen for collection, a
+            // file with nothing to relocate would have every write ask for a flush.
             Err(e) => db
                 .info_log
                 .log(format_args!("deleting value file {}: {e}", path.display())),

@@ -1,4 +1,5 @@
-//! A recorded history of writes, and the check that a database holds a prefix of it.
+//! A recorded history of writes, and the checks that a database holds a prefix of it, or what
+//! a salvage of it can leave.
 //!
 //! A history starts from a known state (`base`) and lists every write attempted since, in the
 //! order the calls returned, each marked acknowledged or failed and synced or not. Every value
@@ -136,9 +137,9 @@ impl History {
 
     /// Whether `state` is what salvaging the history can leave (`strata::repair` after a power
     /// loss, docs/guarantees.md): every key holds its value after the first `min_len` ops (the
-    /// synced ones) or a value one of the later ops left it at, so no synced write is lost and
-    /// nothing is there that no write put there. Unlike a prefix, later writes may be kept
-    /// without earlier ones.
+    /// synced ones) or the value one of the later ops left it at, so no synced write is lost
+    /// and nothing is there that no write put there. Unlike a prefix, later writes may be kept
+    /// without earlier ones. Checked key by key: a batch kept in part is not caught.
     pub fn salvaged(&self, state: &Model, min_len: usize) -> bool {
         let synced = self.state_after(min_len);
         let later = &self.ops[min_len..];
@@ -151,13 +152,18 @@ impl History {
             .map(|key| (key.clone(), vec![synced.get(key).cloned()]))
             .collect();
         for op in later {
+            // What the op leaves each key it touches at (a batch may write a key twice).
+            let mut left = BTreeMap::new();
             for (start, end) in op.range_deletes.iter().filter(|(s, e)| s < e) {
-                for (_, values) in allowed.range_mut(start.clone()..end.clone()) {
-                    values.push(None);
+                for (key, _) in allowed.range(start.clone()..end.clone()) {
+                    left.insert(key.clone(), None);
                 }
             }
             for (key, value) in &op.updates {
-                allowed.get_mut(key).unwrap().push(value.clone());
+                left.insert(key.clone(), value.clone());
+            }
+            for (key, value) in left {
+                allowed.get_mut(&key).unwrap().push(value);
             }
         }
         allowed

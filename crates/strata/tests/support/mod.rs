@@ -9,7 +9,8 @@
 //!   hand-written manifest), and the info log;
 //! - `state`: what a database holds (a scan, a checked read of its whole state) and which
 //!   tables it lists;
-//! - `history`: a recorded history of writes and the check that a state is a prefix of it;
+//! - `history`: a recorded history of writes and the checks that a state is a prefix of it or
+//!   a salvage;
 //! - `hold`: an env that holds a background job at a table write until the test lets it go;
 //! - `race_env`: an env that stages one race with a writer (a hook run once, just before an
 //!   open);
