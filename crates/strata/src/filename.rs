@@ -98,6 +98,12 @@ pub(crate) fn parse_file_name(name: &str) -> Option<(u64, FileType)> {
     Some((number, kind))
 }
 
+/// [`parse_file_name`] for the files a database writes: a number past [`MAX_FILE_NUMBER`] was
+/// not written by one, so open, repair and deletion leave the file alone (`None`).
+pub(crate) fn parse_own_file_name(name: &str) -> Option<(u64, FileType)> {
+    parse_file_name(name).filter(|&(number, _)| number <= MAX_FILE_NUMBER)
+}
+
 fn parse_number(digits: &str) -> Option<u64> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

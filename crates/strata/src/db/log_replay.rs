@@ -32,7 +32,7 @@ use super::InfoLog;
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::extension::Extensions;
-use crate::filename::{parse_file_name, FileType, MAX_FILE_NUMBER};
+use crate::filename::{parse_own_file_name, FileType};
 use crate::log::{LogReader, Reporter};
 use crate::memtable::MemTable;
 use crate::write_batch::WriteBatch;
@@ -42,11 +42,8 @@ use crate::write_batch::WriteBatch;
 pub(crate) fn live_logs(names: &[String], log_number: u64, prev_log_number: u64) -> Vec<u64> {
     let mut logs: Vec<u64> = names
         .iter()
-        .filter_map(|name| match parse_file_name(name) {
-            Some((number, FileType::Log))
-                if number <= MAX_FILE_NUMBER
-                    && (number >= log_number || number == prev_log_number) =>
-            {
+        .filter_map(|name| match parse_own_file_name(name) {
+            Some((number, FileType::Log)) if number >= log_number || number == prev_log_number => {
                 Some(number)
             }
             _ => None,

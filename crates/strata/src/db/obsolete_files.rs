@@ -14,7 +14,7 @@ use parking_lot::MutexGuard;
 
 use super::{value_files, DbInner, DbState};
 use crate::error::Error;
-use crate::filename::{parse_file_name, FileType, MAX_FILE_NUMBER};
+use crate::filename::{parse_own_file_name, FileType};
 
 /// Whether a pass of [`delete_obsolete_files`] runs, and whether it must run again.
 #[derive(Debug, Default)]
@@ -86,9 +86,7 @@ fn one_pass(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     let manifest_number = state.versions.manifest_file_number;
     let mut doomed = Vec::new();
     for name in names {
-        // A number past MAX_FILE_NUMBER was not written by a database: not ours to delete.
-        let Some((number, kind)) = parse_file_name(&name).filter(|&(n, _)| n <= MAX_FILE_NUMBER)
-        else {
+        let Some((number, kind)) = parse_own_file_name(&name) else {
             continue;
         };
         let keep = match kind {

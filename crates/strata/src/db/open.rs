@@ -37,7 +37,8 @@ use crate::compaction::running::Running;
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::filename::{
-    descriptor_file_name, lock_file_name, log_file_name, parse_file_name, FileType, MAX_FILE_NUMBER,
+    descriptor_file_name, lock_file_name, log_file_name, parse_file_name, parse_own_file_name,
+    FileType,
 };
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
@@ -212,8 +213,8 @@ fn recover(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>) -> Result<()>
     let mut expected: HashSet<u64> = state.versions.live_files();
     let mut logs = Vec::new();
     for name in env.children(dir)? {
-        match parse_file_name(&name) {
-            Some((number, kind)) if number <= MAX_FILE_NUMBER => {
+        match parse_own_file_name(&name) {
+            Some((number, kind)) => {
                 state.versions.mark_file_number_used(number);
                 match kind {
                     FileType::Table => {

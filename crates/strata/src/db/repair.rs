@@ -48,7 +48,7 @@ use super::InfoLog;
 use crate::error::{Error, Result};
 use crate::extension::{Extension, Extensions};
 use crate::filename::{
-    lock_file_name, parse_file_name, table_file_name, value_file_name, FileType, MAX_FILE_NUMBER,
+    lock_file_name, parse_own_file_name, table_file_name, value_file_name, FileType,
 };
 use crate::iter::InternalIterator;
 use crate::log::{LogReader, Reporter};
@@ -167,8 +167,7 @@ fn run(dir: &Path, options: &Options) -> Result<Option<Extensions>> {
     let mut tables = Vec::new();
     let mut value_files = Vec::new();
     for name in env.children(dir)? {
-        // A number past MAX_FILE_NUMBER was not written by a database: not ours to salvage.
-        let parsed = parse_file_name(&name).filter(|&(n, _)| n <= MAX_FILE_NUMBER);
+        let parsed = parse_own_file_name(&name);
         if let Some((number, kind)) = parsed {
             repairer.next_file_number = repairer.next_file_number.max(number + 1);
             match kind {

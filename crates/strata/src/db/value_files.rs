@@ -37,7 +37,7 @@ use super::value_gc::{self, Listing, Needed, Refs};
 use super::{DbInner, SuperVersion};
 use crate::env::Env;
 use crate::error::Result;
-use crate::filename::{parse_file_name, value_file_name, FileType, MAX_FILE_NUMBER};
+use crate::filename::{parse_own_file_name, value_file_name, FileType};
 use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
 use crate::snapshot::hidden_by_newer;
@@ -379,13 +379,12 @@ fn add_view(
     Ok(())
 }
 
-/// Every value file in the directory with its size (one deleted meanwhile left out). A number
-/// past `MAX_FILE_NUMBER` was not written by a database: not ours to count or delete.
+/// Every value file of the database in the directory with its size (one deleted meanwhile
+/// left out).
 fn listed(db: &DbInner) -> Result<Vec<(u64, u64)>> {
     let mut files = Vec::new();
     for name in db.env.children(&db.dir)? {
-        let parsed = parse_file_name(&name).filter(|&(n, _)| n <= MAX_FILE_NUMBER);
-        if let Some((number, FileType::ValueFile)) = parsed {
+        if let Some((number, FileType::ValueFile)) = parse_own_file_name(&name) {
             let path = value_file_name(&db.dir, number);
             match db.env.file_size(&path) {
                 Ok(size) => files.push((number, size)),

@@ -32,7 +32,7 @@ use super::NUM_LEVELS;
 use crate::env::{read_file_to_vec, Env};
 use crate::error::{Error, Result};
 use crate::extension::{parse_recorded_name, Extensions};
-use crate::filename::{current_file_name, parse_file_name, FileType, MAX_FILE_NUMBER};
+use crate::filename::{current_file_name, parse_own_file_name, FileType, MAX_FILE_NUMBER};
 use crate::log::{LogReader, Reporter};
 use crate::util::internal_key::{SequenceNumber, MAX_SEQUENCE};
 
@@ -255,8 +255,8 @@ impl ReadManifest<'_> {
                 f.number()
             ))));
         }
-        let manifest_number = parse_file_name(name)
-            .filter(|&(n, kind)| kind == FileType::Descriptor && n <= MAX_FILE_NUMBER)
+        let manifest_number = parse_own_file_name(name)
+            .filter(|&(_, kind)| kind == FileType::Descriptor)
             .map(|(n, _)| n)
             .ok_or_else(|| {
                 Error::corruption(format!("CURRENT names {name:?}, which is not a manifest"))

@@ -4,15 +4,14 @@
 //! to the deletion passes: 100 flushes for 100 small writes). Now such a file is left for a
 //! later pass, out of the plan and the space bound.
 
-use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use strata::testing::{EnvOp, HookEnv};
-use strata::{Env, Error, MemEnv, Options, ValueSeparation, DB};
+use strata::testing::EnvOp;
+use strata::{MemEnv, Options, ValueSeparation, DB};
 
 use crate::support;
 
@@ -34,19 +33,7 @@ fn flushes(env: &MemEnv) -> usize {
 fn a_value_file_that_cannot_be_removed_costs_no_flushes() {
     let env = Arc::new(MemEnv::new());
     let failing = Arc::new(AtomicBool::new(false));
-    let hooked: Arc<dyn Env> = {
-        let failing = Arc::clone(&failing);
-        Arc::new(HookEnv::new(env.clone(), move |call| {
-            let value_file = call.path.extension().is_some_and(|e| e == "vlog");
-            if call.op == EnvOp::RemoveFile && value_file && failing.load(Ordering::SeqCst) {
-                return Err(Error::Io {
-                    context: format!("injected, {}", call.path.display()),
-                    source: Arc::new(io::Error::other("EIO")),
-                });
-            }
-            Ok(())
-        }))
-    };
+    let hooked = support::failing::failing_while(&env, &failing, &[EnvOp::RemoveFile], "vlog");
     let options = Options {
         env: hooked,
         // Small value files, so that most are done with and can go.

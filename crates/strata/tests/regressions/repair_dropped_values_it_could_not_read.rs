@@ -7,13 +7,12 @@
 //! error stops the repair before it archives anything naming the value, and a repair run
 //! again once the file reads keeps every entry.
 
-use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use strata::testing::{EnvOp, HookEnv};
-use strata::{Env, Error, MemEnv, Options, ReadOptions, ValueSeparation, DB};
+use strata::testing::EnvOp;
+use strata::{Env, MemEnv, Options, ReadOptions, ValueSeparation, DB};
 
 use super::repair_ignored_value_pointers::{key, value};
 use crate::support;
@@ -30,20 +29,10 @@ fn separating(env: Arc<dyn Env>) -> Options {
     }
 }
 
-/// `env`, with every open and read of a value file failing with an I/O error while `failing`.
+/// `env`, with every open and read of a value file failing while `failing`.
 fn failing_value_reads(env: &Arc<MemEnv>, failing: &Arc<AtomicBool>) -> Arc<dyn Env> {
-    let failing = Arc::clone(failing);
-    Arc::new(HookEnv::new(env.clone(), move |call| {
-        let value_file = call.path.extension().is_some_and(|e| e == "vlog");
-        let read = matches!(call.op, EnvOp::NewRandomAccessFile | EnvOp::ReadAt);
-        if value_file && read && failing.load(Ordering::SeqCst) {
-            return Err(Error::Io {
-                context: format!("injected, {}", call.path.display()),
-                source: Arc::new(io::Error::other("EIO")),
-            });
-        }
-        Ok(())
-    }))
+    const READS: &[EnvOp] = &[EnvOp::NewRandomAccessFile, EnvOp::ReadAt];
+    support::failing::failing_while(env, failing, READS, "vlog")
 }
 
 /// Repairs with value-file reads failing, then again without; then checks that every key
@@ -80,25 +69,26 @@ fn repair_fails_then_keeps_everything(env: &Arc<MemEnv>) {
     );
 }
 
-#[test]
-fn an_io_error_reading_the_values_of_a_table_stops_the_repair() {
+/// A closed database holding every key, in tables when `compacted`, else in its log.
+fn written(compacted: bool) -> Arc<MemEnv> {
     let env = Arc::new(MemEnv::new());
     let db = DB::open(DIR, separating(env.clone())).unwrap();
     for i in 0..KEYS {
         db.put(&key(i), &value(i)).unwrap();
     }
-    db.compact_range(None, None).unwrap();
+    if compacted {
+        db.compact_range(None, None).unwrap();
+    }
     drop(db);
-    repair_fails_then_keeps_everything(&env);
+    env
+}
+
+#[test]
+fn an_io_error_reading_the_values_of_a_table_stops_the_repair() {
+    repair_fails_then_keeps_everything(&written(true));
 }
 
 #[test]
 fn an_io_error_reading_the_values_of_a_log_stops_the_repair() {
-    let env = Arc::new(MemEnv::new());
-    let db = DB::open(DIR, separating(env.clone())).unwrap();
-    for i in 0..KEYS {
-        db.put(&key(i), &value(i)).unwrap();
-    }
-    drop(db);
-    repair_fails_then_keeps_everything(&env);
+    repair_fails_then_keeps_everything(&written(false));
 }

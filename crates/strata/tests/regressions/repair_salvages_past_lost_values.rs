@@ -4,13 +4,12 @@
 //! found repair keeping later writes without an earlier one), was reverted: it cost synced
 //! writes after ordinary damage, and a prefix is what an open keeps, not what repair is for.
 
-use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use strata::testing::{EnvOp, HookEnv};
-use strata::{Env, Error, MemEnv, Options, ReadOptions, ValueSeparation, WriteOptions, DB};
+use strata::testing::EnvOp;
+use strata::{MemEnv, Options, ReadOptions, ValueSeparation, WriteOptions, DB};
 
 use crate::support;
 use crate::support::state::Model;
@@ -103,27 +102,12 @@ fn a_lost_value_costs_that_write_alone() {
     assert!(scan(&db) == expected, "not every write but the lost ones");
 }
 
-/// `env`, with every removal of a log failing while `failing`.
-fn failing_log_removals(env: &Arc<MemEnv>, failing: &Arc<AtomicBool>) -> Arc<dyn Env> {
-    let failing = Arc::clone(failing);
-    Arc::new(HookEnv::new(env.clone(), move |call| {
-        let log = call.path.extension().is_some_and(|e| e == "log");
-        if call.op == EnvOp::RemoveFile && log && failing.load(AtomicOrdering::SeqCst) {
-            return Err(Error::Io {
-                context: format!("injected, {}", call.path.display()),
-                source: Arc::new(io::Error::other("EIO")),
-            });
-        }
-        Ok(())
-    }))
-}
-
 /// Writes separated values, then deletes them all and compacts while logs cannot be removed:
 /// the log holding the values is obsolete but stays. Returns the open database and the value
 /// files it wrote, which nothing live names any more.
 fn obsolete_log_left(env: &Arc<MemEnv>, failing: &Arc<AtomicBool>) -> (DB, Vec<u64>) {
     let options = Options {
-        env: failing_log_removals(env, failing),
+        env: support::failing::failing_while(env, failing, &[EnvOp::RemoveFile], "log"),
         ..separating(env)
     };
     let db = DB::open(DIR, options).unwrap();

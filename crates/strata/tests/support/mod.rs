@@ -5,6 +5,7 @@
 //! - [`options`] (here): the options a test opens its database with, over the env it hands
 //!   in; every test starts from them and sets only what it is about:
 //!   `Options { write_buffer_size: 64 << 10, reuse_logs, ..support::options(&env) }`;
+//! - `failing`: an env whose chosen operations on one kind of file fail while a switch is on;
 //! - `files`: whole files through an `Env` (read, write, edit in place, list, copy, a
 //!   hand-written manifest), and the info log;
 //! - `state`: what a database holds (a scan, a checked read of its whole state) and which
@@ -22,6 +23,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 #![allow(dead_code)] // each test binary uses a part
 
+pub mod failing;
 pub mod files;
 pub mod history;
 pub mod hold;
