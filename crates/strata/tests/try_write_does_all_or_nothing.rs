@@ -175,7 +175,7 @@ fn try_write_on_a_read_only_handle_is_not_supported() {
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
 }
 
-/// With level 0 at its slowdown trigger a write waits a millisecond: `try_write` refuses,
+/// With level 0 at its slowdown trigger writes are slowed down: `try_write` refuses,
 /// having written nothing, and the ordinary write goes through.
 #[test]
 fn try_write_is_refused_while_level_0_is_crowded() {

@@ -39,6 +39,7 @@ mod value_files;
 mod value_gc;
 mod wal;
 mod write;
+mod write_pace;
 
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -149,6 +150,8 @@ pub(crate) struct DbState {
     pub(crate) leading: bool,
     /// Writers queued behind the leader, in arrival order.
     pub(crate) writers: VecDeque<Arc<write::Writer>>,
+    /// How far writes are behind the pace level 0 allows (`db/write_pace.rs`).
+    pub(crate) write_pace: write_pace::WritePace,
     /// The current super version and last sequence number, as reads load them without this
     /// mutex; changed only with it held (shared with [`DbInner::published`]).
     pub(crate) published: Arc<Published>,

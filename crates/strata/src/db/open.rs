@@ -365,6 +365,7 @@ pub(super) fn new_inner(
             stats: Default::default(),
             leading: false,
             writers: VecDeque::new(),
+            write_pace: Default::default(),
             super_versions,
             published: Arc::clone(&published),
             compaction_jobs: 0,

@@ -252,6 +252,9 @@ fn lead(
                 Ok(()) => {
                     state.versions.last_sequence = last;
                     state.publish_last_sequence();
+                    let level0 = state.versions.current().num_files(0);
+                    let bytes = group.batches().map(|b| b.contents().len()).sum();
+                    state.write_pace.charge(db.env.now_micros(), level0, bytes);
                 }
                 Err(e) => {
                     // The log may now end in a partial record: refuse every later write.
@@ -492,10 +495,13 @@ fn make_room_for_write(
             return Err(Error::InvalidArgument("database is closing".into()));
         }
         let level0 = state.versions.current().num_files(0);
-        if allow_delay && level0 >= L0_SLOWDOWN_WRITES_TRIGGER {
+        let pace = allow_delay
+            .then(|| state.write_pace.wait(db.env.now_micros(), level0))
+            .flatten();
+        if let Some(micros) = pace {
             // Hand the background threads some of this thread's time instead of stalling
-            // writes for seconds at the stop trigger later.
-            MutexGuard::unlocked(state, || std::thread::sleep(Duration::from_millis(1)));
+            // writes for seconds at the stop trigger later (`db/write_pace.rs`).
+            MutexGuard::unlocked(state, || std::thread::sleep(Duration::from_micros(micros)));
             allow_delay = false;
         } else if db.options.value_separation.is_some() && state.note_released_readers() {
             // A released reader may leave value files to delete.

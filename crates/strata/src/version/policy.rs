@@ -13,7 +13,7 @@ use super::NUM_LEVELS;
 
 /// Level-0 file count that triggers a compaction.
 pub(crate) const L0_COMPACTION_TRIGGER: usize = 4;
-/// Level-0 file count at which writes are slowed down by 1 ms each.
+/// Level-0 file count from which writes are slowed down (`db/write_pace.rs`).
 pub(crate) const L0_SLOWDOWN_WRITES_TRIGGER: usize = 8;
 /// Level-0 file count at which writes stop until a compaction finishes.
 pub(crate) const L0_STOP_WRITES_TRIGGER: usize = 12;
