@@ -13,6 +13,11 @@
 //! A large compaction's merge is also spread over scoped threads inside its job
 //! (`Options::max_subcompactions`); they end before the job does.
 //!
+//! Compaction threads lower their CPU priority when they start (`Env::lower_thread_priority`;
+//! their sub-compaction threads inherit it), so that with fewer cores than busy threads a
+//! compaction, not a write, waits for the processor. Flushing threads keep the application's
+//! priority: a full memtable makes writers wait for its flush.
+//!
 //! A compaction thread takes, in this order: the next step of a `compact_range`, a redone
 //! garbage-collection plan, the next rewrite garbage collection asks for, then an automatic
 //! compaction (`compaction/picker.rs`); before the last, when no write is in progress and a
@@ -185,6 +190,11 @@ impl Quiet {
 }
 
 fn worker_loop(db: &Arc<DbInner>, role: Role) {
+    if role == Role::Compact {
+        // Its sub-compaction threads inherit the priority. Flushes keep the writers' own:
+        // writers wait for them when the memtable is full.
+        db.env.lower_thread_priority();
+    }
     let mut quiet = Quiet {
         appended: db.value_bytes_appended.load(Ordering::Acquire),
         since: Instant::now(),

@@ -579,6 +579,10 @@ impl Env for FaultEnv {
     fn now_micros(&self) -> u64 {
         self.shared.inner.now_micros()
     }
+
+    fn lower_thread_priority(&self) {
+        self.shared.inner.lower_thread_priority()
+    }
 }
 
 /// A reader on the file at `entry` (named `path`) if power loss must be able to bring it back

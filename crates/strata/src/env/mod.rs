@@ -174,6 +174,11 @@ pub trait Env: Send + Sync {
     /// it, and expiring keys (`DB::put_with_ttl`) expire by it, so an `Env` must not count
     /// from another point (a test may stop and move it, as `MemEnv` lets one).
     fn now_micros(&self) -> u64;
+    /// Lowers the calling thread's CPU priority below the application's threads (RocksDB's
+    /// `Env::LowerThreadPoolCPUPriority`); threads it starts inherit it. Compaction threads
+    /// call it when they start, so that where there are fewer cores than busy threads, a
+    /// compaction waits for the processor rather than a write. The default does nothing.
+    fn lower_thread_priority(&self) {}
 }
 
 impl std::fmt::Debug for dyn Env {

@@ -139,6 +139,10 @@ impl Env for ReadOnlyEnv {
     fn now_micros(&self) -> u64 {
         self.inner.now_micros()
     }
+
+    fn lower_thread_priority(&self) {
+        self.inner.lower_thread_priority()
+    }
 }
 
 #[cfg(test)]

@@ -228,6 +228,10 @@ impl Env for HookEnv {
     fn now_micros(&self) -> u64 {
         self.inner.now_micros()
     }
+
+    fn lower_thread_priority(&self) {
+        self.inner.lower_thread_priority()
+    }
 }
 
 /// A file opened through a [`HookEnv`]: calls the hook, then the inner file.
