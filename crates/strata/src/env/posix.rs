@@ -208,7 +208,7 @@ impl Env for PosixEnv {
         wall_clock_micros()
     }
 
-    /// Adds [`BACKGROUND_NICE`] to the thread's nice value (at most 19), which needs no
+    /// Adds 10 to the thread's nice value (at most 19: `BACKGROUND_NICE`), which needs no
     /// privilege; a failure leaves the priority as it was.
     fn lower_thread_priority(&self) {
         // SAFETY: the call takes an integer and touches no memory of ours; on Linux it
