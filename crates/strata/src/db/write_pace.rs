@@ -5,7 +5,9 @@
 //! write group's bytes are charged when it commits ([`WritePace::charge`]); the next group's
 //! leader waits until what was charged is paid for ([`WritePace::wait`]), once the debt reaches
 //! [`MIN_WAIT_MICROS`] (shorter sleeps cost more than they pace). The time writes wait is
-//! spread evenly over the crowded stretch, so batches of writes slow down alike.
+//! spread evenly over the crowded stretch, so batches of writes slow down alike. One wait is
+//! at most [`MAX_WAIT_MICROS`]: the debt of a large batch is paid by the writes after it, each
+//! of which looks at level 0 again (a debt ends once it is relieved).
 //!
 //! LevelDB sleeps 1 ms per write instead, which concentrates the delay: seed 000's stall test
 //! (10M random writes in batches of 1000, no batch over 10x the median) counted 118 batches
@@ -19,6 +21,8 @@ use crate::version::policy::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER}
 const RATE_AT_TRIGGER: u64 = 64 << 20;
 /// The shortest wait: debts below it carry over to the next write.
 pub(crate) const MIN_WAIT_MICROS: u64 = 1000;
+/// The longest wait of one write; the rest of the debt carries over.
+const MAX_WAIT_MICROS: u64 = 10_000;
 
 /// The byte rate writes are held to with `level0` files in level 0; `None` when they are not
 /// slowed (below the slowdown trigger, or at the stop trigger, where they wait instead).
@@ -50,10 +54,11 @@ impl WritePace {
     }
 
     /// How many microseconds the next group waits at `now` with `level0` files in level 0:
-    /// the debt, once it is [`MIN_WAIT_MICROS`] or more and writes are slowed.
+    /// the debt, once it is [`MIN_WAIT_MICROS`] or more and writes are slowed, up to
+    /// [`MAX_WAIT_MICROS`].
     pub(crate) fn wait(&self, now: u64, level0: usize) -> Option<u64> {
         let debt = self.paid_at.saturating_sub(now);
-        (rate(level0).is_some() && debt >= MIN_WAIT_MICROS).then_some(debt)
+        (rate(level0).is_some() && debt >= MIN_WAIT_MICROS).then_some(debt.min(MAX_WAIT_MICROS))
     }
 }
 
@@ -90,6 +95,22 @@ mod tests {
         let mut pace = WritePace::default();
         pace.charge(0, SLOW + 2, 64 << 10);
         assert_eq!(pace.wait(0, SLOW + 2), Some(3907));
+    }
+
+    #[test]
+    fn a_large_batch_is_paid_for_by_the_writes_after_it_while_level_zero_stays_crowded() {
+        let mut pace = WritePace::default();
+        // 64 MiB at 8 MiB/s: 8 s of debt.
+        pace.charge(0, L0_STOP_WRITES_TRIGGER - 1, 64 << 20);
+        assert_eq!(
+            pace.wait(0, L0_STOP_WRITES_TRIGGER - 1),
+            Some(MAX_WAIT_MICROS)
+        );
+        assert_eq!(pace.wait(7_995_000, SLOW), Some(5000));
+        // Level 0 relieved: the next write goes at once, and its charge ends the debt.
+        assert_eq!(pace.wait(20_000, SLOW - 1), None);
+        pace.charge(20_000, SLOW - 1, 100);
+        assert_eq!(pace.wait(20_000, SLOW), None);
     }
 
     #[test]
