@@ -254,7 +254,9 @@ fn lead(
                     state.publish_last_sequence();
                     let level0 = state.versions.current().num_files(0);
                     let bytes = group.batches().map(|b| b.contents().len()).sum();
-                    state.write_pace.charge(db.env.now_micros(), level0, bytes);
+                    state
+                        .write_pace
+                        .charge(level0, bytes, || db.env.now_micros());
                 }
                 Err(e) => {
                     // The log may now end in a partial record: refuse every later write.
@@ -496,7 +498,7 @@ fn make_room_for_write(
         }
         let level0 = state.versions.current().num_files(0);
         let pace = allow_delay
-            .then(|| state.write_pace.wait(db.env.now_micros(), level0))
+            .then(|| state.write_pace.wait(level0, || db.env.now_micros()))
             .flatten();
         if let Some(micros) = pace {
             // Hand the background threads some of this thread's time instead of stalling

@@ -41,24 +41,28 @@ pub(crate) struct WritePace {
 }
 
 impl WritePace {
-    /// Charges a committed group of `bytes` at `now`, with `level0` files in level 0; a
-    /// group written while writes are not slowed forgives the debt.
-    pub(crate) fn charge(&mut self, now: u64, level0: usize, bytes: usize) {
+    /// Charges a committed group of `bytes`, with `level0` files in level 0, at the time
+    /// `now` gives (asked only while writes are slowed: a clock read per write costs); a group
+    /// written while writes are not slowed forgives the debt.
+    pub(crate) fn charge(&mut self, level0: usize, bytes: usize, now: impl FnOnce() -> u64) {
         match rate(level0) {
             Some(rate) => {
                 let cost = (bytes as u64).saturating_mul(1_000_000).div_ceil(rate);
-                self.paid_at = self.paid_at.max(now).saturating_add(cost);
+                self.paid_at = self.paid_at.max(now()).saturating_add(cost);
             }
             None => self.paid_at = 0,
         }
     }
 
-    /// How many microseconds the next group waits at `now` with `level0` files in level 0:
-    /// the debt, once it is [`MIN_WAIT_MICROS`] or more and writes are slowed, up to
-    /// [`MAX_WAIT_MICROS`].
-    pub(crate) fn wait(&self, now: u64, level0: usize) -> Option<u64> {
-        let debt = self.paid_at.saturating_sub(now);
-        (rate(level0).is_some() && debt >= MIN_WAIT_MICROS).then_some(debt.min(MAX_WAIT_MICROS))
+    /// How many microseconds the next group waits with `level0` files in level 0, at the
+    /// time `now` gives (asked only while writes are slowed and a debt is owed): the debt,
+    /// once it is [`MIN_WAIT_MICROS`] or more, up to [`MAX_WAIT_MICROS`].
+    pub(crate) fn wait(&self, level0: usize, now: impl FnOnce() -> u64) -> Option<u64> {
+        if rate(level0).is_none() || self.paid_at == 0 {
+            return None;
+        }
+        let debt = self.paid_at.saturating_sub(now());
+        (debt >= MIN_WAIT_MICROS).then_some(debt.min(MAX_WAIT_MICROS))
     }
 }
 
@@ -81,48 +85,58 @@ mod tests {
     fn small_debts_carry_over_until_they_are_worth_a_wait() {
         let mut pace = WritePace::default();
         // 64 KiB at 64 MiB/s: 977 µs, under the shortest wait.
-        pace.charge(10_000, SLOW, 64 << 10);
-        assert_eq!(pace.wait(10_000, SLOW), None);
-        pace.charge(10_000, SLOW, 64 << 10);
-        assert_eq!(pace.wait(10_000, SLOW), Some(1954));
+        pace.charge(SLOW, 64 << 10, || 10_000);
+        assert_eq!(pace.wait(SLOW, || 10_000), None);
+        pace.charge(SLOW, 64 << 10, || 10_000);
+        assert_eq!(pace.wait(SLOW, || 10_000), Some(1954));
         // Time that passed pays for part of it.
-        assert_eq!(pace.wait(10_900, SLOW), Some(1054));
-        assert_eq!(pace.wait(11_000, SLOW), None);
+        assert_eq!(pace.wait(SLOW, || 10_900), Some(1054));
+        assert_eq!(pace.wait(SLOW, || 11_000), None);
+    }
+
+    #[test]
+    fn the_clock_is_read_only_while_writes_are_slowed() {
+        let mut pace = WritePace::default();
+        let unread = || -> u64 { panic!("clock read while writes are not slowed") };
+        pace.charge(SLOW - 1, 1 << 20, unread);
+        assert_eq!(pace.wait(SLOW - 1, unread), None);
+        // Slowed, with no debt owed yet.
+        assert_eq!(pace.wait(SLOW, unread), None);
     }
 
     #[test]
     fn a_crowded_level_zero_costs_more_per_byte() {
         let mut pace = WritePace::default();
-        pace.charge(0, SLOW + 2, 64 << 10);
-        assert_eq!(pace.wait(0, SLOW + 2), Some(3907));
+        pace.charge(SLOW + 2, 64 << 10, || 0);
+        assert_eq!(pace.wait(SLOW + 2, || 0), Some(3907));
     }
 
     #[test]
     fn a_large_batch_is_paid_for_by_the_writes_after_it_while_level_zero_stays_crowded() {
         let mut pace = WritePace::default();
         // 64 MiB at 8 MiB/s: 8 s of debt.
-        pace.charge(0, L0_STOP_WRITES_TRIGGER - 1, 64 << 20);
+        pace.charge(L0_STOP_WRITES_TRIGGER - 1, 64 << 20, || 0);
         assert_eq!(
-            pace.wait(0, L0_STOP_WRITES_TRIGGER - 1),
+            pace.wait(L0_STOP_WRITES_TRIGGER - 1, || 0),
             Some(MAX_WAIT_MICROS)
         );
-        assert_eq!(pace.wait(7_995_000, SLOW), Some(5000));
+        assert_eq!(pace.wait(SLOW, || 7_995_000), Some(5000));
         // Level 0 relieved: the next write goes at once, and its charge ends the debt.
-        assert_eq!(pace.wait(20_000, SLOW - 1), None);
-        pace.charge(20_000, SLOW - 1, 100);
-        assert_eq!(pace.wait(20_000, SLOW), None);
+        assert_eq!(pace.wait(SLOW - 1, || 20_000), None);
+        pace.charge(SLOW - 1, 100, || 20_000);
+        assert_eq!(pace.wait(SLOW, || 20_000), None);
     }
 
     #[test]
     fn idle_time_is_no_credit_and_a_relieved_level_zero_forgives_the_debt() {
         let mut pace = WritePace::default();
-        pace.charge(0, SLOW, 1 << 20);
+        pace.charge(SLOW, 1 << 20, || 0);
         // Long after: the debt is paid, and the idle time is not saved up for a burst.
-        pace.charge(5_000_000, SLOW, 128 << 10);
-        assert_eq!(pace.wait(5_000_000, SLOW), Some(1954));
+        pace.charge(SLOW, 128 << 10, || 5_000_000);
+        assert_eq!(pace.wait(SLOW, || 5_000_000), Some(1954));
         // Level 0 below the trigger: no wait, and the debt is gone for good.
-        assert_eq!(pace.wait(5_000_000, SLOW - 1), None);
-        pace.charge(5_000_000, SLOW - 1, 1 << 20);
-        assert_eq!(pace.wait(5_000_000, SLOW), None);
+        assert_eq!(pace.wait(SLOW - 1, || 5_000_000), None);
+        pace.charge(SLOW - 1, 1 << 20, || 5_000_000);
+        assert_eq!(pace.wait(SLOW, || 5_000_000), None);
     }
 }
