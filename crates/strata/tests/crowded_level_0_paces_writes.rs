@@ -1,6 +1,7 @@
 //! Writes slow down to a byte rate while level 0 is crowded (`db/write_pace.rs`): with level 0
-//! held at the slowdown trigger, a mebibyte of writes takes at least what the pace allows, and
-//! every write lands.
+//! held at the slowdown trigger, and at the stop trigger with room in the memtable, writes take
+//! at least what the pace allows, and every write lands; the pace runs on the monotonic clock,
+//! so the `Env`'s clock set back adds no wait.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -14,45 +15,91 @@ use strata::{MemEnv, Options, DB};
 /// The pace at the slowdown trigger (8 level-0 files), in bytes a second.
 const RATE_AT_TRIGGER: f64 = (64 << 20) as f64;
 
-#[test]
-fn a_crowded_level_0_holds_writes_to_its_pace() {
-    let env = Arc::new(MemEnv::new());
+/// Opens a database whose level 0 holds `files` tables (compactions suspended), with
+/// `buffer` bytes of write buffer.
+fn crowded(env: &Arc<MemEnv>, buffer: usize, files: usize) -> DB {
     let options = Options {
-        write_buffer_size: 1 << 20,
-        ..support::options(&env)
+        write_buffer_size: buffer,
+        ..support::options(env)
     };
     let db = DB::open("/db", options).unwrap();
     // Compactions wait; memtables still become level-0 tables, each over the same keys.
     db.suspend_compactions();
-    let value = [b'v'; 1024];
     let mut n = 0u32;
-    while support::state::files_at_level(&db, 0) < 8 {
-        assert!(n < 100_000, "level 0 never filled up");
-        db.put(format!("k{:04}", n % 1000).as_bytes(), &value)
+    while support::state::files_at_level(&db, 0) < files {
+        assert!(n < 1_000_000, "level 0 never filled up");
+        db.put(format!("k{:04}", n % 1000).as_bytes(), &VALUE)
             .unwrap();
         n += 1;
     }
+    db
+}
+
+const VALUE: [u8; 1024] = [b'v'; 1024];
+
+/// Writes `writes` values of 1 KiB and checks they took at least what `rate` (bytes a second)
+/// allows: the pace never speeds up as level 0 grows, and only the last debt, under the
+/// shortest wait (1 ms), may be left unpaid.
+fn write_at_pace(db: &DB, writes: u32, rate: f64) {
     let start = Instant::now();
-    let writes = 1024;
     for i in 0..writes {
-        db.put(format!("paced{i:04}").as_bytes(), &value).unwrap();
+        db.put(format!("paced{i:04}").as_bytes(), &VALUE).unwrap();
     }
     let elapsed = start.elapsed();
-    // The pace may halve once the memtable's flush makes a ninth file; it never speeds up,
-    // and only the last debt, under the shortest wait (1 ms), may be left unpaid.
-    let at_pace = Duration::from_secs_f64(f64::from(writes) * 1024.0 / RATE_AT_TRIGGER);
+    let at_pace = Duration::from_secs_f64(f64::from(writes) * 1024.0 / rate);
     assert!(
         elapsed + Duration::from_millis(1) >= at_pace,
         "{writes} writes of 1 KiB took {elapsed:?}, under the pace's {at_pace:?}"
     );
-    assert!(support::state::files_at_level(&db, 0) >= 8);
     for i in 0..writes {
         let key = format!("paced{i:04}");
         assert_eq!(
             db.get(key.as_bytes()).unwrap().as_deref(),
-            Some(&value[..]),
+            Some(&VALUE[..]),
             "{key}"
         );
     }
+}
+
+#[test]
+fn a_crowded_level_0_holds_writes_to_its_pace() {
+    let env = Arc::new(MemEnv::new());
+    let db = crowded(&env, 1 << 20, 8);
+    write_at_pace(&db, 1024, RATE_AT_TRIGGER);
+    assert!(support::state::files_at_level(&db, 0) >= 8);
+    db.resume_compactions();
+}
+
+/// At the stop trigger a write that finds room in the memtable goes on, at the slower pace
+/// (LevelDB's writes still sleep there too), rather than unslowed.
+#[test]
+fn level_0_at_the_stop_trigger_keeps_the_slowest_pace() {
+    let env = Arc::new(MemEnv::new());
+    let db = crowded(&env, 4 << 20, 12);
+    // 2 MiB, within the memtable's room (4 MiB): no write waits for a compaction.
+    write_at_pace(&db, 2048, RATE_AT_TRIGGER / 2.0);
+    assert_eq!(support::state::files_at_level(&db, 0), 12);
+    db.resume_compactions();
+}
+
+/// The `Env`'s clock set back an hour, as a wall clock may be, is no debt: small writes at the
+/// slowdown trigger owe microseconds and wait for none.
+#[test]
+fn a_clock_set_back_adds_no_wait() {
+    let env = Arc::new(MemEnv::new());
+    let db = crowded(&env, 1 << 20, 8);
+    env.set_clock(Some(3_600_000_000));
+    db.put(b"before", b"1").unwrap();
+    env.set_clock(Some(1_000_000));
+    let start = Instant::now();
+    for i in 0..50 {
+        db.put(format!("small{i:02}").as_bytes(), b"1").unwrap();
+    }
+    // Paced, 50 small writes owe under 0.1 ms; a wait taken for the hour would be 10 ms each.
+    let elapsed = start.elapsed();
+    assert!(
+        elapsed < Duration::from_millis(250),
+        "50 small writes took {elapsed:?}"
+    );
     db.resume_compactions();
 }

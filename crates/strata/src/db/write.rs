@@ -22,7 +22,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
@@ -254,9 +254,7 @@ fn lead(
                     state.publish_last_sequence();
                     let level0 = state.versions.current().num_files(0);
                     let bytes = group.batches().map(|b| b.contents().len()).sum();
-                    state
-                        .write_pace
-                        .charge(level0, bytes, || db.env.now_micros());
+                    state.write_pace.charge(level0, bytes, Instant::now);
                 }
                 Err(e) => {
                     // The log may now end in a partial record: refuse every later write.
@@ -488,7 +486,7 @@ fn make_room_for_write(
     state: &mut MutexGuard<'_, DbState>,
     mut force: bool,
 ) -> Result<()> {
-    let mut allow_delay = !force;
+    let allow_delay = !force;
     loop {
         if let Some(e) = &state.bg_error {
             return Err(e.clone());
@@ -498,13 +496,13 @@ fn make_room_for_write(
         }
         let level0 = state.versions.current().num_files(0);
         let pace = allow_delay
-            .then(|| state.write_pace.wait(level0, || db.env.now_micros()))
+            .then(|| state.write_pace.wait(level0, Instant::now))
             .flatten();
-        if let Some(micros) = pace {
+        if let Some(pause) = pace {
             // Hand the background threads some of this thread's time instead of stalling
-            // writes for seconds at the stop trigger later (`db/write_pace.rs`).
-            MutexGuard::unlocked(state, || std::thread::sleep(Duration::from_micros(micros)));
-            allow_delay = false;
+            // writes for seconds at the stop trigger later (`db/write_pace.rs`); then look
+            // at everything again.
+            MutexGuard::unlocked(state, || std::thread::sleep(pause));
         } else if db.options.value_separation.is_some() && state.note_released_readers() {
             // A released reader may leave value files to delete.
             db.bg_work.notify_all();

@@ -175,9 +175,10 @@ pub trait Env: Send + Sync {
     /// from another point (a test may stop and move it, as `MemEnv` lets one).
     fn now_micros(&self) -> u64;
     /// Lowers the calling thread's CPU priority below the application's threads (RocksDB's
-    /// `Env::LowerThreadPoolCPUPriority`); threads it starts inherit it. Compaction threads
+    /// `Env::LowerThreadPoolCPUPriority`), for the threads it starts too. Compaction threads
     /// call it when they start, so that where there are fewer cores than busy threads, a
-    /// compaction waits for the processor rather than a write. The default does nothing.
+    /// compaction waits for the processor rather than a write. The default does nothing;
+    /// `PosixEnv` lowers it on Linux.
     fn lower_thread_priority(&self) {}
 }
 

@@ -209,7 +209,9 @@ impl Env for PosixEnv {
     }
 
     /// Adds 10 to the thread's nice value (at most 19: `BACKGROUND_NICE`), which needs no
-    /// privilege; a failure leaves the priority as it was.
+    /// privilege; a failure leaves the priority as it was. Linux only: elsewhere `nice` would
+    /// lower the whole process, so other systems keep the default, which does nothing.
+    #[cfg(target_os = "linux")]
     fn lower_thread_priority(&self) {
         // SAFETY: the call takes an integer and touches no memory of ours; on Linux it
         // changes the calling thread's nice value only.
@@ -219,9 +221,10 @@ impl Env for PosixEnv {
 
 /// How much lower than the application's threads [`PosixEnv::lower_thread_priority`] puts a
 /// thread: +10 gives it about a tenth of a core shared with a busy thread of nice 0. In 10M
-/// random writes in batches of 1000 here (two cores), it left 20-23 batches over 10x the
-/// median where compaction threads at the writer's priority left 62: they preempted the
+/// random writes in batches of 1000 here (two cores), it left 11-26 batches over 10x the
+/// median where compaction threads at the writer's priority left 47-61: they preempted the
 /// writer for a scheduler tick (4 ms) or two at a time.
+#[cfg(target_os = "linux")]
 const BACKGROUND_NICE: libc::c_int = 10;
 
 /// Reads into `buf` with `read_once` until it is full or `read_once` reports end of file;
@@ -971,6 +974,7 @@ mod tests {
     }
 
     /// The calling thread's nice value, from `/proc` (field 19 of its `stat`).
+    #[cfg(target_os = "linux")]
     fn thread_nice() -> i32 {
         let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
         let (_, after_name) = stat.rsplit_once(')').unwrap();
@@ -982,6 +986,7 @@ mod tests {
             .unwrap()
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn lower_thread_priority_lowers_the_calling_thread_only() {
         let before = thread_nice();

@@ -15,7 +15,8 @@ use super::NUM_LEVELS;
 pub(crate) const L0_COMPACTION_TRIGGER: usize = 4;
 /// Level-0 file count from which writes are slowed down (`db/write_pace.rs`).
 pub(crate) const L0_SLOWDOWN_WRITES_TRIGGER: usize = 8;
-/// Level-0 file count at which writes stop until a compaction finishes.
+/// Level-0 file count from which a full memtable makes writes wait for a compaction (below
+/// it, they wait only for the memtable's flush).
 pub(crate) const L0_STOP_WRITES_TRIGGER: usize = 12;
 /// Deepest level a flushed memtable may be placed in when it overlaps nothing.
 pub(crate) const MAX_MEM_COMPACT_LEVEL: usize = 2;
