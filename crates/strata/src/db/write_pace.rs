@@ -8,7 +8,7 @@
 //! than they pace). The time writes wait is spread evenly over the crowded stretch, so batches
 //! of writes slow down alike. The leader sleeps [`WAIT_STEP`] at most at a time, looking at
 //! level 0 again between steps: a debt ends as soon as level 0 is relieved. A debt is at most
-//! [`MAX_DEBT`], so no write waits longer than that for the writes before it.
+//! [`MAX_DEBT`]: what a large batch owes beyond it is forgiven.
 //!
 //! Time is the monotonic clock (`Instant`), read only while writes are slowed: a wall clock
 //! set back would turn into debt, and two clock reads per write cost `fillseq` 12%.
@@ -64,7 +64,9 @@ impl WritePace {
             return;
         };
         let now = now();
-        let cost = Duration::from_micros((bytes as u64).saturating_mul(1_000_000) / rate);
+        // In nanoseconds: a put of 100 bytes costs 2 µs at 64 MiB/s, so whole microseconds
+        // would undercharge small writes by half.
+        let cost = Duration::from_nanos((bytes as u64).saturating_mul(1_000_000_000) / rate);
         let from = self.paid_at.map_or(now, |paid_at| paid_at.max(now));
         let debt = (from - now).saturating_add(cost).min(MAX_DEBT);
         self.paid_at = Some(now + debt);
@@ -91,6 +93,21 @@ mod tests {
         Duration::from_micros(n)
     }
 
+    fn nanos(n: u64) -> Duration {
+        Duration::from_nanos(n)
+    }
+
+    #[test]
+    fn a_small_put_is_charged_to_the_nanosecond() {
+        let t = Instant::now();
+        let mut pace = WritePace::default();
+        // A put of a 16-byte key and a 100-byte value: 131 bytes, 1952 ns at 64 MiB/s.
+        for _ in 0..1024 {
+            pace.charge(SLOW, 131, || t);
+        }
+        assert_eq!(pace.wait(SLOW, || t), Some(nanos(1024 * 1952)));
+    }
+
     #[test]
     fn rate_halves_once_past_the_slowdown_trigger() {
         assert_eq!(rate(SLOW - 1), None);
@@ -105,13 +122,16 @@ mod tests {
     fn small_debts_carry_over_until_they_are_worth_a_wait() {
         let t = Instant::now();
         let mut pace = WritePace::default();
-        // 64 KiB at 64 MiB/s: 976 µs, under the shortest wait.
+        // 64 KiB at 64 MiB/s: 976.5625 µs, under the shortest wait.
         pace.charge(SLOW, 64 << 10, || t);
         assert_eq!(pace.wait(SLOW, || t), None);
         pace.charge(SLOW, 64 << 10, || t);
-        assert_eq!(pace.wait(SLOW, || t), Some(micros(1952)));
+        assert_eq!(pace.wait(SLOW, || t), Some(micros(1953) + nanos(124)));
         // Time that passed pays for part of it.
-        assert_eq!(pace.wait(SLOW, || t + micros(900)), Some(micros(1052)));
+        assert_eq!(
+            pace.wait(SLOW, || t + micros(900)),
+            Some(micros(1053) + nanos(124))
+        );
         assert_eq!(pace.wait(SLOW, || t + micros(1000)), None);
     }
 
@@ -130,7 +150,7 @@ mod tests {
         let t = Instant::now();
         let mut pace = WritePace::default();
         pace.charge(SLOW + 2, 64 << 10, || t);
-        assert_eq!(pace.wait(SLOW + 2, || t), Some(micros(1953)));
+        assert_eq!(pace.wait(SLOW + 2, || t), Some(micros(1953) + nanos(125)));
     }
 
     #[test]
@@ -168,6 +188,6 @@ mod tests {
         // Long after: the debt is paid, and the idle time is not saved up for a burst.
         let later = t + Duration::from_secs(5);
         pace.charge(SLOW, 128 << 10, || later);
-        assert_eq!(pace.wait(SLOW, || later), Some(micros(1953)));
+        assert_eq!(pace.wait(SLOW, || later), Some(micros(1953) + nanos(125)));
     }
 }
