@@ -16,38 +16,33 @@ use strata::{MemEnv, Options, DB};
 /// The pace at the slowdown trigger (8 level-0 files), in bytes a second.
 const RATE_AT_TRIGGER: f64 = (64 << 20) as f64;
 
-/// Opens a database whose level 0 holds `files` tables (compactions suspended), with
-/// `buffer` bytes of write buffer.
-fn crowded(env: &Arc<MemEnv>, buffer: usize, files: usize) -> DB {
+const VALUE: [u8; 1024] = [b'v'; 1024];
+
+/// A database with a 1 MiB write buffer whose level 0 holds 8 tables, the slowdown trigger
+/// (compactions suspended).
+fn crowded(env: &Arc<MemEnv>) -> DB {
     let options = Options {
-        write_buffer_size: buffer,
+        write_buffer_size: 1 << 20,
         ..support::options(env)
     };
     let db = DB::open("/db", options).unwrap();
-    // Compactions wait; memtables still become level-0 tables, each over the same keys.
-    db.suspend_compactions();
-    let mut n = 0u32;
-    while support::state::files_at_level(&db, 0) < files {
-        assert!(n < 1_000_000, "level 0 never filled up");
-        db.put(format!("k{:04}", n % 1000).as_bytes(), &VALUE)
-            .unwrap();
-        n += 1;
-    }
+    support::state::crowd_level_0(&db, 8, &VALUE);
     db
 }
 
-const VALUE: [u8; 1024] = [b'v'; 1024];
-
-/// Writes `writes` values of 1 KiB and checks they took at least what `rate` (bytes a second)
-/// allows: the pace never speeds up as level 0 grows, and only the last debt, under the
-/// shortest wait (1 ms), may be left unpaid.
-fn write_at_pace(db: &DB, writes: u32, rate: f64) {
+/// 1024 writes of 1 KiB take at least what the pace allows: the pace never speeds up as level
+/// 0 grows, and only the last debt, under the shortest wait (1 ms), may be left unpaid.
+#[test]
+fn a_crowded_level_0_holds_writes_to_its_pace() {
+    let env = Arc::new(MemEnv::new());
+    let db = crowded(&env);
+    let writes = 1024;
     let start = Instant::now();
     for i in 0..writes {
         db.put(format!("paced{i:04}").as_bytes(), &VALUE).unwrap();
     }
     let elapsed = start.elapsed();
-    let at_pace = Duration::from_secs_f64(f64::from(writes) * 1024.0 / rate);
+    let at_pace = Duration::from_secs_f64(f64::from(writes) * 1024.0 / RATE_AT_TRIGGER);
     assert!(
         elapsed + Duration::from_millis(1) >= at_pace,
         "{writes} writes of 1 KiB took {elapsed:?}, under the pace's {at_pace:?}"
@@ -60,13 +55,6 @@ fn write_at_pace(db: &DB, writes: u32, rate: f64) {
             "{key}"
         );
     }
-}
-
-#[test]
-fn a_crowded_level_0_holds_writes_to_its_pace() {
-    let env = Arc::new(MemEnv::new());
-    let db = crowded(&env, 1 << 20, 8);
-    write_at_pace(&db, 1024, RATE_AT_TRIGGER);
     assert!(support::state::files_at_level(&db, 0) >= 8);
     db.resume_compactions();
 }
@@ -76,7 +64,7 @@ fn a_crowded_level_0_holds_writes_to_its_pace() {
 #[test]
 fn a_clock_set_back_adds_no_wait() {
     let env = Arc::new(MemEnv::new());
-    let db = crowded(&env, 1 << 20, 8);
+    let db = crowded(&env);
     env.set_clock(Some(3_600_000_000));
     db.put(b"before", b"1").unwrap();
     env.set_clock(Some(1_000_000));

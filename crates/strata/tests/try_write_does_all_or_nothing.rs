@@ -185,15 +185,7 @@ fn try_write_is_refused_while_level_0_is_crowded() {
         ..support::options(&env)
     };
     let db = DB::open("/db", options).unwrap();
-    // Compactions wait; memtables still become level-0 tables, each over the same keys.
-    db.suspend_compactions();
-    let mut n = 0u32;
-    while support::state::files_at_level(&db, 0) < 8 {
-        assert!(n < 100_000, "level 0 never filled up");
-        db.put(format!("k{:03}", n % 100).as_bytes(), &[b'v'; 200])
-            .unwrap();
-        n += 1;
-    }
+    support::state::crowd_level_0(&db, 8, &[b'v'; 200]);
     // Refused for level 0 (asked again while the background thread holds the state a moment).
     let refused = loop {
         match db.try_write(&WriteOptions::default(), &put(b"quick", b"1")) {

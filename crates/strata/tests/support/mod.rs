@@ -8,8 +8,8 @@
 //! - `failing`: an env whose chosen operations on one kind of file fail while a switch is on;
 //! - `files`: whole files through an `Env` (read, write, edit in place, list, copy, a
 //!   hand-written manifest), and the info log;
-//! - `state`: what a database holds (a scan, a checked read of its whole state) and which
-//!   tables it lists;
+//! - `state`: what a database holds (a scan, a checked read of its whole state), which
+//!   tables it lists, and a level 0 crowded on purpose;
 //! - `history`: a recorded history of writes and the checks that a state is a prefix of it or
 //!   a salvage;
 //! - `hold`: an env that holds a background job at a table write until the test lets it go;

@@ -1,5 +1,5 @@
 //! What a database holds, read through its API: a scan, a checked read of the whole state, and
-//! the tables its current version lists.
+//! the tables its current version lists; and a level 0 crowded on purpose.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -71,4 +71,17 @@ pub fn files_at_level(db: &DB, level: usize) -> usize {
         .unwrap()
         .parse()
         .unwrap()
+}
+
+/// Suspends compactions and puts `value` under the same 100 keys, over and over, until level
+/// 0 holds `files` tables (each memtable flushed there, over those keys).
+pub fn crowd_level_0(db: &DB, files: usize, value: &[u8]) {
+    db.suspend_compactions();
+    let mut n = 0u32;
+    while files_at_level(db, 0) < files {
+        assert!(n < 100_000, "level 0 never filled up");
+        db.put(format!("k{:03}", n % 100).as_bytes(), value)
+            .unwrap();
+        n += 1;
+    }
 }
