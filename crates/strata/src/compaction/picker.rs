@@ -2,11 +2,12 @@
 //!
 //! Size-triggered compactions (a level over its budget, or too many level-0 files) come
 //! before seek-triggered ones (a file read past too often); levels are tried by how much they
-//! need compaction, most first. Within a level, compactions rotate through the key space using
-//! the level's compact pointer. The chosen inputs are then widened: all level-0 files that
-//! overlap, boundary files that share a user key with an input (a user key's versions must
-//! never be split between levels), and more files of the level when that adds no file of the
-//! next level.
+//! need compaction, most first. Within a level, the file that overlaps the fewest bytes of the
+//! next level for its own size is taken first (the least rewritten per byte moved down); equal
+//! ratios rotate through the key space using the level's compact pointer. The chosen inputs are
+//! then widened: all level-0 files that overlap, boundary files that share a user key with an
+//! input (a user key's versions must never be split between levels), and more files of the
+//! level when that adds no file of the next level.
 //!
 //! Beside compactions in flight ([`Running`]): files they take do not count toward their
 //! level's need, a pick never conflicts with them, and within a level the next file that can
@@ -24,7 +25,7 @@ use super::running::Running;
 use super::{expanded_compaction_byte_limit, Compaction, Trigger};
 use crate::util::internal_key::{user_key, InternalKeyComparator};
 use crate::version::policy::{max_bytes_for_level, L0_COMPACTION_TRIGGER};
-use crate::version::version::{total_file_size, FileRef, Version};
+use crate::version::version::{find_file_by_user_key, total_file_size, FileRef, Version};
 use crate::version::version_set::VersionSet;
 use crate::version::NUM_LEVELS;
 
@@ -113,8 +114,9 @@ fn pick_level0(
     None
 }
 
-/// A compaction of `level` (1 or deeper) into the next one, from the first file after the
-/// compact pointer that can start now.
+/// A compaction of `level` (1 or deeper) into the next one, from the file that can start now
+/// and overlaps the fewest bytes of the next level for its own size: the cheapest compaction
+/// per byte moved down. Equal ratios go in the order of the compact pointer's rotation.
 fn pick_in_level(
     vset: &VersionSet,
     level: usize,
@@ -124,10 +126,16 @@ fn pick_in_level(
     let version = vset.current();
     let files = &version.files[level];
     let (before, after) = files.split_at(pointer_index(vset, level));
-    after
+    let mut candidates: Vec<(f64, &FileRef)> = after
         .iter()
         .chain(before)
         .filter(|f| !running.being_compacted(f.number()) && !held.contains(&f.number()))
+        .map(|f| (overlap_ratio(version, level, f), f))
+        .collect();
+    candidates.sort_by(|a, b| a.0.total_cmp(&b.0)); // stable: rotation order among equals
+    candidates
+        .into_iter()
+        .map(|(_, file)| file)
         .take(MAX_CANDIDATES_PER_LEVEL)
         .find_map(|file| {
             let mut c = Compaction::new(level, vset.options.max_file_size, Arc::clone(version));
@@ -135,6 +143,23 @@ fn pick_in_level(
             setup_other_inputs(&mut c, running);
             can_start(&c, running, held).then_some(c)
         })
+}
+
+/// Bytes of the files of `level + 1` that overlap `file` (of `level`), over `file`'s own size
+/// (at least 1 byte). A binary search and a walk over the overlapping files.
+fn overlap_ratio(version: &Version, level: usize, file: &FileRef) -> f64 {
+    let icmp = version.icmp();
+    let next = &version.files[level + 1];
+    let first = find_file_by_user_key(icmp, next, file.smallest_user_key());
+    let overlapping = next
+        .get(first..)
+        .unwrap_or(&[])
+        .iter()
+        .take_while(|f| {
+            icmp.compare_user(f.smallest_user_key(), file.largest_user_key()) != Ordering::Greater
+        })
+        .fold(0u64, |sum, f| sum.saturating_add(f.meta.file_size));
+    overlapping as f64 / file.meta.file_size.max(1) as f64
 }
 
 /// A seek-triggered compaction of the current version's seek candidate, if it can start.
