@@ -76,15 +76,19 @@ pub(crate) use info_log::InfoLog;
 /// Most deletions [`DB::clear_range`] writes in one batch.
 pub const CLEAR_RANGE_BATCH: usize = 1000;
 
+/// A level's number and the range tombstones of its tables, merged.
+pub(crate) type LevelTombstones = (usize, Arc<Fragments>);
+
 /// What a reader needs to see a consistent state: both memtables and the table layout.
 /// Replaced (never changed) whenever one of them changes.
 pub(crate) struct SuperVersion {
     pub(crate) mem: Arc<MemTable>,
     pub(crate) imm: Option<Arc<MemTable>>,
     pub(crate) version: Arc<Version>,
-    /// The range tombstones of every table of `version`, merged: built by the first iterator
-    /// that needs them (`db/read.rs`).
-    pub(crate) table_tombstones: OnceLock<Arc<Fragments>>,
+    /// The range tombstones of the tables of `version`, merged per level (level 0's tables
+    /// together), for the levels that have any: built by the first iterator that needs them
+    /// (`db/read.rs`).
+    pub(crate) table_tombstones: OnceLock<Arc<[LevelTombstones]>>,
     /// The last sequence number when this view was made: every write up to it is in the view,
     /// whole. A read of the view without a snapshot reads at least at it
     /// (`db/published.rs`): compactions in its tables may have dropped versions older than

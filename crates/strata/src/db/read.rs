@@ -25,6 +25,7 @@ use crate::version::get_many::{BatchSources, BatchedLookup};
 use crate::version::level_iter::{LevelFiles, LevelIter};
 use crate::version::memtable_read::memtables_get;
 use crate::version::version::{PointRead, SeekCharge, TableLookup};
+use crate::version::NUM_LEVELS;
 
 /// The state to read and the sequence number to read it at: the snapshot's, or the latest.
 /// A read-only handle's snapshot brings the state it was taken on (see `snapshot.rs`); other
@@ -284,10 +285,13 @@ pub(crate) fn new_iterator(
     let sources =
         2 + version.files[0].len() + version.files[1..].iter().filter(|f| !f.is_empty()).count();
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(sources);
+    // Per source of range tombstones, the first child older than it (`DbIter`'s skips).
+    let mut older_from = SourceOrder::default();
     children.push(Box::new(view.mem.iter()));
     if let Some(imm) = &view.imm {
         children.push(Box::new(imm.iter()));
     }
+    older_from.tables = children.len();
     let block_reads = options.block_reads();
     for file in &version.files[0] {
         match db
@@ -299,6 +303,7 @@ pub(crate) fn new_iterator(
         }
     }
     for (level, files) in version.files.iter().enumerate().skip(1) {
+        older_from.levels[level] = children.len();
         if !files.is_empty() {
             children.push(Box::new(LevelIter::new(
                 db.icmp.clone(),
@@ -309,7 +314,7 @@ pub(crate) fn new_iterator(
         }
     }
     let tombstones = if db.options.range_deletes {
-        range_tombstones(db, block_reads, &view).unwrap_or_else(|e| {
+        range_tombstones(db, block_reads, &view, &older_from).unwrap_or_else(|e| {
             // A table whose tombstones cannot be read: the iterator fails with why.
             children.push(Box::new(crate::iter::ErrorIter::new(e)));
             Vec::new()
@@ -349,34 +354,67 @@ pub(crate) fn new_iterator(
 
 /// The range tombstones of every source of `view`: each memtable's, and every table's merged
 /// into one list, built once per super version.
+/// Where the sources of an iterator's merge start, in its child order: the memtable is child
+/// 0 and the immutable memtable (if any) child 1, then the level-0 tables from `tables`, then
+/// one child per non-empty deeper level, level `L`'s at `levels[L]` (where the next level's
+/// would be when `L` is empty).
+#[derive(Default)]
+struct SourceOrder {
+    tables: usize,
+    levels: [usize; NUM_LEVELS],
+}
+
+impl SourceOrder {
+    /// The first child whose entries are all older than the tombstones of level `level`
+    /// where those cover (the levels' invariant: newer data above, tombstones included).
+    fn older_than_level(&self, level: usize) -> usize {
+        self.levels.get(level + 1).copied().unwrap_or(usize::MAX)
+    }
+}
+
+/// Every source's range tombstones for an iterator, each list with the first child of the
+/// merge that is older than it (see `SourceOrder`): the memtable's, the immutable memtable's,
+/// then the tables', merged per level.
 fn range_tombstones(
     db: &DbInner,
     reads: BlockReads,
     view: &SuperVersion,
-) -> Result<Vec<Arc<Fragments>>> {
-    let mut lists: Vec<Arc<Fragments>> = [Some(&view.mem), view.imm.as_ref()]
-        .into_iter()
-        .flatten()
-        .filter_map(|mem| mem.range_tombstones())
-        .collect();
-    let tables = match view.table_tombstones.get() {
-        Some(tables) => Arc::clone(tables),
+    order: &SourceOrder,
+) -> Result<Vec<(Arc<Fragments>, usize)>> {
+    let mut lists: Vec<(Arc<Fragments>, usize)> = Vec::new();
+    if let Some(tombstones) = view.mem.range_tombstones() {
+        lists.push((tombstones, 1)); // every other source is older than the memtable
+    }
+    if let Some(tombstones) = view.imm.as_ref().and_then(|imm| imm.range_tombstones()) {
+        lists.push((tombstones, order.tables));
+    }
+    let per_level = match view.table_tombstones.get() {
+        Some(per_level) => Arc::clone(per_level),
         None => {
-            let mut per_table = Vec::new();
-            for file in view.version.files.iter().flatten() {
-                let table =
-                    db.table_cache
-                        .find_table_for(reads, file.number(), file.meta.file_size)?;
-                if let Some(tombstones) = table.range_tombstones() {
-                    per_table.push(Arc::clone(tombstones));
+            let mut per_level = Vec::new();
+            for (level, files) in view.version.files.iter().enumerate() {
+                let mut per_table = Vec::new();
+                for file in files {
+                    let table =
+                        db.table_cache
+                            .find_table_for(reads, file.number(), file.meta.file_size)?;
+                    if let Some(tombstones) = table.range_tombstones() {
+                        per_table.push(Arc::clone(tombstones));
+                    }
+                }
+                if !per_table.is_empty() {
+                    let merged = Fragments::merge(&db.icmp, per_table.iter().map(|t| &**t));
+                    per_level.push((level, Arc::new(merged)));
                 }
             }
-            let merged = Arc::new(Fragments::merge(&db.icmp, per_table.iter().map(|t| &**t)));
-            Arc::clone(view.table_tombstones.get_or_init(|| merged))
+            Arc::clone(view.table_tombstones.get_or_init(|| per_level.into()))
         }
     };
-    if !tables.is_empty() {
-        lists.push(tables);
-    }
+    lists.extend(
+        per_level
+            .iter()
+            .filter(|(_, tombstones)| !tombstones.is_empty())
+            .map(|(level, tombstones)| (Arc::clone(tombstones), order.older_than_level(*level))),
+    );
     Ok(lists)
 }

@@ -58,6 +58,29 @@ const READ_SAMPLE_PERIOD: u64 = 1 << 20;
 /// A saved value larger than this is freed rather than kept for reuse.
 const MAX_KEPT_VALUE_CAPACITY: usize = 1 << 20;
 
+/// One source's range tombstones, or several sources' merged.
+struct TombstoneList {
+    fragments: Arc<Fragments>,
+    /// Where the last search ended (the hint of `Fragments::covering_near`).
+    hint: usize,
+    /// The first child of the merged inner iterator from which on every child's entries are
+    /// older than these tombstones where they cover; `usize::MAX` for none.
+    older_from: usize,
+}
+
+impl TombstoneList {
+    /// The newest tombstone at or below `sequence` covering `user_key`, and the end of the
+    /// range over which that holds.
+    fn covering(
+        &mut self,
+        user_key: &[u8],
+        sequence: SequenceNumber,
+    ) -> Option<(SequenceNumber, &[u8])> {
+        let fragment = self.fragments.covering_near(user_key, &mut self.hint)?;
+        Some((fragment.newest_at(sequence)?, &fragment.end))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Direction {
     Forward,
@@ -111,9 +134,10 @@ pub(crate) struct DbIter {
     /// Whether the current value is a pointer to the user's value in a value file.
     value_is_pointer: bool,
     sampling: Option<Sampling>,
-    /// The range tombstones of every source (each list a source's, or several merged), each
-    /// with where its last search ended (the hint of `Fragments::covering_near`).
-    tombstones: Vec<(Arc<Fragments>, usize)>,
+    /// The range tombstones of every source (each list a source's, or several merged).
+    tombstones: Vec<TombstoneList>,
+    /// Where a skip past a covered range builds its target (reused buffer).
+    skip_target: Vec<u8>,
     /// The clock expiring values are judged by, and its reading for the current call.
     clock: Option<Arc<dyn Env>>,
     now: u64,
@@ -143,14 +167,26 @@ impl DbIter {
             value_is_pointer: false,
             sampling: None,
             tombstones: Vec::new(),
+            skip_target: Vec::new(),
             clock: None,
             now: 0,
         }
     }
 
-    /// Hides the values these range tombstones delete (see the module documentation).
-    pub(crate) fn set_range_tombstones(&mut self, tombstones: Vec<Arc<Fragments>>) {
-        self.tombstones = tombstones.into_iter().map(|t| (t, 0)).collect();
+    /// Hides the values these range tombstones delete (see the module documentation). Each
+    /// list comes with the first child of the merged inner iterator from which on every
+    /// child's entries are older than the list's tombstones wherever those cover (`usize::MAX`
+    /// for none): moving forward through a covered range, those children are moved past it
+    /// rather than stepped through ([`InternalIterator::skip_older_sources`]).
+    pub(crate) fn set_range_tombstones(&mut self, tombstones: Vec<(Arc<Fragments>, usize)>) {
+        self.tombstones = tombstones
+            .into_iter()
+            .map(|(fragments, older_from)| TombstoneList {
+                fragments,
+                hint: 0,
+                older_from,
+            })
+            .collect();
     }
 
     /// Judges expiring values by `clock` (see the module documentation).
@@ -167,7 +203,7 @@ impl DbIter {
 
     /// What a read sees of the entry `parsed` with `stored` value (see `util::entry`).
     fn judge<'a>(
-        tombstones: &mut [(Arc<Fragments>, usize)],
+        tombstones: &mut [TombstoneList],
         sequence: SequenceNumber,
         now: u64,
         parsed: &ParsedInternalKey<'_>,
@@ -175,7 +211,7 @@ impl DbIter {
     ) -> Result<Visible<'a>> {
         let covered = tombstones
             .iter_mut()
-            .filter_map(|(t, hint)| t.covering_near(parsed.user_key, hint)?.newest_at(sequence))
+            .filter_map(|list| list.covering(parsed.user_key, sequence).map(|(s, _)| s))
             .max();
         visible(parsed.value_type, parsed.sequence, stored, covered, now)
     }
@@ -430,6 +466,9 @@ impl DbIter {
                             self.saved_key.clear();
                             self.saved_key.extend_from_slice(parsed.user_key);
                             skipping = true;
+                            if self.skip_covered() {
+                                continue; // the merge moved: look at its new entry
+                            }
                         }
                         Err(e) => {
                             self.fail(e);
@@ -442,6 +481,33 @@ impl DbIter {
         }
         self.valid = false;
         self.saved_key.clear();
+    }
+
+    /// Moving forward, on a hidden entry of `saved_key`: for each tombstone list covering that
+    /// key at the read's sequence, moves the children older than the list past the end of the
+    /// covering fragment, since everything they hold there is older than a visible tombstone.
+    /// Returns whether the inner iterator moved.
+    fn skip_covered(&mut self) -> bool {
+        let mut moved = false;
+        for list in &mut self.tombstones {
+            if list.older_from == usize::MAX {
+                continue;
+            }
+            let Some((_, end)) = list.covering(&self.saved_key, self.sequence) else {
+                continue;
+            };
+            self.skip_target.clear();
+            append_internal_key(
+                &mut self.skip_target,
+                end,
+                MAX_SEQUENCE,
+                VALUE_TYPE_FOR_SEEK,
+            );
+            moved |= self
+                .inner
+                .skip_older_sources(list.older_from, &self.skip_target);
+        }
+        moved
     }
 
     /// Moving backward from the inner position, gathers the newest visible version of the

@@ -10,6 +10,10 @@
 //!   iterator becomes invalid rather than carry on with a hole in the data, which could bring
 //!   back values a failed child's tombstones hide. `status()` reports the first failed child in
 //!   child order. The next seek tries every child again.
+//! - [`InternalIterator::skip_older_sources`] is the one exception to that: it moves some
+//!   children forward past entries the caller knows to be hidden, which are then never
+//!   yielded. Moving backward afterwards repositions every child, as any change of direction
+//!   does, so the entries skipped come back on the way back.
 //! - Thread safety: like every [`InternalIterator`], owned by one thread at a time.
 //!
 //! How: the valid children sit in a binary heap ordered by `(key, child index)`, smallest first
@@ -225,6 +229,23 @@ impl InternalIterator for MergingIterator {
         };
         self.children[top].next();
         self.fix_top();
+    }
+
+    fn skip_older_sources(&mut self, first_child: usize, target: &[u8]) -> bool {
+        if self.direction != Direction::Forward || self.heap.is_empty() {
+            return false;
+        }
+        let mut moved = false;
+        for child in self.children.iter_mut().skip(first_child) {
+            if child.valid() && self.icmp.compare(child.key(), target) == Ordering::Less {
+                child.seek(target);
+                moved = true;
+            }
+        }
+        if moved {
+            self.rebuild();
+        }
+        moved
     }
 
     fn prev(&mut self) {

@@ -33,6 +33,15 @@ pub(crate) trait InternalIterator: Send {
     fn value(&self) -> &[u8];
     /// The first error met, if any.
     fn status(&self) -> Result<()>;
+    /// Moving forward, moves every source of a merge from child `first_child` on (in the
+    /// merge's child order) that is on an entry below `target` to its first entry `>= target`,
+    /// so that the entries skipped are never yielded. For a caller that knows those sources
+    /// hold nothing visible there (entries older than a range tombstone of a newer source:
+    /// `db_iter.rs`). Returns whether any source moved. Anything that is not a merge of
+    /// several children ignores it, and so does a merge moving backward.
+    fn skip_older_sources(&mut self, _first_child: usize, _target: &[u8]) -> bool {
+        false
+    }
 }
 
 impl<I: InternalIterator + ?Sized> InternalIterator for Box<I> {
@@ -62,6 +71,9 @@ impl<I: InternalIterator + ?Sized> InternalIterator for Box<I> {
     }
     fn status(&self) -> Result<()> {
         (**self).status()
+    }
+    fn skip_older_sources(&mut self, first_child: usize, target: &[u8]) -> bool {
+        (**self).skip_older_sources(first_child, target)
     }
 }
 pub(crate) use error_iter::ErrorIter;
