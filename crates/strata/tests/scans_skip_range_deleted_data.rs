@@ -157,3 +157,53 @@ fn a_snapshot_older_than_the_tombstone_skips_nothing() {
     let (state, _) = counted_scan(&db, &reads, &ReadOptions::default());
     assert!(state.is_empty(), "everything deleted");
 }
+
+/// A scan bounded above inside a deleted range moves the older sources no further than its
+/// bound: a scan of cached blocks reads no table block past it (a `memory_only` scan would
+/// need that block resident, and a damaged table past the bound would fail the scan). Moved
+/// to the tombstone's end, they read one.
+#[test]
+fn upper_bounded_scan_inside_a_deleted_range_stays_within_its_bound() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&reads);
+    let env = HookEnv::new(Arc::new(MemEnv::new()), move |call| {
+        if call.op == EnvOp::ReadAt && call.path.extension().is_some_and(|e| e == "ldb") {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    });
+    let options = Options {
+        range_deletes: true,
+        block_size: 4096,
+        compression: CompressionType::None,
+        ..support::options(&env)
+    };
+    let db = DB::open("/ub", options).unwrap();
+    for i in 0..40_000 {
+        db.put(&key(i), &[b'v'; 100]).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    let bounded = |memory_only: bool, fill_cache: bool| ReadOptions {
+        lower_bound: Some(key(1_000)),
+        upper_bound: Some(key(1_100)),
+        memory_only,
+        fill_cache,
+        ..ReadOptions::default()
+    };
+    // Warm the cache with the bounded range's blocks.
+    assert_eq!(scan(&db, &bounded(false, true)).unwrap().len(), 100);
+    assert_eq!(
+        scan(&db, &bounded(true, true)).unwrap().len(),
+        100,
+        "the warmed range reads from memory"
+    );
+    db.delete_range(&key(1_000), &key(39_000)).unwrap();
+    reads.store(0, Ordering::Relaxed);
+    let cold = scan(&db, &bounded(false, false)).unwrap();
+    assert!(cold.is_empty());
+    assert_eq!(
+        reads.load(Ordering::Relaxed),
+        0,
+        "a scan of [k001000, k001100), cached, read table blocks past its upper bound"
+    );
+}

@@ -485,8 +485,8 @@ impl DbIter {
 
     /// Moving forward, on a hidden entry of `saved_key`: for each tombstone list covering that
     /// key at the read's sequence, moves the children older than the list past the end of the
-    /// covering fragment, since everything they hold there is older than a visible tombstone.
-    /// Returns whether the inner iterator moved.
+    /// covering fragment (or to the upper bound, if that comes first), since everything they
+    /// hold there is older than a visible tombstone. Returns whether the inner iterator moved.
     fn skip_covered(&mut self) -> bool {
         let mut moved = false;
         for list in &mut self.tombstones {
@@ -495,6 +495,11 @@ impl DbIter {
             }
             let Some((_, end)) = list.covering(&self.saved_key, self.sequence) else {
                 continue;
+            };
+            // No further than the upper bound: a bounded scan reads nothing past it.
+            let end = match &self.upper_bound {
+                Some(upper) if self.icmp.compare_user(upper, end) == Ordering::Less => upper,
+                _ => end,
             };
             self.skip_target.clear();
             append_internal_key(
