@@ -351,6 +351,53 @@ impl BlockIter {
         self.mark_invalid();
     }
 
+    /// Positions at the first entry `>= target`, the binary search over the restart points
+    /// narrowed to `[left, right]` when `within` is given: the caller knows the last restart
+    /// point whose key is below `target` is among them (see `table/restart_prints.rs`).
+    pub(crate) fn seek_within(&mut self, target: &[u8], within: Option<(usize, usize)>) {
+        let num_restarts = self.block.num_restarts;
+        if num_restarts == 0 {
+            self.mark_invalid();
+            return;
+        }
+        let last = num_restarts - 1;
+        let (mut left, mut right) = within.map_or((0, last), |(l, r)| (l.min(last), r.min(last)));
+        // When already positioned, the current entry narrows the search (sequential seeks, as
+        // a merging iterator makes them, then rarely leave the current restart interval).
+        let mut current_is_before = false;
+        if self.valid() {
+            match self.order.compare(&self.key, target) {
+                Ordering::Less => {
+                    left = left.max(self.restart_index);
+                    current_is_before = true;
+                }
+                Ordering::Greater => right = right.min(self.restart_index),
+                Ordering::Equal => return,
+            }
+        }
+        let found = match self
+            .block
+            .search_restarts(&self.order, left.min(right), right, target)
+        {
+            Ok(found) => found,
+            Err(at) => {
+                self.corrupt(at, "bad restart entry");
+                return;
+            }
+        };
+        // Scanning on from the current entry is the same as restarting at `found` when the
+        // current entry is before the target and in the same restart interval.
+        let keep_position = current_is_before && found == self.restart_index;
+        if !keep_position && !self.seek_to_restart_point(found) {
+            return;
+        }
+        while self.parse_next_key() {
+            if self.order.compare(&self.key, target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
     /// Positions before the entry at restart point `index`; false (and corrupt) when the
     /// restart offset is out of range.
     fn seek_to_restart_point(&mut self, index: usize) -> bool {
@@ -426,44 +473,7 @@ impl InternalIterator for BlockIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let num_restarts = self.block.num_restarts;
-        if num_restarts == 0 {
-            self.mark_invalid();
-            return;
-        }
-        let mut left = 0;
-        let mut right = num_restarts - 1;
-        // When already positioned, the current entry narrows the search (sequential seeks, as
-        // a merging iterator makes them, then rarely leave the current restart interval).
-        let mut current_is_before = false;
-        if self.valid() {
-            match self.order.compare(&self.key, target) {
-                Ordering::Less => {
-                    left = self.restart_index;
-                    current_is_before = true;
-                }
-                Ordering::Greater => right = self.restart_index,
-                Ordering::Equal => return,
-            }
-        }
-        let found = match self.block.search_restarts(&self.order, left, right, target) {
-            Ok(found) => found,
-            Err(at) => {
-                self.corrupt(at, "bad restart entry");
-                return;
-            }
-        };
-        // Scanning on from the current entry is the same as restarting at `found` when the
-        // current entry is before the target and in the same restart interval.
-        let keep_position = current_is_before && found == self.restart_index;
-        if !keep_position && !self.seek_to_restart_point(found) {
-            return;
-        }
-        while self.parse_next_key() {
-            if self.order.compare(&self.key, target) != Ordering::Less {
-                return;
-            }
-        }
+        self.seek_within(target, None);
     }
 
     fn next(&mut self) {

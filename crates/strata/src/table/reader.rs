@@ -573,7 +573,8 @@ impl InternalIterator for TableIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        self.index.seek(target);
+        let within = self.table.index_prints.as_ref().map(|p| p.narrow(target));
+        self.index.seek_within(target, within);
         self.init_data_block();
         if let Some(d) = &mut self.data {
             d.seek(target);

@@ -142,6 +142,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::iter::InternalIterator;
     use crate::table::block::KeyOrder;
     use crate::table::block_builder::BlockBuilder;
     use crate::util::comparator::BytewiseComparator;
@@ -217,6 +218,32 @@ mod tests {
                     .map(<[u8]>::to_vec);
                 prop_assert_eq!(&full, &narrowed, "target {:?}", target);
                 prop_assert_eq!(&a, &b);
+            }
+        }
+    }
+
+    proptest! {
+        /// Seeks narrowed by the prints, one after another on one iterator (so each also starts
+        /// from where the last one left it), land where plain seeks land.
+        #[test]
+        fn narrowed_seeks_land_where_plain_seeks_do(
+            keys in sorted_keys(),
+            targets in prop::collection::vec(
+                (prop::collection::vec(0u8..9, 0..16), 0u64..12), 1..40),
+            restart_interval in 1usize..4,
+        ) {
+            let order = KeyOrder::Internal(InternalKeyComparator::new(Arc::new(BytewiseComparator)));
+            let block = Arc::new(block(&keys, restart_interval));
+            let prints = RestartPrints::new(&block).unwrap();
+            let (mut plain, mut narrowed) = (block.iter(order.clone()), block.iter(order));
+            let probes = keys.iter().cloned().chain(targets.iter().map(|(u, s)| internal(u, *s)));
+            for target in probes {
+                plain.seek(&target);
+                narrowed.seek_within(&target, Some(prints.narrow(&target)));
+                prop_assert_eq!(plain.valid(), narrowed.valid(), "target {:?}", target);
+                if plain.valid() {
+                    prop_assert_eq!(plain.key(), narrowed.key(), "target {:?}", target);
+                }
             }
         }
     }
