@@ -199,17 +199,9 @@ fn get_many_of_no_keys_is_empty_and_absent_keys_are_none() {
 
 #[test]
 fn neighbouring_keys_read_their_table_block_once() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use strata::testing::{EnvOp, HookEnv};
+    use std::sync::atomic::Ordering;
 
-    let table_reads = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&table_reads);
-    let env = HookEnv::new(Arc::new(MemEnv::new()), move |call| {
-        if call.op == EnvOp::ReadAt && call.path.extension().is_some_and(|e| e == "ldb") {
-            counter.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(())
-    });
+    let (env, table_reads) = support::reads::table_read_counter();
     let options = Options {
         block_size: 4096,
         compression: CompressionType::None,

@@ -13,8 +13,8 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use strata::testing::{EnvOp, HookEnv};
-use strata::{CompressionType, MemEnv, Options, ReadOptions, DB};
+use strata::{CompressionType, Options, ReadOptions, DB};
+use support::reads::table_read_counter;
 use support::state::{files_at_level, scan, Model};
 
 const DIR: &str = "/db";
@@ -28,17 +28,10 @@ fn key(i: u32) -> Vec<u8> {
     format!("k{i:06}").into_bytes()
 }
 
-/// A database of `KEYS` keys compacted below level 0, over an env that counts the reads of
+/// A database of `keys` keys compacted below level 0, over an env that counts the reads of
 /// table files; and its options, to reopen it.
-fn filled() -> (DB, Options, Arc<AtomicUsize>) {
-    let reads = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&reads);
-    let env = HookEnv::new(Arc::new(MemEnv::new()), move |call| {
-        if call.op == EnvOp::ReadAt && call.path.extension().is_some_and(|e| e == "ldb") {
-            counter.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(())
-    });
+fn filled(keys: u32) -> (DB, Options, Arc<AtomicUsize>) {
+    let (env, reads) = table_read_counter();
     let options = Options {
         range_deletes: true,
         block_size: 4096,
@@ -46,7 +39,7 @@ fn filled() -> (DB, Options, Arc<AtomicUsize>) {
         ..support::options(&env)
     };
     let db = DB::open(DIR, options.clone()).unwrap();
-    for i in 0..KEYS {
+    for i in 0..keys {
         db.put(&key(i), &[b'v'; 100]).unwrap();
     }
     db.compact_range(None, None).unwrap();
@@ -80,7 +73,7 @@ fn full_scan_reads(db: &DB, reads: &AtomicUsize) -> usize {
 
 #[test]
 fn a_scan_moves_past_data_deleted_by_a_tombstone_in_a_newer_source() {
-    let (db, options, reads) = filled();
+    let (db, options, reads) = filled(KEYS);
     let full = full_scan_reads(&db, &reads);
     db.delete_range(&key(FROM), &key(TO)).unwrap();
     // Written after the tombstone, into the same memtable: seen in the range.
@@ -128,7 +121,7 @@ fn a_scan_moves_past_data_deleted_by_a_tombstone_in_a_newer_source() {
 /// A snapshot older than a tombstone sees everything it deletes, wherever the tombstone is.
 #[test]
 fn a_snapshot_older_than_the_tombstone_skips_nothing() {
-    let (db, options, reads) = filled();
+    let (db, options, reads) = filled(KEYS);
     let before = db.snapshot();
     db.delete_range(&key(FROM), &key(TO)).unwrap();
     let old = ReadOptions {
@@ -164,25 +157,7 @@ fn a_snapshot_older_than_the_tombstone_skips_nothing() {
 /// to the tombstone's end, they read one.
 #[test]
 fn upper_bounded_scan_inside_a_deleted_range_stays_within_its_bound() {
-    let reads = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&reads);
-    let env = HookEnv::new(Arc::new(MemEnv::new()), move |call| {
-        if call.op == EnvOp::ReadAt && call.path.extension().is_some_and(|e| e == "ldb") {
-            counter.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(())
-    });
-    let options = Options {
-        range_deletes: true,
-        block_size: 4096,
-        compression: CompressionType::None,
-        ..support::options(&env)
-    };
-    let db = DB::open("/ub", options).unwrap();
-    for i in 0..40_000 {
-        db.put(&key(i), &[b'v'; 100]).unwrap();
-    }
-    db.compact_range(None, None).unwrap();
+    let (db, _, reads) = filled(40_000);
     let bounded = |memory_only: bool, fill_cache: bool| ReadOptions {
         lower_bound: Some(key(1_000)),
         upper_bound: Some(key(1_100)),

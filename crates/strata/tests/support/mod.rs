@@ -15,6 +15,7 @@
 //! - `hold`: an env that holds a background job at a table write until the test lets it go;
 //! - `race_env`: an env that stages one race with a writer (a hook run once, just before an
 //!   open);
+//! - `reads`: an env that counts the reads of table files;
 //! - `trials`: the seeds of randomized trials, and waiting for background work;
 //! - `wal`: hand-made write-ahead logs, and a database holding one.
 //!
@@ -28,6 +29,7 @@ pub mod files;
 pub mod history;
 pub mod hold;
 pub mod race_env;
+pub mod reads;
 pub mod state;
 pub mod trials;
 pub mod wal;
