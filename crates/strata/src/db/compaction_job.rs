@@ -665,8 +665,11 @@ fn finish_output(db: &DbInner, mut output: Output, outputs: &mut [FileMetaData])
     file.sync()?;
     file.close()?;
     output.meta.file_size = size;
-    // Check the table opens and is readable before it is installed.
-    let mut check = db.table_cache.iter(BlockReads::default(), number, size)?;
+    // Check the table opens and is readable before it is installed (its first block checked,
+    // and not cached: the block cache is for what readers read).
+    let mut check = db
+        .table_cache
+        .iter(BlockReads::checked_uncached(), number, size)?;
     check.seek_to_first();
     check.status()?;
     db.info_log.log(format_args!(

@@ -69,8 +69,9 @@ pub(crate) fn build_table(
         let mut file = builder.into_file();
         file.sync()?;
         file.close()?;
-        // Prove the table is readable before it is recorded anywhere.
-        let mut check = table_cache.iter(BlockReads::default(), number, meta.file_size)?;
+        // Prove the table is readable before it is recorded anywhere (its first block checked,
+        // and not cached: the block cache is for what readers read).
+        let mut check = table_cache.iter(BlockReads::checked_uncached(), number, meta.file_size)?;
         check.seek_to_first();
         check.status()
     })();
