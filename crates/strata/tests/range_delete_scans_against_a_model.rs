@@ -4,7 +4,7 @@
 //! iterators, long-lived iterators and snapshots, read-only handles following a writer, and
 //! repair. Scans move the sources older than a tombstone past its range (`iter/db_iter.rs`);
 //! these check that nothing visible is skipped and nothing hidden is shown. More rounds:
-//! `SCAN_MODEL_SEEDS=25 SCAN_MODEL_OPS=6000`.
+//! `STRATA_SCAN_MODEL_SEEDS=25 STRATA_SCAN_MODEL_OPS=6000`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -16,6 +16,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata::{CompressionType, MemEnv, Options, ReadOptions, Snapshot, ValueSeparation, DB};
 use support::state::Model;
+use support::trials::trials;
 
 const KEYS: u32 = 1500;
 
@@ -370,14 +371,8 @@ const CFGS: &[Cfg] = &[
 
 #[test]
 fn scans_match_model_under_many_shapes() {
-    let seeds: u64 = std::env::var("SCAN_MODEL_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
-    let ops: usize = std::env::var("SCAN_MODEL_OPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3000);
+    let seeds = trials("STRATA_SCAN_MODEL_SEEDS", 3);
+    let ops = trials("STRATA_SCAN_MODEL_OPS", 3000) as usize;
     for cfg in CFGS {
         for seed in 0..seeds {
             run(cfg, 1000 + seed, ops);
@@ -390,10 +385,7 @@ fn scans_match_model_under_many_shapes() {
 /// writer's writes, so the writer's model is only a guide.
 #[test]
 fn read_only_handle_scans_match_its_point_reads() {
-    let seeds: u64 = std::env::var("SCAN_MODEL_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
+    let seeds = trials("STRATA_SCAN_MODEL_SEEDS", 3);
     for seed in 0..seeds {
         let env = Arc::new(MemEnv::new());
         let path = std::path::Path::new("/rw");

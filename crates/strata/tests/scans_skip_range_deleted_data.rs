@@ -28,9 +28,9 @@ fn key(i: u32) -> Vec<u8> {
     format!("k{i:06}").into_bytes()
 }
 
-/// A database of `keys` keys compacted below level 0, over an env that counts the reads of
+/// A database of `KEYS` keys compacted below level 0, over an env that counts the reads of
 /// table files; and its options, to reopen it.
-fn filled(keys: u32) -> (DB, Options, Arc<AtomicUsize>) {
+fn filled() -> (DB, Options, Arc<AtomicUsize>) {
     let (env, reads) = table_read_counter();
     let options = Options {
         range_deletes: true,
@@ -39,7 +39,7 @@ fn filled(keys: u32) -> (DB, Options, Arc<AtomicUsize>) {
         ..support::options(&env)
     };
     let db = DB::open(DIR, options.clone()).unwrap();
-    for i in 0..keys {
+    for i in 0..KEYS {
         db.put(&key(i), &[b'v'; 100]).unwrap();
     }
     db.compact_range(None, None).unwrap();
@@ -73,7 +73,7 @@ fn full_scan_reads(db: &DB, reads: &AtomicUsize) -> usize {
 
 #[test]
 fn a_scan_moves_past_data_deleted_by_a_tombstone_in_a_newer_source() {
-    let (db, options, reads) = filled(KEYS);
+    let (db, options, reads) = filled();
     let full = full_scan_reads(&db, &reads);
     db.delete_range(&key(FROM), &key(TO)).unwrap();
     // Written after the tombstone, into the same memtable: seen in the range.
@@ -121,7 +121,7 @@ fn a_scan_moves_past_data_deleted_by_a_tombstone_in_a_newer_source() {
 /// A snapshot older than a tombstone sees everything it deletes, wherever the tombstone is.
 #[test]
 fn a_snapshot_older_than_the_tombstone_skips_nothing() {
-    let (db, options, reads) = filled(KEYS);
+    let (db, options, reads) = filled();
     let before = db.snapshot();
     db.delete_range(&key(FROM), &key(TO)).unwrap();
     let old = ReadOptions {
@@ -149,36 +149,4 @@ fn a_snapshot_older_than_the_tombstone_skips_nothing() {
     );
     let (state, _) = counted_scan(&db, &reads, &ReadOptions::default());
     assert!(state.is_empty(), "everything deleted");
-}
-
-/// A scan bounded above inside a deleted range moves the older sources no further than its
-/// bound: a scan of cached blocks reads no table block past it (a `memory_only` scan would
-/// need that block resident, and a damaged table past the bound would fail the scan). Moved
-/// to the tombstone's end, they read one.
-#[test]
-fn upper_bounded_scan_inside_a_deleted_range_stays_within_its_bound() {
-    let (db, _, reads) = filled(40_000);
-    let bounded = |memory_only: bool, fill_cache: bool| ReadOptions {
-        lower_bound: Some(key(1_000)),
-        upper_bound: Some(key(1_100)),
-        memory_only,
-        fill_cache,
-        ..ReadOptions::default()
-    };
-    // Warm the cache with the bounded range's blocks.
-    assert_eq!(scan(&db, &bounded(false, true)).unwrap().len(), 100);
-    assert_eq!(
-        scan(&db, &bounded(true, true)).unwrap().len(),
-        100,
-        "the warmed range reads from memory"
-    );
-    db.delete_range(&key(1_000), &key(39_000)).unwrap();
-    reads.store(0, Ordering::Relaxed);
-    let cold = scan(&db, &bounded(false, false)).unwrap();
-    assert!(cold.is_empty());
-    assert_eq!(
-        reads.load(Ordering::Relaxed),
-        0,
-        "a scan of [k001000, k001100), cached, read table blocks past its upper bound"
-    );
 }

@@ -34,6 +34,7 @@ mod oversized_batch_is_refused;
 mod panic_in_a_write_group;
 mod panicking_deletion_pass_left_a_step_waiting;
 mod power_loss_new_file_entries;
+mod range_delete_skip_read_past_the_upper_bound;
 mod range_deleted_space_kept_for_a_snapshot;
 mod read_only_checkpoint_lost_log_records;
 mod recovered_batches_are_checked;
