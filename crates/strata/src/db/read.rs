@@ -352,8 +352,6 @@ pub(crate) fn new_iterator(
     DbIterator::new(iter, view.into_arc(), value_files, options.memory_only)
 }
 
-/// The range tombstones of every source of `view`: each memtable's, and every table's merged
-/// into one list, built once per super version.
 /// Where the sources of an iterator's merge start, in its child order: the memtable is child
 /// 0 and the immutable memtable (if any) child 1, then the level-0 tables from `tables`, then
 /// one child per non-empty deeper level, level `L`'s at `levels[L]` (where the next level's
@@ -374,7 +372,7 @@ impl SourceOrder {
 
 /// Every source's range tombstones for an iterator, each list with the first child of the
 /// merge that is older than it (see `SourceOrder`): the memtable's, the immutable memtable's,
-/// then the tables', merged per level.
+/// then the tables', merged per level once per super version.
 fn range_tombstones(
     db: &DbInner,
     reads: BlockReads,

@@ -22,6 +22,9 @@
 //! - Moving forward, the inner iterator sits *on* the entry that supplies the current key and
 //!   value, so `key()`/`value()` borrow from it. `saved_key` only remembers the user key being
 //!   skipped (reused buffer: no allocation once it has grown).
+//! - Moving forward onto an entry a range tombstone hides, the children of the merge older
+//!   than the tombstone's source are moved past the covered range (up to the upper bound) in
+//!   one step ([`InternalIterator::skip_older_sources`]) rather than stepped through.
 //! - Moving backward, the inner iterator sits *before* every entry of the current user key (on
 //!   the last entry of a smaller key, or unpositioned), because the newest version of a key is
 //!   met last when walking backward. The current key and value are copied into `saved_key` and
