@@ -15,7 +15,7 @@ const isPromise = (x) => x instanceof Promise
 const key = (i) => String(i).padStart(6, '0')
 
 test('reads at once see every write answered at once before them, at implicit and explicit snapshots', async (t) => {
-  const db = await native.open(path.join(tempDir(t), 'db'), { writeBufferSize: 64 * 1024 })
+  const db = await native.open(path.join(tempDir(), 'db'), { writeBufferSize: 64 * 1024 })
   t.after(() => db.close())
   let atOnce = 0
   for (let i = 0; i < 3000; i++) {
@@ -37,7 +37,7 @@ test('reads at once see every write answered at once before them, at implicit an
 })
 
 test('writes answered at once, chained batches among them, are there after close and reopen', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   let db = await native.open(location, { writeBufferSize: 64 * 1024 })
   const expected = new Map()
   let atOnce = 0

@@ -15,7 +15,7 @@ const { tempDir } = require('./helpers')
 const isPromise = (x) => x instanceof Promise
 
 test('reads and writes of a small database are answered at once', async (t) => {
-  const db = await native.open(path.join(tempDir(t), 'db'), {})
+  const db = await native.open(path.join(tempDir(), 'db'), {})
   t.after(() => db.close())
   assert.equal(db.put('a', '1', false), undefined)
   assert.equal(db.get('a', true, true, null), '1')
@@ -33,7 +33,7 @@ test('reads and writes of a small database are answered at once', async (t) => {
 })
 
 test('a sync write is a task, and until it is done nothing is answered at once', async (t) => {
-  const db = await native.open(path.join(tempDir(t), 'db'), {})
+  const db = await native.open(path.join(tempDir(), 'db'), {})
   t.after(() => db.close())
   const synced = db.put('k', 'synced', true)
   assert.ok(isPromise(synced), 'a sync write waits for the disk')
@@ -53,7 +53,7 @@ test('a sync write is a task, and until it is done nothing is answered at once',
 })
 
 test('reads that need the disk, and writes that need room, are tasks with the same answers', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const options = { writeBufferSize: 64 * 1024, maxFileSize: 32 * 1024, compression: false }
   const key = (i) => String(i).padStart(6, '0')
   let db = await native.open(location, options)
@@ -86,7 +86,7 @@ test('reads that need the disk, and writes that need room, are tasks with the sa
 })
 
 test('the abstract-level database gives the same answers on both paths', async (t) => {
-  const db = new StrataLevel(path.join(tempDir(t), 'db'), { writeBufferSize: 64 * 1024 })
+  const db = new StrataLevel(path.join(tempDir(), 'db'), { writeBufferSize: 64 * 1024 })
   await db.open()
   t.after(() => db.close())
   const expected = new Map()

@@ -25,7 +25,7 @@ async function stored (db) {
 }
 
 test('a batch of strings stores what put() of each string stores', async (t) => {
-  const dir = tempDir(t)
+  const dir = tempDir()
   const batched = new StrataLevel(path.join(dir, 'batched'))
   const single = new StrataLevel(path.join(dir, 'single'))
   const ops = []
@@ -49,7 +49,7 @@ test('a batch of strings stores what put() of each string stores', async (t) => 
 })
 
 test('dels, and batches mixing strings with buffers or other encodings', async (t) => {
-  const db = new StrataLevel(path.join(tempDir(t), 'db'))
+  const db = new StrataLevel(path.join(tempDir(), 'db'))
   await db.batch([
     { type: 'put', key: 'a', value: '1' },
     { type: 'put', key: 'b', value: '2' },
@@ -79,7 +79,7 @@ test('dels, and batches mixing strings with buffers or other encodings', async (
 })
 
 test('packed input that does not add up is refused with LEVEL_INVALID_ARGUMENT and writes nothing', async (t) => {
-  const db = await native.open(path.join(tempDir(t), 'db'), {})
+  const db = await native.open(path.join(tempDir(), 'db'), {})
   const refused = { code: 'LEVEL_INVALID_ARGUMENT', message: 'Malformed packed batch' }
   for (const lengths of [[1], [5, 0], [1, 0], [1, 1, 1, 1], [-2, 0], [0, -2], [2, -1, 1, 0]]) {
     assert.throws(() => db.batchPacked('ab', Int32Array.from(lengths), false), refused, `lengths ${lengths}`)

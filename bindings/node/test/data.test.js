@@ -12,7 +12,7 @@ const { tempDir } = require('./helpers')
 const BUFFERS = { keyEncoding: 'buffer', valueEncoding: 'buffer' }
 
 test('empty values and 10 MB values read back exactly, also after reopening', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const db = new StrataLevel(location, BUFFERS)
   const big = Buffer.alloc(10 * 1024 * 1024)
   for (let i = 0; i < big.length; i += 4) big.writeUInt32LE((i * 2654435761) >>> 0, i)
@@ -42,7 +42,7 @@ test('empty values and 10 MB values read back exactly, also after reopening', as
 })
 
 test('binary keys with 0x00 and 0xff bytes sort bytewise and bound ranges exactly', async (t) => {
-  const db = new StrataLevel(path.join(tempDir(t), 'db'), BUFFERS)
+  const db = new StrataLevel(path.join(tempDir(), 'db'), BUFFERS)
   const keys = [
     [0x00], [0x00, 0x00], [0x00, 0xff], [0x01], [0x7f], [0x80], [0xfe, 0xff],
     [0xff], [0xff, 0x00], [0xff, 0xff], [0xff, 0xff, 0xff]
@@ -78,7 +78,7 @@ test('binary keys with 0x00 and 0xff bytes sort bytewise and bound ranges exactl
 })
 
 test('utf8 values that are not valid UTF-8 read as U+FFFD, as Buffer#toString does', async (t) => {
-  const db = new StrataLevel(path.join(tempDir(t), 'db'))
+  const db = new StrataLevel(path.join(tempDir(), 'db'))
   const bytes = Buffer.from([0x61, 0xff, 0x62, 0xc3])
   await db.put('k', bytes, { valueEncoding: 'buffer' })
   assert.equal(await db.get('k'), bytes.toString('utf8'))
@@ -88,7 +88,7 @@ test('utf8 values that are not valid UTF-8 read as U+FFFD, as Buffer#toString do
 })
 
 test('getMany reads every key at one snapshot', async (t) => {
-  const db = new StrataLevel(path.join(tempDir(t), 'db'))
+  const db = new StrataLevel(path.join(tempDir(), 'db'))
   await db.batch([{ type: 'put', key: 'a', value: '1' }, { type: 'put', key: 'b', value: '1' }])
   const snapshot = db.snapshot()
   // Not awaited: the implicit snapshot of getMany is taken when it is called.

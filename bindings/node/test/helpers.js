@@ -10,10 +10,19 @@ const { promisify } = require('node:util')
 
 const run = promisify(execFile)
 
-// A fresh directory under the system's temporary directory, removed when the test ends.
-function tempDir (t) {
+// The directories tempDir made, removed when this test file's process exits. Not at the end
+// of each test: a test's after-hooks run in the order they were added, so a removal added
+// with the directory would run before the hook that closes the database in it, while its
+// background threads may still be writing there (ENOTEMPTY).
+const made = []
+process.on('exit', () => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 })
+})
+
+// A fresh directory under the system's temporary directory, removed when the process exits.
+function tempDir () {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-kv-test-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  made.push(dir)
   return dir
 }
 

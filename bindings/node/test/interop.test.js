@@ -58,7 +58,7 @@ async function assertHolds (db, expected) {
 const BUFFERS = { keyEncoding: 'buffer', valueEncoding: 'buffer', writeBufferSize: 256 * 1024 }
 
 test('a database written by LevelDB (classic-level) opens in Strata with every entry', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const leveldb = new ClassicLevel(location, BUFFERS)
   const expected = await write(leveldb)
   await leveldb.close()
@@ -76,7 +76,7 @@ test('a database written by LevelDB (classic-level) opens in Strata with every e
 })
 
 test('a database written by Strata opens in LevelDB (classic-level) with every entry', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const strata = new StrataLevel(location, BUFFERS)
   const expected = await write(strata)
   await strata.close()

@@ -12,7 +12,7 @@ const { StrataLevel } = require('..')
 const { tempDir } = require('./helpers')
 
 async function filled (t, count = 100) {
-  const db = new StrataLevel(path.join(tempDir(t), 'db'))
+  const db = new StrataLevel(path.join(tempDir(), 'db'))
   const ops = []
   for (let i = 0; i < count; i++) ops.push({ type: 'put', key: String(i).padStart(3, '0'), value: 'v' })
   await db.batch(ops)
@@ -50,7 +50,7 @@ test('operations made before db.close() finish before it, even those still queue
   // ran used to fail as not open; that window is microseconds wide, so this checks the
   // contract (src/handle.rs counts every task until it is done) more than it catches the race.
   for (let round = 0; round < 5; round++) {
-    const db = new StrataLevel(path.join(tempDir(t), `db${round}`))
+    const db = new StrataLevel(path.join(tempDir(), `db${round}`))
     await db.open()
     const writes = []
     for (let i = 0; i < 64; i++) writes.push(db.put(`k${i}`, `v${i}`, { sync: true }))
@@ -95,9 +95,9 @@ test('wrong argument types through the public API are errors, not crashes', asyn
   assert.throws(() => new StrataLevel(''), TypeError)
   assert.throws(() => new StrataLevel(42), TypeError)
   // An option of the wrong type or range fails the open with a message naming it.
-  const bad = new StrataLevel(path.join(tempDir(t), 'bad'), { cacheSize: -1 })
+  const bad = new StrataLevel(path.join(tempDir(), 'bad'), { cacheSize: -1 })
   await assert.rejects(bad.open(), (err) => /cacheSize/.test(err.cause.message))
-  const worse = new StrataLevel(path.join(tempDir(t), 'worse'), { blockSize: 'big' })
+  const worse = new StrataLevel(path.join(tempDir(), 'worse'), { blockSize: 'big' })
   await assert.rejects(worse.open(), { code: 'LEVEL_DATABASE_NOT_OPEN' })
   // A snapshot of another database is refused.
   const other = await filled(t, 1)
@@ -109,7 +109,7 @@ test('wrong argument types through the public API are errors, not crashes', asyn
 })
 
 test('the native module refuses wrong types, closed objects and foreign objects', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   await assert.rejects(async () => native.open(location, { blockSize: 'x' }))
   assert.throws(() => native.open(12, {}))
   assert.throws(() => native.open('', {}), { code: 'LEVEL_INVALID_ARGUMENT' })

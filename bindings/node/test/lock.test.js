@@ -39,7 +39,7 @@ const CASES = [
 
 for (const [holderName, Holder, openerName, opener] of CASES) {
   test(`${openerName} in a second process gets LEVEL_LOCKED while ${holderName} holds the database, and opens it once closed`, async (t) => {
-    const location = path.join(tempDir(t), 'db')
+    const location = path.join(tempDir(), 'db')
     const db = new Holder(location)
     await db.open()
     assert.deepEqual(await openInChild(location, opener), LOCKED)
@@ -49,7 +49,7 @@ for (const [holderName, Holder, openerName, opener] of CASES) {
 }
 
 test('a second instance in the same process gets LEVEL_LOCKED', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const db = new StrataLevel(location)
   await db.open()
   const second = new StrataLevel(location)

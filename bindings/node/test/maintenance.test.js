@@ -21,7 +21,7 @@ async function fill (db, count) {
 }
 
 test('approximateSize grows with the data in the range and compactRange pushes it down', async (t) => {
-  const db = new StrataLevel(path.join(tempDir(t), 'db'), { writeBufferSize: 64 * 1024, compression: false })
+  const db = new StrataLevel(path.join(tempDir(), 'db'), { writeBufferSize: 64 * 1024, compression: false })
   await db.open()
   await fill(db, 20000)
   await db.compactRange('00000', '99999')
@@ -48,10 +48,10 @@ test('approximateSize grows with the data in the range and compactRange pushes i
 })
 
 test('approximateSize and compactRange wait for a database that is opening, and take encodings', async (t) => {
-  const db = new StrataLevel(path.join(tempDir(t), 'db'), { keyEncoding: 'json' })
+  const db = new StrataLevel(path.join(tempDir(), 'db'), { keyEncoding: 'json' })
   await db.put(['a', 1], 'x')
   // Not awaited open: the calls are deferred until it is open.
-  const reopened = new StrataLevel(path.join(tempDir(t), 'other'))
+  const reopened = new StrataLevel(path.join(tempDir(), 'other'))
   const size = reopened.approximateSize('a', 'z')
   assert.equal(reopened.status, 'opening')
   assert.equal(await size, 0)
@@ -63,7 +63,7 @@ test('approximateSize and compactRange wait for a database that is opening, and 
 })
 
 test('destroy removes a closed database and refuses an open one', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const db = new StrataLevel(location)
   await db.put('a', 'b')
   await assert.rejects(StrataLevel.destroy(location), { code: 'LEVEL_LOCKED' })
@@ -75,7 +75,7 @@ test('destroy removes a closed database and refuses an open one', async (t) => {
 })
 
 test('repair rebuilds a database whose manifest and CURRENT are gone', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const db = new StrataLevel(location, { writeBufferSize: 64 * 1024 })
   await fill(db, 5000)
   await db.close()
@@ -95,7 +95,7 @@ test('repair rebuilds a database whose manifest and CURRENT are gone', async (t)
 })
 
 test('a damaged CURRENT fails open with LEVEL_CORRUPTION as the cause', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const db = new StrataLevel(location)
   await db.put('a', 'b')
   await db.close()

@@ -17,7 +17,7 @@ function entries (db) {
 }
 
 test('a read-only handle reads beside the writer that holds the LOCK, and refresh() catches up', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const writer = new StrataLevel(location)
   await writer.put('a', '1')
   await writer.put('b', '2')
@@ -46,7 +46,7 @@ test('a read-only handle reads beside the writer that holds the LOCK, and refres
 })
 
 test('a read-only handle refuses every write with LEVEL_NOT_SUPPORTED and leaves the files as they were', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const writer = new StrataLevel(location)
   await writer.batch([{ type: 'put', key: 'a', value: '1' }, { type: 'put', key: 'b', value: '2' }])
   await writer.close()
@@ -71,7 +71,7 @@ test('a read-only handle refuses every write with LEVEL_NOT_SUPPORTED and leaves
 })
 
 test('readOnly reads a directory real LevelDB (classic-level) holds open, and refuses one that does not exist', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const leveldb = new ClassicLevel(location)
   await leveldb.batch([{ type: 'put', key: 'k1', value: 'v1' }, { type: 'put', key: 'k2', value: 'v2' }])
   const reader = new StrataLevel(location, { readOnly: true })
@@ -80,17 +80,17 @@ test('readOnly reads a directory real LevelDB (classic-level) holds open, and re
   await reader.close()
   await leveldb.close()
 
-  const missing = new StrataLevel(path.join(tempDir(t), 'none'), { readOnly: true })
+  const missing = new StrataLevel(path.join(tempDir(), 'none'), { readOnly: true })
   await assert.rejects(missing.open(), (err) => {
     assert.equal(err.code, 'LEVEL_DATABASE_NOT_OPEN')
     assert.equal(err.cause.code, 'LEVEL_INVALID_ARGUMENT')
     return true
   })
-  assert.equal(fs.existsSync(path.join(tempDir(t), 'none')), false)
+  assert.equal(fs.existsSync(path.join(tempDir(), 'none')), false)
 })
 
 test('checkpoint() copies one moment of the database while writes go on; Strata and LevelDB open the copy', async (t) => {
-  const dir = tempDir(t)
+  const dir = tempDir()
   const db = new StrataLevel(path.join(dir, 'db'), { writeBufferSize: 64 * 1024 })
   // Tables and a live log: enough for a few flushes, then a few writes only in the log.
   for (let start = 0; start < 5000; start += 500) {
@@ -131,7 +131,7 @@ test('checkpoint() copies one moment of the database while writes go on; Strata 
 })
 
 test('a read-only handle makes a checkpoint of what it sees', async (t) => {
-  const dir = tempDir(t)
+  const dir = tempDir()
   const location = path.join(dir, 'db')
   const writer = new StrataLevel(location)
   await writer.put('seen', '1')

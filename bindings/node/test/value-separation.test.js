@@ -17,7 +17,7 @@ function valueFiles (location) {
 }
 
 test('head answers value lengths, at a snapshot too', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const db = new StrataLevel(location, { valueSeparation: 1024, valueEncoding: 'buffer' })
   t.after(() => db.close())
   await db.put('large', large(50000, 'l'))
@@ -42,7 +42,7 @@ test('head answers value lengths, at a snapshot too', async (t) => {
 })
 
 test('head works without value separation and refuses misuse', async (t) => {
-  const db = new StrataLevel(path.join(tempDir(t), 'db'))
+  const db = new StrataLevel(path.join(tempDir(), 'db'))
   await db.put('k', 'v'.repeat(5000))
   assert.equal(await db.head('k'), 5000)
   await assert.rejects(db.head(null), { code: 'LEVEL_INVALID_KEY' })
@@ -52,7 +52,7 @@ test('head works without value separation and refuses misuse', async (t) => {
 })
 
 test('head waits for a database that is opening', async (t) => {
-  const db = new StrataLevel(path.join(tempDir(t), 'db'), { valueSeparation: 100 })
+  const db = new StrataLevel(path.join(tempDir(), 'db'), { valueSeparation: 100 })
   t.after(() => db.close())
   const length = db.head('k')
   await db.put('k', 'x'.repeat(300))
@@ -61,7 +61,7 @@ test('head waits for a database that is opening', async (t) => {
 })
 
 test('keys(), head() and clear() never read value files', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const keys = []
   {
     const db = new StrataLevel(location, { valueSeparation: 1024 })
@@ -92,7 +92,7 @@ test('keys(), head() and clear() never read value files', async (t) => {
 })
 
 test('a database with value files is refused without the option', async (t) => {
-  const location = path.join(tempDir(t), 'db')
+  const location = path.join(tempDir(), 'db')
   const db = new StrataLevel(location, { valueSeparation: 1024 })
   await db.put('k', 'v'.repeat(5000))
   await db.close()
