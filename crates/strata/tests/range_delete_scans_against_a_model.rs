@@ -315,19 +315,19 @@ fn run(cfg: &Cfg, seed: u64, ops: usize) {
 }
 
 fn diff(got: &Model, want: &Model) -> String {
-    let extra: Vec<_> = got
-        .keys()
-        .filter(|key| !want.contains_key(*key))
-        .take(5)
-        .map(|key| String::from_utf8_lossy(key).into_owned())
-        .collect();
-    let missing: Vec<_> = want
-        .keys()
-        .filter(|key| !got.contains_key(*key))
-        .take(5)
-        .map(|key| String::from_utf8_lossy(key).into_owned())
-        .collect();
-    format!("extra {extra:?} missing {missing:?}")
+    // Up to five keys of `of` that `from` lacks.
+    let absent = |from: &Model, of: &Model| -> Vec<String> {
+        of.keys()
+            .filter(|key| !from.contains_key(*key))
+            .take(5)
+            .map(|key| String::from_utf8_lossy(key).into_owned())
+            .collect()
+    };
+    format!(
+        "extra {:?} missing {:?}",
+        absent(want, got),
+        absent(got, want)
+    )
 }
 
 const CFGS: &[Cfg] = &[

@@ -13,8 +13,8 @@ mod support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use strata::{CompressionType, Options, ReadOptions, DB};
-use support::reads::table_read_counter;
+use strata::{Options, ReadOptions, DB};
+use support::reads::{numbered_key as key, range_deletes_db};
 use support::state::{files_at_level, scan, Model};
 
 const DIR: &str = "/db";
@@ -24,25 +24,10 @@ const KEYS: u32 = 20_000;
 const FROM: u32 = 1_000;
 const TO: u32 = 19_000;
 
-fn key(i: u32) -> Vec<u8> {
-    format!("k{i:06}").into_bytes()
-}
-
 /// A database of `KEYS` keys compacted below level 0, over an env that counts the reads of
 /// table files; and its options, to reopen it.
 fn filled() -> (DB, Options, Arc<AtomicUsize>) {
-    let (env, reads) = table_read_counter();
-    let options = Options {
-        range_deletes: true,
-        block_size: 4096,
-        compression: CompressionType::None,
-        ..support::options(&env)
-    };
-    let db = DB::open(DIR, options.clone()).unwrap();
-    for i in 0..KEYS {
-        db.put(&key(i), &[b'v'; 100]).unwrap();
-    }
-    db.compact_range(None, None).unwrap();
+    let (db, options, reads) = range_deletes_db(DIR, KEYS);
     assert_eq!(files_at_level(&db, 0), 0);
     (db, options, reads)
 }

@@ -98,13 +98,8 @@ impl RestartPrints {
     pub(crate) fn narrow(&self, target: &[u8]) -> (usize, usize) {
         let target = print(&self.prefix, user_key(target));
         let below = self.below(target);
-        let equal = self
-            .groups
-            .iter()
-            .flat_map(|group| group.0)
-            .take(self.len)
-            .skip(below)
-            .take_while(|&p| p == target)
+        let equal = (below..self.len)
+            .take_while(|&i| self.groups[i / GROUP].0[i % GROUP] == target)
             .count();
         let left = below.saturating_sub(1);
         (left, (below + equal).saturating_sub(1).max(left))

@@ -8,33 +8,17 @@
 
 use std::sync::atomic::Ordering;
 
-use strata::{CompressionType, Options, ReadOptions, DB};
+use strata::ReadOptions;
 
-use crate::support;
-use crate::support::reads::table_read_counter;
+use crate::support::reads::{numbered_key, range_deletes_db};
 use crate::support::state::scan;
-
-fn key(i: u32) -> Vec<u8> {
-    format!("k{i:06}").into_bytes()
-}
 
 #[test]
 fn a_bounded_scan_inside_a_deleted_range_read_a_table_block_past_its_bound() {
-    let (env, reads) = table_read_counter();
-    let options = Options {
-        range_deletes: true,
-        block_size: 4096,
-        compression: CompressionType::None,
-        ..support::options(&env)
-    };
-    let db = DB::open("/db", options).unwrap();
-    for i in 0..40_000 {
-        db.put(&key(i), &[b'v'; 100]).unwrap();
-    }
-    db.compact_range(None, None).unwrap();
+    let (db, _, reads) = range_deletes_db("/db", 40_000);
     let bounded = |memory_only: bool, fill_cache: bool| ReadOptions {
-        lower_bound: Some(key(1_000)),
-        upper_bound: Some(key(1_100)),
+        lower_bound: Some(numbered_key(1_000)),
+        upper_bound: Some(numbered_key(1_100)),
         memory_only,
         fill_cache,
         ..ReadOptions::default()
@@ -46,7 +30,8 @@ fn a_bounded_scan_inside_a_deleted_range_read_a_table_block_past_its_bound() {
         100,
         "the warmed range reads from memory"
     );
-    db.delete_range(&key(1_000), &key(39_000)).unwrap();
+    db.delete_range(&numbered_key(1_000), &numbered_key(39_000))
+        .unwrap();
     reads.store(0, Ordering::Relaxed);
     let cold = scan(&db, &bounded(false, false)).unwrap();
     assert!(cold.is_empty());
