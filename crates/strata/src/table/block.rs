@@ -186,6 +186,22 @@ impl Block {
         }
     }
 
+    /// The keys of the restart points in order, `None` for one whose entry is corrupt: one
+    /// pass over the restart array, for callers that read every restart key.
+    pub(crate) fn restart_keys(&self) -> impl Iterator<Item = Option<&[u8]>> + '_ {
+        let entries = self.entries();
+        let array = self
+            .data
+            .get(self.restarts..self.restarts + 4 * self.num_restarts);
+        array.unwrap_or(&[]).chunks_exact(4).map(move |offset| {
+            let offset = decode_fixed32(offset)? as usize;
+            match decode_entry(entries, offset)? {
+                h if h.shared == 0 => entries.get(h.key_at..h.key_at + h.non_shared),
+                _ => None,
+            }
+        })
+    }
+
     /// Index of the last restart point whose key is `< target` (or `left`), searching
     /// `[left, right]`; `Err(offset)` when a restart entry is corrupt.
     fn search_restarts(

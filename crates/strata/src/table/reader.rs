@@ -21,7 +21,8 @@
 //! Thread safety: a `Table` is immutable after `open` and shared through `Arc` by any number of
 //! readers; each `TableIter` belongs to one thread and keeps the table alive.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
@@ -35,6 +36,10 @@ use super::filter_block::FilterBlockReader;
 use super::format::{read_block, read_block_into, read_footer, BlockHandle, BLOCK_TRAILER_LEN};
 use super::restart_prints::RestartPrints;
 use super::{BlockReads, TableOptions};
+
+/// Lookups of a table served by a plain search of its index block before its restart prints
+/// are built (see [`Table::index_prints`]).
+pub(super) const PRINTS_AFTER: usize = 8;
 
 /// The data block a lookup in one table read last (with its file offset), kept for the next
 /// lookup in the same table; see [`Table::get_in`].
@@ -52,8 +57,11 @@ pub(crate) struct Table {
     /// The order of the data and index blocks' keys.
     order: KeyOrder,
     index_block: Arc<Block>,
-    /// Narrows point lookups' search of the index block (bytewise order only).
-    index_prints: Option<RestartPrints>,
+    /// Narrows lookups' search of the index block (bytewise order only); built on the
+    /// [`PRINTS_AFTER`]th lookup (see [`Table::index_prints`]).
+    index_prints: OnceLock<Option<RestartPrints>>,
+    /// Lookups and seeks served before `index_prints` was built.
+    lookups: AtomicUsize,
     index_handle: BlockHandle,
     metaindex_handle: BlockHandle,
     filter: Option<FilterBlockReader>,
@@ -85,11 +93,6 @@ impl Table {
             .map_err(|e| e.in_file(&file_name))?;
         let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
         let order = KeyOrder::Internal(opts.icmp.clone());
-        let index_prints = opts
-            .icmp
-            .is_bytewise()
-            .then(|| RestartPrints::new(&index_block))
-            .flatten();
         let mut table = Table {
             order,
             opts,
@@ -98,7 +101,8 @@ impl Table {
             file_size,
             cache_id,
             index_block: Arc::new(index_block),
-            index_prints,
+            index_prints: OnceLock::new(),
+            lookups: AtomicUsize::new(0),
             index_handle: footer.index,
             metaindex_handle: footer.metaindex,
             filter: None,
@@ -111,6 +115,33 @@ impl Table {
                 .map_err(|e| e.in_file(&table.file_name))?;
         }
         Ok(Arc::new(table))
+    }
+
+    /// The index block's restart prints, built by the lookup that finds [`PRINTS_AFTER`]
+    /// lookups served before it (`None` until then, and for an order other than the bytewise
+    /// one): building them takes a pass over every index entry, as long as decompressing the
+    /// index, which a table opened for a lookup or two, or only scanned, would never earn back.
+    fn index_prints(&self) -> Option<&RestartPrints> {
+        if let Some(prints) = self.index_prints.get() {
+            return prints.as_ref();
+        }
+        if self.lookups.fetch_add(1, Ordering::Relaxed) < PRINTS_AFTER {
+            return None;
+        }
+        self.index_prints
+            .get_or_init(|| {
+                let bytewise = self.opts.icmp.is_bytewise();
+                bytewise
+                    .then(|| RestartPrints::new(&self.index_block))
+                    .flatten()
+            })
+            .as_ref()
+    }
+
+    /// Whether the index block's restart prints have been built.
+    #[cfg(test)]
+    pub(super) fn has_index_prints(&self) -> bool {
+        matches!(self.index_prints.get(), Some(Some(_)))
     }
 
     /// The metaindex block, checksum verified.
@@ -305,7 +336,7 @@ impl Table {
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
         let in_file = |e: Error| e.in_file(&self.file_name);
-        let within = self.index_prints.as_ref().map(|p| p.narrow(internal_key));
+        let within = self.index_prints().map(|p| p.narrow(internal_key));
         let Some(handle) = self
             .index_block
             .seek_point_within(&self.order, internal_key, scratch, within)
@@ -573,7 +604,7 @@ impl InternalIterator for TableIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let within = self.table.index_prints.as_ref().map(|p| p.narrow(target));
+        let within = self.table.index_prints().map(|p| p.narrow(target));
         self.index.seek_within(target, within);
         self.init_data_block();
         if let Some(d) = &mut self.data {

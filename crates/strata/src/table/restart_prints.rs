@@ -24,9 +24,10 @@
 //! stays in the CPU's caches across lookups) and then reads one line, where a binary search
 //! over all the numbers would wait for a line from memory at each of its last few probes.
 //!
-//! Built when a table is opened, from its index block (one pass over the restart points). A
-//! block with a restart entry that does not decode gets none, so searching it reports the
-//! corruption as before; so does an order other than the bytewise one.
+//! Built from a table's index block (one pass over the restart points) once the table has
+//! served a few lookups (`Table::index_prints`). A block with a restart entry that does not
+//! decode gets none, so searching it reports the corruption as before; so does an order other
+//! than the bytewise one.
 
 use super::block::Block;
 use crate::util::internal_key::{user_key, TRAILER_LEN};
@@ -65,38 +66,40 @@ impl RestartPrints {
         };
         let (a, b) = (user(n.checked_sub(1)? / 4)?, user(3 * (n - 1) / 4)?);
         let shared = a.iter().zip(b).take_while(|(a, b)| a == b).count();
-        let prefix: Box<[u8]> = a[..shared].into();
-        let prints = (0..n)
-            .map(|i| Some(print(&prefix, user(i)?)))
-            .collect::<Option<Vec<u64>>>()?;
-        Some(RestartPrints::from_prints(prefix, &prints))
+        let prefix = &a[..shared];
+        let prints = block.restart_keys().map(|key| print(prefix, key?));
+        RestartPrints::from_prints(prefix.into(), n, prints)
     }
 
-    fn from_prints(prefix: Box<[u8]>, prints: &[u64]) -> RestartPrints {
-        let groups = prints
-            .chunks(GROUP)
-            .map(|chunk| {
-                let mut group = Group([u64::MAX; GROUP]);
-                group.0[..chunk.len()].copy_from_slice(chunk);
-                group
-            })
-            .collect();
-        let tops = prints
-            .chunks(GROUP)
-            .filter_map(|chunk| chunk.last().copied())
-            .collect();
-        RestartPrints {
-            prefix,
-            groups,
-            tops,
-            len: prints.len(),
+    /// Lays out `len` prints in groups; `None` if one of them is.
+    fn from_prints(
+        prefix: Box<[u8]>,
+        len: usize,
+        mut prints: impl Iterator<Item = Option<u64>>,
+    ) -> Option<RestartPrints> {
+        let mut groups = Vec::with_capacity(len.div_ceil(GROUP));
+        let mut tops = Vec::with_capacity(len.div_ceil(GROUP));
+        for start in (0..len).step_by(GROUP) {
+            let mut group = Group([u64::MAX; GROUP]);
+            let filled = &mut group.0[..GROUP.min(len - start)];
+            for slot in filled.iter_mut() {
+                *slot = prints.next()??;
+            }
+            tops.extend(filled.last().copied());
+            groups.push(group);
         }
+        Some(RestartPrints {
+            prefix,
+            groups: groups.into(),
+            tops: tops.into(),
+            len,
+        })
     }
 
     /// The restart points `[left, right]` among which lies the last one whose key is below
     /// `target` (an internal key), or which is the first one when none is.
     pub(crate) fn narrow(&self, target: &[u8]) -> (usize, usize) {
-        let target = print(&self.prefix, user_key(target));
+        let target = print(&self.prefix, target).unwrap_or(0);
         let below = self.below(target);
         let equal = (below..self.len)
             .take_while(|&i| self.groups[i / GROUP].0[i % GROUP] == target)
@@ -116,18 +119,24 @@ impl RestartPrints {
     }
 }
 
-/// The number of `user` (see the module documentation).
-fn print(prefix: &[u8], user: &[u8]) -> u64 {
-    let Some(rest) = user.strip_prefix(prefix) else {
-        return match user < prefix {
-            true => 0,
-            false => 2 << 56,
-        };
-    };
-    let mut eight = [1, 0, 0, 0, 0, 0, 0, 0];
-    let n = rest.len().min(7);
-    eight[1..=n].copy_from_slice(&rest[..n]);
-    u64::from_be_bytes(eight)
+/// The number of `internal_key`'s user key (see the module documentation); `None` for a key
+/// shorter than a trailer.
+#[inline]
+fn print(prefix: &[u8], internal_key: &[u8]) -> Option<u64> {
+    let user = internal_key.len().checked_sub(TRAILER_LEN)?;
+    if internal_key[..user].starts_with(prefix) {
+        // The seven bytes after the prefix, read from the whole internal key (its trailer
+        // leaves at least eight past the prefix), with those past the user key's end zeroed.
+        let window = internal_key.get(prefix.len()..prefix.len() + 8)?;
+        let seven = u64::from_be_bytes(window.try_into().ok()?) >> 8;
+        let kept = (user - prefix.len()).min(7) * 8;
+        let low56 = (1u64 << 56) - 1;
+        Some(1 << 56 | seven & (low56 & !(low56 >> kept)))
+    } else if internal_key[..user] < *prefix {
+        Some(0)
+    } else {
+        Some(2 << 56)
+    }
 }
 
 #[cfg(test)]
@@ -248,7 +257,7 @@ mod tests {
     fn grouped_search_counts_the_prints_below_as_a_flat_search_does() {
         proptest!(|(mut prints in prop::collection::vec(0u64..40, 0..40), targets in prop::collection::vec(0u64..42, 1..20))| {
             prints.sort_unstable();
-            let grouped = RestartPrints::from_prints(Box::default(), &prints);
+            let grouped = RestartPrints::from_prints(Box::default(), prints.len(), prints.iter().map(|&p| Some(p))).unwrap();
             for target in targets {
                 prop_assert_eq!(grouped.below(target), prints.partition_point(|&p| p < target));
             }

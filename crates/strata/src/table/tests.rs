@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use super::builder::TableBuilder;
 use super::format::CompressionType;
 use super::format::{BlockHandle, FOOTER_LEN};
-use super::reader::Table;
+use super::reader::{Table, PRINTS_AFTER};
 use super::BlockReads;
 use super::TableOptions;
 use crate::env::vec_files::{VecFile, VecSink};
@@ -347,6 +347,30 @@ fn restart_interval_one_and_small_blocks() {
         it.next();
         assert_eq!(it.key(), &entry.0[..]);
     }
+}
+
+/// The first lookups search the index block in full, the later ones through its restart
+/// prints, built by the lookup after the first [`PRINTS_AFTER`]: both answer every present and
+/// absent key as the entries say.
+#[test]
+fn lookups_answer_alike_before_and_after_the_index_prints_are_built() {
+    let opts = options(CompressionType::Snappy, false);
+    let entries = sample(3000, 20);
+    let table = open(&opts, build(&opts, &entries)).unwrap();
+    let mut served = 0;
+    for (key, value) in entries.iter().step_by(7).chain(&entries) {
+        let user = user_key(key);
+        assert_eq!(table.has_index_prints(), served > PRINTS_AFTER, "after {served}");
+        let got = get(&table, user).unwrap();
+        assert_eq!((&got.0, &got.1), (key, value));
+        // Between this key and the next (`key000004` < `key000004x` < `key000006`).
+        let absent = [user, b"x"].concat();
+        let next = get(&table, &absent).map(|(k, _)| k);
+        let expected = entries.iter().find(|(k, _)| user_key(k) > &absent[..]).map(|(k, _)| k);
+        assert_eq!(next.as_ref(), expected);
+        served += 2;
+    }
+    assert!(table.has_index_prints());
 }
 
 fn exercise(opts: &TableOptions, bytes: Vec<u8>) {
