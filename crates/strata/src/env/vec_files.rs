@@ -113,21 +113,3 @@ impl RandomAccessFile for VecFile {
         true
     }
 }
-
-/// A read-only file holding `bytes` as its memory mapping, so table reads take the mapped path;
-/// `read_at` fails, which shows they do.
-#[cfg(test)]
-pub(crate) struct MappedVecFile(pub(crate) Vec<u8>);
-
-#[cfg(test)]
-impl RandomAccessFile for MappedVecFile {
-    fn read_at(&self, _offset: u64, _buf: &mut [u8]) -> Result<usize> {
-        Err(crate::error::Error::InvalidArgument(
-            "a mapped file is read through its mapping".into(),
-        ))
-    }
-
-    fn mapped(&self) -> Option<&[u8]> {
-        Some(&self.0)
-    }
-}

@@ -18,7 +18,6 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::contents::Contents;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::util::coding::{decode_fixed32, get_varint32};
@@ -46,7 +45,7 @@ impl KeyOrder {
 ///
 /// Invariant: `restarts + 4 * num_restarts + 4 == data.len()`.
 pub(crate) struct Block {
-    data: Contents,
+    data: Vec<u8>,
     /// Offset of the restart array, which is also the end of the entries.
     restarts: usize,
     num_restarts: usize,
@@ -68,8 +67,7 @@ impl std::fmt::Debug for Block {
 
 impl Block {
     /// Takes ownership of a block's contents read from file offset `file_offset`.
-    pub(crate) fn new(data: impl Into<Contents>, file_offset: u64) -> Result<Block> {
-        let data = data.into();
+    pub(crate) fn new(data: Vec<u8>, file_offset: u64) -> Result<Block> {
         let len = data.len();
         let count = len
             .checked_sub(4)
@@ -114,22 +112,15 @@ impl Block {
         self.data.len()
     }
 
-    /// Bytes of memory the contents hold of their own (see [`Contents::memory`]), charged
-    /// against the block cache.
+    /// Bytes of memory the contents hold (a reused buffer may be larger than the block),
+    /// charged against the block cache.
     pub(crate) fn memory(&self) -> usize {
-        self.data.memory()
+        self.data.capacity()
     }
 
-    /// Whether the block shares a mapped file's bytes instead of holding a copy: there is
-    /// nothing to gain from caching it.
-    pub(crate) fn is_mapped(&self) -> bool {
-        matches!(self.data, Contents::Mapped(_))
-    }
-
-    /// Gives the contents' buffer back, for the next block read to reuse (`None` for a range
-    /// of a mapped file).
-    pub(crate) fn into_buffer(self) -> Option<Vec<u8>> {
-        self.data.into_buffer()
+    /// Gives the contents' buffer back, for the next block read to reuse.
+    pub(crate) fn into_data(self) -> Vec<u8> {
+        self.data
     }
 
     /// An unpositioned iterator over the block's entries, ordered by `order`.

@@ -86,7 +86,7 @@ impl BlockCache {
         let mut reusable = evicted
             .into_iter()
             .filter_map(|block| Arc::try_unwrap(block).ok())
-            .filter_map(Block::into_buffer)
+            .map(Block::into_data)
             .filter(|data| data.capacity() <= MAX_SPARE_BUFFER)
             .peekable();
         if reusable.peek().is_some() {

@@ -20,7 +20,6 @@
 
 use std::sync::Arc;
 
-use super::contents::Contents;
 use crate::util::bloom::FilterPolicy;
 use crate::util::coding::{decode_fixed32, put_fixed32};
 
@@ -111,7 +110,7 @@ impl FilterBlockBuilder {
 /// Thread safety: immutable after construction; shared by all readers of the table.
 pub(crate) struct FilterBlockReader {
     policy: Arc<dyn FilterPolicy>,
-    data: Contents,
+    data: Vec<u8>,
     /// Offset of the filter offsets array; `None` when the block is malformed (filtering off).
     array_offset: Option<usize>,
     num_filters: usize,
@@ -120,13 +119,10 @@ pub(crate) struct FilterBlockReader {
 
 impl FilterBlockReader {
     /// Wraps a filter block's contents. Never fails: a malformed block disables filtering.
-    pub(crate) fn new(
-        policy: Arc<dyn FilterPolicy>,
-        data: impl Into<Contents>,
-    ) -> FilterBlockReader {
+    pub(crate) fn new(policy: Arc<dyn FilterPolicy>, data: Vec<u8>) -> FilterBlockReader {
         let mut reader = FilterBlockReader {
             policy,
-            data: data.into(),
+            data,
             array_offset: None,
             num_filters: 0,
             base_lg: FILTER_BASE_LG,

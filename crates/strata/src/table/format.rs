@@ -21,10 +21,6 @@
 //! table layer attaches the file name. They never panic and never allocate by a length read from
 //! disk before checking it against the file size.
 
-use std::ops::Range;
-use std::sync::Arc;
-
-use super::contents::Contents;
 use crate::env::{read_fully, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::util::coding::{decode_fixed32, decode_fixed64, get_varint64, put_varint64};
@@ -195,48 +191,11 @@ pub(crate) fn read_block_into(
     verify_checksum: bool,
     buf: Vec<u8>,
 ) -> Result<Vec<u8>> {
-    Ok(
-        match read_stored_block(file, file_size, handle, verify_checksum, buf)? {
-            Stored::Read(contents) => shrunk(contents),
-            Stored::MappedRaw { range, mut buf } => {
-                buf.clear();
-                buf.extend_from_slice(file.mapped().and_then(|map| map.get(range)).unwrap_or(&[]));
-                shrunk(buf)
-            }
-        },
-    )
-}
-
-/// [`read_block_into`] for a reader that holds the table's file: a block stored uncompressed
-/// in a memory-mapped file comes back as its range of the mapping, not copied (`buf` is then
-/// dropped).
-pub(crate) fn read_block_shared(
-    file: &Arc<dyn RandomAccessFile>,
-    file_size: u64,
-    handle: &BlockHandle,
-    verify_checksum: bool,
-    buf: Vec<u8>,
-) -> Result<Contents> {
-    match read_stored_block(&**file, file_size, handle, verify_checksum, buf)? {
-        Stored::Read(contents) => Ok(Contents::Owned(shrunk(contents))),
-        Stored::MappedRaw { range, .. } => Contents::mapped(file, range)
-            .ok_or_else(|| Error::corruption_at(handle.offset, "block outside the file's mapping")),
-    }
-}
-
-fn shrunk(mut contents: Vec<u8>) -> Vec<u8> {
+    let mut contents = read_stored_block(file, file_size, handle, verify_checksum, buf)?;
     if contents.capacity() / 2 > contents.len() {
         contents.shrink_to_fit();
     }
-    contents
-}
-
-/// What [`read_stored_block`] found.
-enum Stored {
-    /// The contents, read into (or decompressed into) the buffer.
-    Read(Vec<u8>),
-    /// Stored uncompressed in the file's mapping, at `range` of it; the buffer is unused.
-    MappedRaw { range: Range<usize>, buf: Vec<u8> },
+    Ok(contents)
 }
 
 fn read_stored_block(
@@ -245,7 +204,7 @@ fn read_stored_block(
     handle: &BlockHandle,
     verify_checksum: bool,
     buf: Vec<u8>,
-) -> Result<Stored> {
+) -> Result<Vec<u8>> {
     handle.check_within(file_size)?;
     // Fits in memory: it lies inside the file (checked above); on a 32-bit target a file larger
     // than the address space is reported as corruption rather than truncated.
@@ -256,18 +215,19 @@ fn read_stored_block(
         .ok_or_else(|| Error::corruption_at(handle.offset, "block too large"))?;
     let mapped = file.mapped().and_then(|map| {
         let start = usize::try_from(handle.offset).ok()?;
-        Some((start, map.get(start..start.checked_add(total)?)?))
+        map.get(start..start.checked_add(total)?)
     });
-    if let Some((start, stored)) = mapped {
+    if let Some(stored) = mapped {
         // No system call: check and decompress straight out of the mapping.
         let (contents, trailer) = stored.split_at(stored_len);
         return Ok(
             match decode_stored_block(contents, trailer, handle.offset, verify_checksum, buf)? {
-                Decoded::Uncompressed(uncompressed) => Stored::Read(uncompressed),
-                Decoded::Raw(buf) => Stored::MappedRaw {
-                    range: start..start + stored_len,
-                    buf,
-                },
+                Decoded::Uncompressed(uncompressed) => uncompressed,
+                Decoded::Raw(mut buf) => {
+                    buf.clear();
+                    buf.extend_from_slice(contents);
+                    buf
+                }
             },
         );
     }
@@ -281,11 +241,11 @@ fn read_stored_block(
     }
     let (contents, trailer) = stored.split_at(stored_len);
     match decode_stored_block(contents, trailer, handle.offset, verify_checksum, buf)? {
-        Decoded::Uncompressed(uncompressed) => Ok(Stored::Read(uncompressed)),
+        Decoded::Uncompressed(uncompressed) => Ok(uncompressed),
         Decoded::Raw(_) => {
             // Stored raw: the read buffer is the block.
             stored.truncate(stored_len);
-            Ok(Stored::Read(stored))
+            Ok(stored)
         }
     }
 }
@@ -373,7 +333,7 @@ pub(crate) fn read_footer(file: &dyn RandomAccessFile, file_size: u64) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env::vec_files::{MappedVecFile, VecFile};
+    use crate::env::vec_files::VecFile;
     use proptest::prelude::*;
 
     #[test]
@@ -472,6 +432,18 @@ mod tests {
         assert!(read_block(&f, bad.len() as u64, &handle, false).is_ok());
     }
 
+    /// A file whose bytes are all "mapped", so reads take `read_block`'s no-system-call path.
+    struct MappedFile(Vec<u8>);
+
+    impl RandomAccessFile for MappedFile {
+        fn read_at(&self, _offset: u64, _buf: &mut [u8]) -> Result<usize> {
+            panic!("a mapped file is read through its mapping");
+        }
+        fn mapped(&self) -> Option<&[u8]> {
+            Some(&self.0)
+        }
+    }
+
     #[test]
     fn read_block_into_overwrites_a_reused_buffer_exactly() {
         let raw = b"0123456789abcdef-value-value-value".repeat(20);
@@ -485,7 +457,7 @@ mod tests {
             let len = file.len() as u64;
             let files: [Box<dyn RandomAccessFile>; 2] = [
                 Box::new(VecFile::new(file.clone())),
-                Box::new(MappedVecFile(file)),
+                Box::new(MappedFile(file)),
             ];
             for f in &files {
                 // Longer and shorter than the block, full of bytes the block does not hold.
@@ -495,41 +467,6 @@ mod tests {
                     assert!(got.capacity() <= 2 * got.len(), "oversized buffer kept");
                 }
             }
-        }
-    }
-
-    /// A block stored uncompressed in a mapped file is shared, checked as any other block;
-    /// every other block is read into a buffer of its own.
-    #[test]
-    fn read_block_shared_shares_only_uncompressed_blocks_of_mapped_files() {
-        let raw = b"0123456789abcdef-value-value-value".repeat(20);
-        let compressed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
-        for (stored, ctype) in [
-            (&raw, CompressionType::None),
-            (&compressed, CompressionType::Snappy),
-        ] {
-            let file = stored_block(stored, ctype);
-            let handle = BlockHandle::new(3, stored.len() as u64);
-            let len = file.len() as u64;
-            let mapped: Arc<dyn RandomAccessFile> = Arc::new(MappedVecFile(file.clone()));
-            let unmapped: Arc<dyn RandomAccessFile> = Arc::new(VecFile::new(file.clone()));
-            let got = read_block_shared(&mapped, len, &handle, true, Vec::new()).unwrap();
-            assert_eq!(&*got, &raw[..]);
-            let at_block = mapped.mapped().unwrap()[3..].as_ptr();
-            assert_eq!(
-                got.as_ptr() == at_block,
-                ctype == CompressionType::None,
-                "{ctype:?}"
-            );
-            let got = read_block_shared(&unmapped, len, &handle, true, Vec::new()).unwrap();
-            assert_eq!((&*got, got.memory() > 0), (&raw[..], true));
-            let mut bad = file.clone();
-            bad[5] ^= 1;
-            let bad: Arc<dyn RandomAccessFile> = Arc::new(MappedVecFile(bad));
-            let err = read_block_shared(&bad, len, &handle, true, Vec::new())
-                .err()
-                .unwrap();
-            assert!(err.is_corruption(), "{ctype:?}: {err}");
         }
     }
 

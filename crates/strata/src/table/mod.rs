@@ -1,7 +1,6 @@
 //! Tables: immutable, sorted files of internal keys and values in LevelDB 1.23's format.
 //!
-//! - [`format`]: block handles, block trailers, the footer, reading a block from a file;
-//!   [`contents`]: a block's bytes, owned or shared with a mapped file.
+//! - [`format`]: block handles, block trailers, the footer, reading a block from a file.
 //! - [`block_builder`] / [`block`]: prefix-compressed blocks with restart points.
 //! - [`filter_block`]: the per-table filter block (one filter per 2 KiB of data offsets).
 //! - [`builder`]: writes a table; [`reader`]: opens one, point lookups and a two-level iterator;
@@ -13,7 +12,6 @@ pub(crate) mod block;
 pub(crate) mod block_builder;
 pub(crate) mod block_cache;
 pub(crate) mod builder;
-pub(crate) mod contents;
 pub(crate) mod filter_block;
 pub(crate) mod format;
 pub(crate) mod reader;

@@ -6,11 +6,9 @@
 //! `TableOptions::range_deletions` (format extension `range-deletes`) it also reads the
 //! range-deletion block, if the metaindex names one, into [`Fragments`]; then a damaged
 //! metaindex or range-deletion block fails the open, since reading on without the tombstones
-//! would return deleted keys. Data blocks are read on demand through the block cache when one
-//! is configured, keyed by `(cache id of this table, block offset)`. A block stored uncompressed
-//! in a memory-mapped file (index, filter or data) is not copied out of the mapping but shares
-//! it ([`read_block_shared`]), and such a data block is not cached: reading it again costs no
-//! more than taking it from the cache.
+//! would return deleted keys. Data blocks
+//! are read on demand through the block cache when one is configured, keyed by
+//! `(cache id of this table, block offset)`.
 //!
 //! Checksums of the index, metaindex and filter blocks are always verified when the table is
 //! opened (they are read once and then serve every lookup, so one unverified flipped byte would
@@ -35,7 +33,7 @@ use crate::util::internal_key::user_key;
 use super::block::{Block, BlockIter, KeyOrder};
 use super::builder::{FILTER_META_PREFIX, RANGE_DELETIONS_META_KEY};
 use super::filter_block::FilterBlockReader;
-use super::format::{read_block, read_block_shared, read_footer, BlockHandle, BLOCK_TRAILER_LEN};
+use super::format::{read_block, read_block_into, read_footer, BlockHandle, BLOCK_TRAILER_LEN};
 use super::restart_prints::RestartPrints;
 use super::{BlockReads, TableOptions};
 
@@ -90,7 +88,7 @@ impl Table {
         file_name: String,
     ) -> Result<Arc<Table>> {
         let footer = read_footer(&*file, file_size).map_err(|e| e.in_file(&file_name))?;
-        let index_block = read_block_shared(&file, file_size, &footer.index, true, Vec::new())
+        let index_block = read_block(&*file, file_size, &footer.index, true)
             .and_then(|contents| Block::new(contents, footer.index.offset))
             .map_err(|e| e.in_file(&file_name))?;
         let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
@@ -179,7 +177,7 @@ impl Table {
         let metaindex = self.read_metaindex().ok()?;
         let name = format!("{FILTER_META_PREFIX}{}", policy.name());
         let handle = self.meta_block_handle(&metaindex, &name).ok()??;
-        let data = read_block_shared(&self.file, self.file_size, &handle, true, Vec::new()).ok()?;
+        let data = read_block(&*self.file, self.file_size, &handle, true).ok()?;
         Some(FilterBlockReader::new(Arc::clone(policy), data))
     }
 
@@ -271,7 +269,7 @@ impl Table {
             Vec::new()
         };
         let block = Arc::new(self.load_block(verify, handle, buf)?);
-        if fill_cache && !block.is_mapped() {
+        if fill_cache {
             cache.insert(self.cache_id, handle.offset, Arc::clone(&block));
         }
         Ok(block)
@@ -293,11 +291,10 @@ impl Table {
         }
     }
 
-    /// Reads the data block at `handle` into `buf`, or shares it with the file's mapping (see
-    /// [`read_block_shared`]).
+    /// Reads the data block at `handle` into `buf` (see [`read_block_into`]).
     fn load_block(&self, verify: bool, handle: BlockHandle, buf: Vec<u8>) -> Result<Block> {
         let verify = verify || self.opts.paranoid_checks;
-        let mut block = read_block_shared(&self.file, self.file_size, &handle, verify, buf)
+        let mut block = read_block_into(&*self.file, self.file_size, &handle, verify, buf)
             .and_then(|contents| Block::new(contents, handle.offset))
             .map_err(|e| e.in_file(&self.file_name))?;
         block.set_verified(verify);

@@ -267,7 +267,7 @@ mod tests {
     #[test]
     fn a_block_whose_restart_entry_does_not_decode_gets_no_prints() {
         let keys = [internal(b"a", 1), internal(b"b", 1)];
-        let mut data = block(&keys, 1).into_buffer().unwrap();
+        let mut data = block(&keys, 1).into_data();
         // The first entry's shared-prefix length: a restart entry must share nothing.
         data[0] = 1;
         let damaged = Block::new(data, 0).unwrap();
