@@ -57,8 +57,8 @@ pub(crate) struct Table {
     /// The order of the data and index blocks' keys.
     order: KeyOrder,
     index_block: Arc<Block>,
-    /// Narrows lookups' search of the index block (bytewise order only); built on the
-    /// [`PRINTS_AFTER`]th lookup (see [`Table::index_prints`]).
+    /// Narrows lookups' search of the index block (bytewise order only); built by the first
+    /// lookup after [`PRINTS_AFTER`] (see [`Table::index_prints`]).
     index_prints: OnceLock<Option<RestartPrints>>,
     /// Lookups and seeks served before `index_prints` was built.
     lookups: AtomicUsize,

@@ -278,4 +278,34 @@ mod tests {
             "a key shorter than a trailer"
         );
     }
+
+    /// The print as the module documentation defines it, from a copy of the user key.
+    fn print_by_definition(prefix: &[u8], user: &[u8]) -> u64 {
+        let Some(rest) = user.strip_prefix(prefix) else {
+            return if user < prefix { 0 } else { 2 << 56 };
+        };
+        let mut eight = [1, 0, 0, 0, 0, 0, 0, 0];
+        let n = rest.len().min(7);
+        eight[1..=n].copy_from_slice(&rest[..n]);
+        u64::from_be_bytes(eight)
+    }
+
+    proptest! {
+        /// `print`, which reads the internal key's bytes past the user key and masks them off,
+        /// gives the number the definition does, whatever the trailer holds.
+        #[test]
+        fn prints_follow_their_definition(
+            prefix in prop::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(0xffu8)], 0..5),
+            user in prop::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(0xffu8)], 0..14),
+            trailer in any::<[u8; 8]>(),
+            share in any::<bool>(),
+        ) {
+            let user = if share { [&prefix[..], &user[..]].concat() } else { user };
+            let key = [&user[..], &trailer[..]].concat();
+            prop_assert_eq!(print(&prefix, &key), Some(print_by_definition(&prefix, &user)));
+            for short in 0..TRAILER_LEN.min(key.len()) {
+                prop_assert_eq!(print(&prefix, &key[..short]), None);
+            }
+        }
+    }
 }

@@ -360,13 +360,20 @@ fn lookups_answer_alike_before_and_after_the_index_prints_are_built() {
     let mut served = 0;
     for (key, value) in entries.iter().step_by(7).chain(&entries) {
         let user = user_key(key);
-        assert_eq!(table.has_index_prints(), served > PRINTS_AFTER, "after {served}");
+        assert_eq!(
+            table.has_index_prints(),
+            served > PRINTS_AFTER,
+            "after {served}"
+        );
         let got = get(&table, user).unwrap();
         assert_eq!((&got.0, &got.1), (key, value));
         // Between this key and the next (`key000004` < `key000004x` < `key000006`).
         let absent = [user, b"x"].concat();
         let next = get(&table, &absent).map(|(k, _)| k);
-        let expected = entries.iter().find(|(k, _)| user_key(k) > &absent[..]).map(|(k, _)| k);
+        let expected = entries
+            .iter()
+            .find(|(k, _)| user_key(k) > &absent[..])
+            .map(|(k, _)| k);
         assert_eq!(next.as_ref(), expected);
         served += 2;
     }
