@@ -490,8 +490,8 @@ fn sweep_prints_table_one_with_medians_of_interleaved_rounds() {
         "--no_settle",
     ]);
     assert!(
-        stdout.contains("reads run 3 rounds, engines taking turns"),
-        "at least three rounds whatever --repeat says:\n{stdout}"
+        stdout.contains("reads run 5 rounds, engines taking turns"),
+        "at least five rounds whatever --repeat says:\n{stdout}"
     );
     assert!(stdout.contains("one clock reading costs"), "{stdout}");
     assert!(!stdout.contains("WARNING: WB"), "wrong answers:\n{stdout}");
