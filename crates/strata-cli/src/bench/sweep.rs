@@ -32,11 +32,11 @@
 //! Timing: each PUT runs once per engine. The reads (2-6) then run `--repeat` times (at least
 //! 5: one round's 1000 reads take a few milliseconds, and a round disturbed by the machine or
 //! by a compaction the reads themselves set off (LevelDB's seek compaction, which both engines
-//! do) moves a cell by a third), the engines taking turns in each round (the first engine changes every round), each
-//! round on a fresh open; a cell shows the median of its rounds' p50 and of their p99. Each
-//! call is timed on its own, but for the memtable reads, which take well under a microsecond:
-//! they are timed in batches of [`MEMTABLE_BATCH`] calls, each call counted as the batch's
-//! mean. The header reports what one reading of the clock costs.
+//! do) moves a cell by a third), the engines taking turns in each round (the first engine
+//! changes every round), each round on a fresh open; a cell shows the median of its rounds'
+//! p50 and of their p99. Each call is timed on its own, but for the memtable reads, which take
+//! well under a microsecond: they are timed in batches of [`MEMTABLE_BATCH`] calls, each call
+//! counted as the batch's mean. The header reports what one reading of the clock costs.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

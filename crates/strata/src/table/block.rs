@@ -177,13 +177,7 @@ impl Block {
     pub(crate) fn restart_key(&self, index: usize) -> Result<&[u8], usize> {
         let restart_at = self.restarts + 4 * index;
         let offset = self.restart_point(index).ok_or(restart_at)?;
-        let entries = self.entries();
-        match decode_entry(entries, offset) {
-            Some(h) if h.shared == 0 => {
-                entries.get(h.key_at..h.key_at + h.non_shared).ok_or(offset)
-            }
-            _ => Err(offset),
-        }
+        restart_entry_key(self.entries(), offset).ok_or(offset)
     }
 
     /// The keys of the restart points in order, `None` for one whose entry is corrupt: one
@@ -193,13 +187,10 @@ impl Block {
         let array = self
             .data
             .get(self.restarts..self.restarts + 4 * self.num_restarts);
-        array.unwrap_or(&[]).chunks_exact(4).map(move |offset| {
-            let offset = decode_fixed32(offset)? as usize;
-            match decode_entry(entries, offset)? {
-                h if h.shared == 0 => entries.get(h.key_at..h.key_at + h.non_shared),
-                _ => None,
-            }
-        })
+        array
+            .unwrap_or(&[])
+            .chunks_exact(4)
+            .map(move |offset| restart_entry_key(entries, decode_fixed32(offset)? as usize))
     }
 
     /// Index of the last restart point whose key is `< target` (or `left`), searching
@@ -306,6 +297,15 @@ struct EntryHeader {
     value_len: usize,
     /// Offset of the key delta (just past the header).
     key_at: usize,
+}
+
+/// The key of the restart entry at `offset` of `entries`; `None` when it does not decode or
+/// shares bytes with an entry before it (a restart entry never does).
+fn restart_entry_key(entries: &[u8], offset: usize) -> Option<&[u8]> {
+    let h = decode_entry(entries, offset)?;
+    (h.shared == 0)
+        .then(|| entries.get(h.key_at..h.key_at + h.non_shared))
+        .flatten()
 }
 
 /// Decodes the header of the entry at `offset` and checks that its key delta and value lie
