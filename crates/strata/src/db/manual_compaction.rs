@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::flush::flush_memtable;
+use super::obsolete_files::{delete_obsolete_files, wait_for_deletions};
 use super::{DbInner, ManualCompaction};
 use crate::error::{Error, Result};
 use crate::version::NUM_LEVELS;
@@ -22,7 +23,8 @@ use crate::version::NUM_LEVELS;
 /// the range when expired values or the compaction filter's decisions may be waiting there
 /// (`compaction/filter.rs`), the files holding range tombstones otherwise — a tombstone and the
 /// entries it deletes that a snapshot kept together are dropped once no snapshot needs them,
-/// which no compaction into a deeper level could do at the last level.
+/// which no compaction into a deeper level could do at the last level. It returns after a pass
+/// deleting the files no version needs any more.
 pub(crate) fn compact_range(
     db: &Arc<DbInner>,
     begin: Option<&[u8]>,
@@ -66,6 +68,13 @@ pub(crate) fn compact_range(
             run_manual_compaction(db, max_level, begin, end, Some(doomed))?;
         }
     }
+    // The call returns with nothing obsolete on disk: not only each step's inputs (the step
+    // waits for them) but also what was released meanwhile, such as the tables of a version
+    // an iterator held. The flush's own pass may still be running (its waiters are woken
+    // before it deletes): this asks for one more and waits for it.
+    let mut state = db.state.lock();
+    delete_obsolete_files(db, &mut state);
+    wait_for_deletions(db, &mut state);
     Ok(())
 }
 

@@ -641,7 +641,9 @@ impl DB {
     /// level is then rewritten where it is when compactions can reclaim more there: with
     /// expiring keys or a compaction filter (expired values, what the filter drops), and with
     /// range deletes its tables holding range tombstones (the tombstone and the entries it
-    /// deletes, once no snapshot needs them).
+    /// deletes, once no snapshot needs them). Before it returns, the files no version needs any
+    /// more are deleted: the replaced tables, and those of iterators dropped meanwhile (writes
+    /// waiting for a memtable flush may cut that pass short; the rest go after the flush).
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         manual_compaction::compact_range(&self.inner, begin, end)
     }
