@@ -478,3 +478,68 @@ fn paranoid_read_only_handles_beside_a_busy_writer_never_fail() {
         failures[0]
     );
 }
+
+/// The thread that closes retired logs runs only when a processor would otherwise idle
+/// (`SCHED_IDLE`, `Env::idle_thread_priority`): the last close of a deleted log frees its
+/// blocks, which on a file system mounted with `discard` kept preempting the writer.
+#[cfg(target_os = "linux")]
+#[test]
+fn retired_logs_are_closed_at_idle_priority() {
+    const SCHED_IDLE: u32 = 5;
+    // The calling thread's scheduling policy: field 41 of its `stat`, the 39th after the name.
+    fn policy() -> u32 {
+        let stat = fs::read_to_string("/proc/thread-self/stat").unwrap();
+        let (_, after_name) = stat.rsplit_once(')').unwrap();
+        after_name
+            .split_whitespace()
+            .nth(38)
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let policies = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let env = {
+        let policies = policies.clone();
+        HookEnv::new(Options::default().env, move |call| {
+            if call.op == EnvOp::Close && call.path.extension().is_some_and(|e| e == "log") {
+                policies
+                    .lock()
+                    .push((std::thread::current().id(), policy()));
+            }
+            Ok(())
+        })
+    };
+    let db = DB::open(
+        dir.path(),
+        Options {
+            write_buffer_size: 16 << 10,
+            env: Arc::new(env),
+            ..create()
+        },
+    )
+    .unwrap();
+    let writer_policy = policy();
+    let mut i = 0;
+    while highest_log_number(dir.path()) < 30 {
+        db.put(&key(i % 100), &[i as u8; 1_000]).unwrap();
+        i += 1;
+    }
+    drop(db);
+    // Dropping the database closes the logs still live on the dropping thread; the retired
+    // ones are the closer's.
+    let this = std::thread::current().id();
+    let retired: Vec<u32> = policies
+        .lock()
+        .iter()
+        .filter(|(thread, _)| *thread != this)
+        .map(|&(_, policy)| policy)
+        .collect();
+    assert!(retired.len() >= 10, "too few logs closed to tell");
+    assert!(
+        retired.iter().all(|&p| p == SCHED_IDLE),
+        "retired logs closed under policies {retired:?}"
+    );
+    assert_eq!(policy(), writer_policy, "the writer's priority changed");
+    assert_ne!(writer_policy, SCHED_IDLE);
+}

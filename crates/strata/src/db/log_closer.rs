@@ -7,20 +7,31 @@
 //! (`env/posix/mapped_log.rs`), hundreds of milliseconds after a few megabytes of writes. So
 //! such logs are handed to one closer thread, started on first use; closing the database
 //! waits for it, so that no descriptor or mapping outlives the handle.
+//!
+//! The closer runs only when a processor would otherwise idle (`Env::idle_thread_priority`):
+//! freeing a deleted log's blocks can be a discard it waits for piece by piece, and at its own
+//! priority each completion woke it ahead of the writer that had just switched logs.
 
 use std::sync::mpsc::{channel, Sender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use crate::env::Env;
 use crate::log::LogWriter;
 
 /// Closes retired logs on its own thread; see the module documentation.
-#[derive(Default)]
 pub(crate) struct LogCloser {
+    /// Sets the closer thread's priority.
+    env: Arc<dyn Env>,
     /// Where logs are sent, and the thread closing them; `None` until first used.
     worker: Option<(Sender<LogWriter>, JoinHandle<()>)>,
 }
 
 impl LogCloser {
+    pub(crate) fn new(env: Arc<dyn Env>) -> LogCloser {
+        LogCloser { env, worker: None }
+    }
+
     /// Closes `log` (without syncing: its writes are in tables) on the closer thread, or here
     /// if that thread cannot be started. Errors are ignored: nothing needs the log any more.
     pub(crate) fn close(&mut self, log: LogWriter) {
@@ -45,9 +56,13 @@ impl LogCloser {
     fn sender(&mut self) -> Option<&Sender<LogWriter>> {
         if self.worker.is_none() {
             let (sender, receiver) = channel::<LogWriter>();
+            let env = Arc::clone(&self.env);
             let thread = std::thread::Builder::new()
                 .name("strata-log-closer".into())
-                .spawn(move || receiver.into_iter().for_each(close_quietly))
+                .spawn(move || {
+                    env.idle_thread_priority();
+                    receiver.into_iter().for_each(close_quietly)
+                })
                 .ok()?;
             self.worker = Some((sender, thread));
         }

@@ -347,6 +347,7 @@ pub(super) fn new_inner(
     let super_versions = vec![Arc::downgrade(&super_version)];
     let published = Arc::new(Published::new(super_version, versions.last_sequence));
     let compactions = Running::new(icmp.clone());
+    let wal = Wal::new(Arc::clone(&env));
     Arc::new(DbInner {
         dir: dir.to_path_buf(),
         options,
@@ -380,7 +381,7 @@ pub(super) fn new_inner(
         bg_done: Condvar::new(),
         bg_work: Condvar::new(),
         edit_turn: Mutex::new(()),
-        wal: Mutex::new(Wal::default()),
+        wal: Mutex::new(wal),
         shutting_down: AtomicBool::new(false),
         has_imm: AtomicBool::new(false),
         info_log,

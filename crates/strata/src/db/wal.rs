@@ -19,6 +19,7 @@
 //! thread (`db/log_closer.rs`: closing a deleted, memory-mapped log can wait for writeback).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::log_closer::LogCloser;
 use crate::env::Env;
@@ -26,7 +27,6 @@ use crate::error::{Error, Result};
 use crate::log::LogWriter;
 
 /// The open logs of a database. Used by one write-group leader at a time (behind a mutex).
-#[derive(Default)]
 pub(crate) struct Wal {
     /// The log taking writes and its file number; `None` before recovery and after close.
     current: Option<(u64, LogWriter)>,
@@ -41,6 +41,17 @@ pub(crate) struct Wal {
 }
 
 impl Wal {
+    /// No log yet; `env` is the database's (for the closer thread).
+    pub(crate) fn new(env: Arc<dyn Env>) -> Wal {
+        Wal {
+            current: None,
+            older: Vec::new(),
+            dir_synced: false,
+            record: Vec::new(),
+            closer: LogCloser::new(env),
+        }
+    }
+
     /// Makes `log` (file `number`) the log taking writes. The previous one is kept open until
     /// it is synced or no longer needed: logs numbered below `min_live_log` (the manifest's
     /// log number) are closed at once, their writes being in tables.

@@ -583,6 +583,10 @@ impl Env for FaultEnv {
     fn lower_thread_priority(&self) {
         self.shared.inner.lower_thread_priority()
     }
+
+    fn idle_thread_priority(&self) {
+        self.shared.inner.idle_thread_priority()
+    }
 }
 
 /// A reader on the file at `entry` (named `path`) if power loss must be able to bring it back

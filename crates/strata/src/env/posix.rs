@@ -217,6 +217,16 @@ impl Env for PosixEnv {
         // changes the calling thread's nice value only.
         let _ = unsafe { libc::nice(BACKGROUND_NICE) };
     }
+
+    /// `SCHED_IDLE` for the calling thread (and those it starts), which needs no privilege; a
+    /// failure leaves the priority as it was. Linux only, as `lower_thread_priority`.
+    #[cfg(target_os = "linux")]
+    fn idle_thread_priority(&self) {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: `param` is a valid `sched_param` for the call's duration; pid 0 is the
+        // calling thread on Linux.
+        let _ = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    }
 }
 
 /// How much lower than the application's threads [`PosixEnv::lower_thread_priority`] puts a
@@ -1000,6 +1010,24 @@ mod tests {
         assert_eq!(lowered, (before + BACKGROUND_NICE).min(19));
         assert_eq!(started, lowered, "a thread it starts inherits the priority");
         assert_eq!(thread_nice(), before);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn idle_thread_priority_idles_the_calling_thread_only() {
+        // SAFETY: no arguments; returns the calling thread's policy.
+        let policy = || unsafe { libc::sched_getscheduler(0) };
+        let before = policy();
+        let (idled, started) = std::thread::spawn(move || {
+            PosixEnv::new().idle_thread_priority();
+            (policy(), std::thread::spawn(policy).join().unwrap())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(idled, libc::SCHED_IDLE);
+        assert_eq!(started, idled, "a thread it starts inherits the priority");
+        assert_eq!(policy(), before);
+        assert_ne!(before, libc::SCHED_IDLE);
     }
 
     #[test]

@@ -143,6 +143,10 @@ impl Env for ReadOnlyEnv {
     fn lower_thread_priority(&self) {
         self.inner.lower_thread_priority()
     }
+
+    fn idle_thread_priority(&self) {
+        self.inner.idle_thread_priority()
+    }
 }
 
 #[cfg(test)]

@@ -232,6 +232,10 @@ impl Env for HookEnv {
     fn lower_thread_priority(&self) {
         self.inner.lower_thread_priority()
     }
+
+    fn idle_thread_priority(&self) {
+        self.inner.idle_thread_priority()
+    }
 }
 
 /// A file opened through a [`HookEnv`]: calls the hook, then the inner file.
