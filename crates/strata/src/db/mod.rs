@@ -152,6 +152,9 @@ pub(crate) struct DbState {
     pub(crate) stats: [LevelStats; NUM_LEVELS],
     /// Whether a writer is leading a write group (see `db/write.rs`).
     pub(crate) leading: bool,
+    /// A write switched the memtable and has not yet woken the flush thread for it
+    /// (`write::announce_flush`).
+    pub(crate) flush_unannounced: bool,
     /// Writers queued behind the leader, in arrival order.
     pub(crate) writers: VecDeque<Arc<write::Writer>>,
     /// How far writes are behind the pace level 0 allows (`db/write_pace.rs`).

@@ -365,6 +365,7 @@ pub(super) fn new_inner(
             pending_outputs: HashSet::new(),
             stats: Default::default(),
             leading: false,
+            flush_unannounced: false,
             writers: VecDeque::new(),
             write_pace: Default::default(),
             super_versions,

@@ -264,6 +264,7 @@ fn lead(
             }
         }
     }
+    announce_flush(db, state);
     for (writer, _) in followers {
         *writer.outcome.lock() = Some(result.clone());
         writer.signal();
@@ -502,6 +503,7 @@ fn make_room_for_write(
             // Hand the background threads some of this thread's time instead of stalling
             // writes for seconds at the stop trigger later (`db/write_pace.rs`); then look
             // at everything again.
+            announce_flush(db, state);
             MutexGuard::unlocked(state, || std::thread::sleep(pause));
         } else if db.options.value_separation.is_some() && state.note_released_readers() {
             // A released reader may leave value files to delete.
@@ -512,7 +514,7 @@ fn make_room_for_write(
         {
             // Over the bound: wait for those files to go before adding more (or for the new
             // plan a released snapshot asked for).
-            db.bg_done.wait(state);
+            wait_for_background(db, state);
         } else if state
             .value_gc
             .snapshot_released(state.smallest_snapshot(&db.snapshots))
@@ -520,7 +522,7 @@ fn make_room_for_write(
         {
             // A released snapshot may have left garbage: the background thread replans.
             db.bg_work.notify_all();
-            db.bg_done.wait(state);
+            wait_for_background(db, state);
         } else if !force
             && db.options.value_separation.is_some()
             && state.compactions_suspended == 0
@@ -534,7 +536,7 @@ fn make_room_for_write(
             if state.imm.is_none() && !state.obsolete_files.running() {
                 force = true;
             } else {
-                db.bg_done.wait(state);
+                wait_for_background(db, state);
             }
         } else if !force
             && state.compactions_suspended == 0
@@ -549,17 +551,17 @@ fn make_room_for_write(
             db.info_log.log(format_args!(
                 "value files over their bound; waiting for garbage collection"
             ));
-            db.bg_done.wait(state);
+            wait_for_background(db, state);
         } else if !force && !memtable_full(db, &state.mem) {
             return Ok(());
         } else if state.imm.is_some() {
             db.info_log
                 .log(format_args!("current memtable full; waiting for flush"));
-            db.bg_done.wait(state);
+            wait_for_background(db, state);
         } else if level0 >= L0_STOP_WRITES_TRIGGER {
             db.info_log
                 .log(format_args!("too many L0 files ({level0}); waiting"));
-            db.bg_done.wait(state);
+            wait_for_background(db, state);
         } else {
             switch_memtable(db, state)?;
             force = false;
@@ -619,7 +621,10 @@ pub(super) fn switch_memtable_for_collection(
         return false;
     }
     match switch_memtable(db, state) {
-        Ok(()) => true,
+        Ok(()) => {
+            announce_flush(db, state);
+            true
+        }
         Err(e) => {
             db.info_log.log(format_args!(
                 "value files: switching the memtable to collect them: {e}"
@@ -630,8 +635,26 @@ pub(super) fn switch_memtable_for_collection(
     }
 }
 
+/// Waits for background work to signal `bg_done`, having woken the flush thread for a memtable
+/// this write switched.
+fn wait_for_background(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
+    announce_flush(db, state);
+    db.bg_done.wait(state);
+}
+
+/// Wakes the flush thread for the memtable a write switched, if not yet done: the write does
+/// so once its batch is in (`lead`), or before it waits or sleeps. Woken at the switch, the
+/// flush (a processor's worth of work for milliseconds) took the processor from the write
+/// that began it: on two cores, a thread-pool write in Node.js waited about 3 ms at most
+/// switches.
+fn announce_flush(db: &DbInner, state: &mut DbState) {
+    if std::mem::take(&mut state.flush_unannounced) {
+        db.bg_work.notify_all();
+    }
+}
+
 /// Starts a new log and memtable; the old memtable becomes immutable for a background thread
-/// to flush.
+/// to flush, which [`announce_flush`] wakes.
 fn switch_memtable(db: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
     let number = state.versions.new_file_number();
     let path = log_file_name(&db.dir, number);
@@ -652,7 +675,7 @@ fn switch_memtable(db: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<
     state.imm = Some(old_mem);
     db.has_imm.store(true, Ordering::Release);
     state.refresh_super_version();
-    db.bg_work.notify_all();
+    state.flush_unannounced = true;
     Ok(())
 }
 
