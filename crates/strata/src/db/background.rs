@@ -143,6 +143,8 @@ enum Job {
     /// Redo garbage collection's plan (`db/value_gc.rs`), deleting what it frees; one at a
     /// time (`value_gc::Replan`).
     Replan,
+    /// Delete obsolete files for a caller waiting for a pass (`obsolete_files::pass_and_wait`).
+    DeleteObsolete,
     /// Run a compaction, already entered as in flight.
     Compact {
         c: Box<Compaction>,
@@ -251,6 +253,9 @@ fn next_job(db: &DbInner, state: &mut MutexGuard<'_, DbState>, role: Role) -> Op
     if role.flushes() && state.imm.is_some() {
         return Some(Job::Flush);
     }
+    if role.compacts() && state.obsolete_files.take_asked() {
+        return Some(Job::DeleteObsolete);
+    }
     if !role.compacts() || state.compactions_suspended > 0 {
         return None;
     }
@@ -356,6 +361,10 @@ fn run(db: &Arc<DbInner>, state: &mut MutexGuard<'_, DbState>, job: Job) -> Resu
             delete_obsolete_files(db, state);
             wait_for_deletions(db, state);
             state.value_gc.replan = Replan::default();
+            Ok(())
+        }
+        Job::DeleteObsolete => {
+            delete_obsolete_files(db, state);
             Ok(())
         }
         Job::Compact { c, id, kind } => run_compaction(db, state, *c, id, kind),

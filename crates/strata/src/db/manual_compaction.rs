@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::flush::flush_memtable;
-use super::obsolete_files::{delete_obsolete_files, wait_for_deletions};
+use super::obsolete_files::pass_and_wait;
 use super::{DbInner, ManualCompaction};
 use crate::error::{Error, Result};
 use crate::version::NUM_LEVELS;
@@ -71,10 +71,8 @@ pub(crate) fn compact_range(
     // The call returns with nothing obsolete on disk: not only each step's inputs (the step
     // waits for them) but also what was released meanwhile, such as the tables of a version
     // an iterator held. The flush's own pass may still be running (its waiters are woken
-    // before it deletes): this asks for one more and waits for it.
-    let mut state = db.state.lock();
-    delete_obsolete_files(db, &mut state);
-    wait_for_deletions(db, &mut state);
+    // before it deletes): this waits for a pass begun after it.
+    pass_and_wait(db, &mut db.state.lock());
     Ok(())
 }
 

@@ -24,9 +24,16 @@ pub(crate) struct Passes {
     /// Passes begun and ended (a pass asked to run again counts once per run).
     begun: u64,
     ended: u64,
+    /// A caller of [`pass_and_wait`] waits for a background thread to run a pass.
+    asked: bool,
 }
 
 impl Passes {
+    /// Whether a caller asked for a pass, which the background thread taking it runs.
+    pub(crate) fn take_asked(&mut self) -> bool {
+        std::mem::take(&mut self.asked)
+    }
+
     /// Whether a pass runs (it will redo garbage collection's plan, `db/value_gc.rs`).
     pub(crate) fn running(&self) -> bool {
         self.running
@@ -65,6 +72,23 @@ pub(crate) fn wait_for_deletions(db: &DbInner, state: &mut MutexGuard<'_, DbStat
     let covering = state.obsolete_files.begun + 1;
     while state.obsolete_files.running
         && state.obsolete_files.ended < covering
+        && state.bg_error.is_none()
+        && !db.shutting_down.load(Ordering::Acquire)
+    {
+        db.bg_done.wait(state);
+    }
+}
+
+/// Has a background thread delete the files released before the call, and waits until a pass
+/// that began after the call has ended (`DB::compact_range`'s last step). The caller's thread
+/// runs no pass: a panic in one becomes the background error, as in any background job, and
+/// writes going on meanwhile (each flush asking for one more pass) keep that thread busy, not
+/// the caller. Stops waiting at a background error or when the database closes.
+pub(crate) fn pass_and_wait(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
+    let covering = state.obsolete_files.begun + 1;
+    state.obsolete_files.asked = true;
+    db.bg_work.notify_all();
+    while state.obsolete_files.ended < covering
         && state.bg_error.is_none()
         && !db.shutting_down.load(Ordering::Acquire)
     {

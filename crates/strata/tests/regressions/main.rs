@@ -15,6 +15,7 @@ mod workload;
 mod background_panic;
 mod cached_block_skipped_verification;
 mod checkpoint_inside_the_source;
+mod compact_range_deleted_on_its_caller;
 mod compaction_copied_damage;
 mod compaction_inputs_deleted;
 mod deleted_live_log_went_unnoticed;
