@@ -180,8 +180,9 @@ pub trait Env: Send + Sync {
     /// compaction waits for the processor rather than a write. The default does nothing;
     /// `PosixEnv` lowers it on Linux.
     fn lower_thread_priority(&self) {}
-    /// Lets the calling thread run only when a processor would otherwise idle, for work that
-    /// nothing waits for. The thread closing retired logs calls it: the last close of a
+    /// Lets the calling thread run only when a processor would otherwise idle, for work no
+    /// operation waits for (closing the database does wait for it to end). The thread closing
+    /// retired logs calls it: the last close of a
     /// deleted log frees its blocks, which on a file system mounted with `discard` is a
     /// discard the closing thread waits for piece by piece, and each completion woke it on the
     /// writer's processor, ahead of the writer (in 10M sorted writes in batches of 1000 here,
