@@ -182,12 +182,12 @@ pub trait Env: Send + Sync {
     fn lower_thread_priority(&self) {}
     /// Lets the calling thread run only when a processor would otherwise idle, for work no
     /// operation waits for (closing the database does wait for it to end). The thread closing
-    /// retired logs calls it: the last close of a
-    /// deleted log frees its blocks, which on a file system mounted with `discard` is a
-    /// discard the closing thread waits for piece by piece, and each completion woke it on the
-    /// writer's processor, ahead of the writer (in 10M sorted writes in batches of 1000 here,
-    /// most of the 56-95 batches over 10x the median waited so, 3 ms each, at memtable
-    /// switches). The default does nothing; `PosixEnv` sets `SCHED_IDLE` on Linux.
+    /// retired logs calls it: the last close of a deleted log frees its blocks, which on a file
+    /// system mounted with `discard` is a discard the closing thread waits for piece by piece,
+    /// and each completion woke it on the writer's processor, ahead of the writer (in 10M
+    /// sorted writes in batches of 1000 here, most of the 56-95 batches over 10x the median
+    /// waited so, 3 ms each, at memtable switches). The default does nothing; `PosixEnv` sets
+    /// `SCHED_IDLE` on Linux.
     fn idle_thread_priority(&self) {}
 }
 
