@@ -70,13 +70,9 @@ pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbS
 /// it, stays marked as running) or when the database closes.
 pub(crate) fn wait_for_deletions(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     let covering = state.obsolete_files.begun + 1;
-    while state.obsolete_files.running
-        && state.obsolete_files.ended < covering
-        && state.bg_error.is_none()
-        && !db.shutting_down.load(Ordering::Acquire)
-    {
-        db.bg_done.wait(state);
-    }
+    wait_until(db, state, |passes| {
+        !passes.running || passes.ended >= covering
+    });
 }
 
 /// Has a background thread delete the files released before the call, and waits until a pass
@@ -88,7 +84,13 @@ pub(crate) fn pass_and_wait(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     let covering = state.obsolete_files.begun + 1;
     state.obsolete_files.asked = true;
     db.bg_work.notify_all();
-    while state.obsolete_files.ended < covering
+    wait_until(db, state, |passes| passes.ended >= covering);
+}
+
+/// Waits on `bg_done` until `done` holds of the passes, a background error is recorded or the
+/// database closes.
+fn wait_until(db: &DbInner, state: &mut MutexGuard<'_, DbState>, done: impl Fn(&Passes) -> bool) {
+    while !done(&state.obsolete_files)
         && state.bg_error.is_none()
         && !db.shutting_down.load(Ordering::Acquire)
     {
