@@ -21,6 +21,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::util::coding::{decode_fixed32, get_varint32};
+use crate::util::comparator::compare_bytes;
 use crate::util::internal_key::InternalKeyComparator;
 
 /// The order of the keys in a block: data and index blocks hold internal keys, the metaindex
@@ -36,7 +37,7 @@ impl KeyOrder {
     pub(crate) fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
         match self {
             KeyOrder::Internal(icmp) => icmp.compare(a, b),
-            KeyOrder::Bytewise => a.cmp(b),
+            KeyOrder::Bytewise => compare_bytes(a, b),
         }
     }
 }

@@ -20,7 +20,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::coding::decode_fixed64;
-use super::comparator::{Comparator, BYTEWISE_NAME};
+use super::comparator::{compare_bytes, Comparator, BYTEWISE_NAME};
 
 /// A write's sequence number; 56 bits are available.
 pub(crate) type SequenceNumber = u64;
@@ -166,7 +166,7 @@ impl InternalKeyComparator {
     #[inline]
     pub(crate) fn compare_user(&self, a: &[u8], b: &[u8]) -> Ordering {
         if self.bytewise {
-            a.cmp(b)
+            compare_bytes(a, b)
         } else {
             self.user.compare(a, b)
         }
