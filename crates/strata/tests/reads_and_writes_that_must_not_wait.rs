@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
@@ -30,54 +30,101 @@ fn would_block<T: std::fmt::Debug>(result: strata::Result<T>) -> bool {
     matches!(result, Err(Error::WouldBlock(_)))
 }
 
+/// `try_write`, again while it is refused only because the background threads hold the
+/// state a moment (nothing written); any other answer is returned.
+fn try_write_past_busy(db: &DB, batch: &WriteBatch) -> strata::Result<()> {
+    for _ in 0..100_000 {
+        match db.try_write(&WriteOptions::default(), batch) {
+            Err(Error::WouldBlock(why)) if why.contains("busy") => thread::yield_now(),
+            answer => return answer,
+        }
+    }
+    panic!("the state stayed busy");
+}
+
+/// `try_write` until it is refused for another reason than a moment's busy state, checking
+/// each write is visible at once. Returns the refusal and the number of writes done.
+fn try_write_until_refused(db: &DB, first: u32, value: &[u8]) -> (String, u32) {
+    let mut written = first;
+    loop {
+        match try_write_past_busy(db, &put(&key(written), value)) {
+            Ok(()) => {
+                assert_eq!(db.get(&key(written)).unwrap().as_deref(), Some(value));
+                written += 1;
+            }
+            Err(Error::WouldBlock(why)) => return (why, written - first),
+            Err(e) => panic!("try_write failed: {e}"),
+        }
+        assert!(written - first < 1000, "try_write was never refused");
+    }
+}
+
+/// A full memtable is switched by the `try_write` that finds it so, unless the last one is
+/// still being flushed: then that write is refused, having written nothing, and the waiting
+/// `write_opt` does it once the flush is done.
 #[test]
-fn try_write_writes_at_once_or_not_at_all() {
-    let env = Arc::new(MemEnv::new());
+fn try_write_switches_a_full_memtable_unless_a_flush_is_pending() {
+    // The flush's table file cannot be created while `hold` is set; logs created are counted.
+    let hold = Arc::new(AtomicBool::new(true));
+    let logs = Arc::new(AtomicUsize::new(0));
+    let env = {
+        let (hold, logs) = (Arc::clone(&hold), Arc::clone(&logs));
+        HookEnv::new(Arc::new(MemEnv::new()), move |call| {
+            let extension = call.path.extension().and_then(|e| e.to_str());
+            if call.op == EnvOp::NewWritableFile {
+                match extension {
+                    Some("log") => {
+                        logs.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Some("ldb") => {
+                        while hold.load(Ordering::SeqCst) {
+                            thread::sleep(std::time::Duration::from_millis(1));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Ok(())
+        })
+    };
     let options = Options {
         write_buffer_size: 64 << 10,
         ..support::options(&env)
     };
     let db = DB::open("/db", options).unwrap();
+    let logs_at_open = logs.load(Ordering::SeqCst);
     let value = [b'v'; 1000];
-    // Until the memtable is full, every write is done at once and visible.
-    let mut written = 0;
-    let refused = loop {
-        match db.try_write(&WriteOptions::default(), &put(&key(written), &value)) {
-            Ok(()) => {
-                assert_eq!(db.get(&key(written)).unwrap().as_deref(), Some(&value[..]));
-                written += 1;
-            }
-            // The background thread holding the state a moment: nothing written, try again.
-            Err(Error::WouldBlock(why)) if why.contains("busy") => {
-                assert_eq!(db.get(&key(written)).unwrap(), None);
-            }
-            Err(Error::WouldBlock(why)) => break why,
-            Err(e) => panic!("try_write failed: {e}"),
-        }
-        assert!(written < 1000, "the memtable never filled up");
-    };
-    assert!(refused.contains("memtable"), "{refused}");
+    // The first memtable fills and a try_write switches it (a new log); the second fills while
+    // the first cannot be flushed.
+    let (refused, written) = try_write_until_refused(&db, 0, &value);
+    assert!(refused.contains("flushed"), "{refused}");
+    assert_eq!(logs.load(Ordering::SeqCst), logs_at_open + 1);
     assert!(
-        written > 10,
-        "only {written} writes before the memtable was full"
+        written > 100,
+        "only {written} writes before the second memtable was full"
     );
-    // The refused write left nothing behind; the waiting write then does it.
+    // The refused write left nothing behind; the waiting write does it once the flush is.
     assert_eq!(db.get(&key(written)).unwrap(), None);
+    hold.store(false, Ordering::SeqCst);
     db.write_opt(&WriteOptions::default(), &put(&key(written), &value))
         .unwrap();
     assert_eq!(db.get(&key(written)).unwrap().as_deref(), Some(&value[..]));
-    // The switch to a new memtable made room: writes are done at once again (once the flush
-    // thread, which the switch woke, lets go of the state: "busy" is a refusal to retry).
-    let mut busy = 0;
-    while let Err(e) = db.try_write(&WriteOptions::default(), &put(b"after", b"switch")) {
-        assert!(
-            matches!(&e, Error::WouldBlock(why) if why.contains("busy")) && busy < 10_000,
-            "try_write after the switch: {e} (busy {busy} times before)"
-        );
-        busy += 1;
-        std::thread::yield_now();
+    assert_eq!(logs.load(Ordering::SeqCst), logs_at_open + 2);
+    // With no flush held back, try_write goes on switching full memtables itself.
+    let more = 300;
+    for i in 0..more {
+        let k = key(written + 1 + i);
+        while let Err(e) = db.try_write(&WriteOptions::default(), &put(&k, &value)) {
+            // Refused: busy a moment, or a full memtable whose predecessor is being flushed.
+            assert!(matches!(e, Error::WouldBlock(_)), "try_write failed: {e}");
+            assert_eq!(db.get(&k).unwrap(), None);
+            thread::yield_now();
+        }
     }
-    assert_eq!(db.get(b"after").unwrap().as_deref(), Some(&b"switch"[..]));
+    assert!(logs.load(Ordering::SeqCst) >= logs_at_open + 4);
+    for i in 0..=more {
+        assert!(db.get(&key(written + i)).unwrap().is_some());
+    }
     // A sync write waits for the disk.
     assert!(would_block(
         db.try_write(&WriteOptions { sync: true }, &put(b"synced", b"x"))
@@ -114,8 +161,7 @@ fn try_write_does_not_wait_for_another_writer() {
     barrier.wait();
     writer.join().unwrap();
     assert_eq!(db.get(b"quick").unwrap(), None);
-    db.try_write(&WriteOptions::default(), &put(b"quick", b"write"))
-        .unwrap();
+    try_write_past_busy(&db, &put(b"quick", b"write")).unwrap();
     assert_eq!(db.get(b"slow").unwrap().as_deref(), Some(&b"write"[..]));
     assert_eq!(db.get(b"quick").unwrap().as_deref(), Some(&b"write"[..]));
 }

@@ -513,14 +513,16 @@ impl DB {
     }
 
     /// [`write_opt`](Self::write_opt), but only if it can be done at once on the calling
-    /// thread, without waiting: the database's state free (it is held a moment by background
-    /// work, and over the creation of a new log), no other write in progress, room in the
-    /// memtable (no switch to a new log, no flush to wait for, level 0 below the slowdown
-    /// trigger), and not `sync`. Otherwise [`Error::WouldBlock`], having written nothing; `write_opt` then does
-    /// the write, waiting as it must. On a database with [`Options::value_separation`] it
-    /// always is `WouldBlock` (values go to a value file first). For callers that must not
-    /// block, such as an event loop, which write at once when they can and hand only the rest
-    /// to a thread.
+    /// thread, without waiting for another thread or the disk: the database's state free (it
+    /// is held a moment by background work, and over the creation of a new log), no other
+    /// write in progress, level 0 below the slowdown trigger, no flush to wait for, and not
+    /// `sync`. A full memtable whose predecessor is flushed already is switched here, as
+    /// `write_opt` would: the new log is created on the calling thread (a file creation and
+    /// a mapping, no sync). Otherwise [`Error::WouldBlock`], having written nothing;
+    /// `write_opt` then does the write, waiting as it must. On a database with
+    /// [`Options::value_separation`] it always is `WouldBlock` (values go to a value file
+    /// first). For callers that must not block, such as an event loop, which write at once
+    /// when they can and hand only the rest to a thread.
     pub fn try_write(&self, options: &WriteOptions, batch: &WriteBatch) -> Result<()> {
         write::try_write(&self.inner, options, batch)
     }

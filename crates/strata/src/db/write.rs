@@ -73,7 +73,7 @@ impl Writer {
 }
 
 /// Whether a write may wait: for the writer leading a group, for room in the memtable (a
-/// slowdown, a flush, a new log) or for a sync.
+/// slowdown, a flush) or for a sync.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wait {
     Allowed,
@@ -575,9 +575,12 @@ fn make_room_for_write(
 }
 
 /// [`make_room_for_write`] for a write that must not wait (`DB::try_write`, on a database
-/// without value separation): `Ok` when the memtable has room and level 0 is below the
-/// slowdown trigger, else `Error::WouldBlock`.
-fn room_without_waiting(db: &DbInner, state: &DbState) -> Result<()> {
+/// without value separation): `Ok` when level 0 is below the slowdown trigger and the
+/// memtable has room, or is full with no flush pending and is switched here; else
+/// `Error::WouldBlock`. The switch creates the new log on this thread: handing the write to a
+/// thread instead cost an event loop several milliseconds at most switches (the JavaScript
+/// thread woke late while the new flush took the processor: `bindings/node`).
+fn room_without_waiting(db: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<()> {
     if let Some(e) = &state.bg_error {
         return Err(e.clone());
     }
@@ -588,7 +591,12 @@ fn room_without_waiting(db: &DbInner, state: &DbState) -> Result<()> {
         return Err(would_block("level 0 is crowded; writes are slowed down"));
     }
     if memtable_full(db, &state.mem) {
-        return Err(would_block("the memtable is full"));
+        if state.imm.is_some() {
+            return Err(would_block(
+                "the memtable is full and the last one is being flushed",
+            ));
+        }
+        switch_memtable(db, state)?;
     }
     Ok(())
 }
