@@ -114,10 +114,13 @@ fn try_write_switches_a_full_memtable_unless_a_flush_is_pending() {
     let more = 300;
     for i in 0..more {
         let k = key(written + 1 + i);
+        let mut refusals = 0;
         while let Err(e) = db.try_write(&WriteOptions::default(), &put(&k, &value)) {
             // Refused: busy a moment, or a full memtable whose predecessor is being flushed.
             assert!(matches!(e, Error::WouldBlock(_)), "try_write failed: {e}");
             assert_eq!(db.get(&k).unwrap(), None);
+            refusals += 1;
+            assert!(refusals < 1_000_000, "try_write refused for ever: {e}");
             thread::yield_now();
         }
     }
