@@ -8,9 +8,11 @@
 //! such logs are handed to one closer thread, started on first use; closing the database
 //! waits for it, so that no descriptor or mapping outlives the handle.
 //!
-//! The closer runs only when a processor would otherwise idle (`Env::idle_thread_priority`):
-//! freeing a deleted log's blocks can be a discard it waits for piece by piece, and at its own
-//! priority each completion woke it ahead of the writer that had just switched logs.
+//! The closer runs at the lowest priority that still gets a share of a busy processor
+//! (`Env::lowest_thread_priority`): freeing a deleted log's blocks can be a discard it waits
+//! for piece by piece, and at its own priority each completion woke it ahead of the writer
+//! that had just switched logs; starved, it let retired logs pile up, each holding a
+//! descriptor, a mapping and the deleted file's blocks.
 
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
@@ -60,7 +62,7 @@ impl LogCloser {
             let thread = std::thread::Builder::new()
                 .name("strata-log-closer".into())
                 .spawn(move || {
-                    env.idle_thread_priority();
+                    env.lowest_thread_priority();
                     receiver.into_iter().for_each(close_quietly)
                 })
                 .ok()?;

@@ -584,8 +584,8 @@ impl Env for FaultEnv {
         self.shared.inner.lower_thread_priority()
     }
 
-    fn idle_thread_priority(&self) {
-        self.shared.inner.idle_thread_priority()
+    fn lowest_thread_priority(&self) {
+        self.shared.inner.lowest_thread_priority()
     }
 }
 

@@ -233,8 +233,8 @@ impl Env for HookEnv {
         self.inner.lower_thread_priority()
     }
 
-    fn idle_thread_priority(&self) {
-        self.inner.idle_thread_priority()
+    fn lowest_thread_priority(&self) {
+        self.inner.lowest_thread_priority()
     }
 }
 
