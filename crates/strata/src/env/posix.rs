@@ -225,7 +225,8 @@ impl Env for PosixEnv {
     /// while the writer and the compactions keep both processors busy, and in 10M random
     /// writes here up to 166 retired logs waited for it, deleted but still open and mapped
     /// (the process's peak RSS 186 MiB, against 69 MiB at nice 19, where at most 8 waited,
-    /// with as many batches over 10x the median).
+    /// with as many batches over 10x the median; in 10M sorted writes nice 19 left 12-15 of
+    /// them where `SCHED_IDLE` left 7-13, a difference near the runs' spread).
     #[cfg(target_os = "linux")]
     fn lowest_thread_priority(&self) {
         // SAFETY: the call takes integers and touches no memory of ours; on Linux, `who` 0
@@ -1035,10 +1036,13 @@ mod tests {
         })
         .join()
         .unwrap();
-        assert_eq!(lowered, (libc::SCHED_OTHER, LOWEST_NICE));
+        assert_eq!(lowered, (before.0, LOWEST_NICE), "nice 19, the policy kept");
         assert_eq!(started, lowered, "a thread it starts inherits the priority");
         assert_eq!((policy(), thread_nice()), before);
-        assert_ne!(before.1, LOWEST_NICE);
+        assert_ne!(
+            before.1, LOWEST_NICE,
+            "the tests run at nice 19: nothing to tell"
+        );
     }
 
     #[test]
