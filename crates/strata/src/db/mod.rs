@@ -519,11 +519,12 @@ impl DB {
     /// `sync`. A full memtable whose predecessor is flushed already is switched here, as
     /// `write_opt` would: the new log is created on the calling thread with the database's
     /// state held (the file's creation, a probe of its file system, its sizing and mapping;
-    /// no sync), and the first switch starts the thread that closes retired logs. Otherwise [`Error::WouldBlock`], having written nothing;
-    /// `write_opt` then does the write, waiting as it must. On a database with
-    /// [`Options::value_separation`] it always is `WouldBlock` (values go to a value file
-    /// first). For callers that must not block, such as an event loop, which write at once
-    /// when they can and hand only the rest to a thread.
+    /// no sync), and the first switch starts the thread that closes retired logs. Otherwise
+    /// [`Error::WouldBlock`], having written nothing; `write_opt` then does the write,
+    /// waiting as it must. On a database with [`Options::value_separation`] it always is
+    /// `WouldBlock` (values go to a value file first). For callers that must not block, such
+    /// as an event loop, which write at once when they can and hand only the rest to a
+    /// thread.
     pub fn try_write(&self, options: &WriteOptions, batch: &WriteBatch) -> Result<()> {
         write::try_write(&self.inner, options, batch)
     }

@@ -180,16 +180,16 @@ pub trait Env: Send + Sync {
     /// compaction waits for the processor rather than a write. The default does nothing;
     /// `PosixEnv` lowers it on Linux.
     fn lower_thread_priority(&self) {}
-    /// Gives the calling thread (and those it starts) the lowest priority that still gets a
-    /// share of a busy processor, for work no operation waits for (closing the database does
-    /// wait for it to end). The thread closing retired logs calls it: the last close of a
-    /// deleted log frees its blocks, which on a file system mounted with `discard` is a discard
-    /// the closing thread waits for piece by piece, and each completion woke it on the
-    /// writer's processor, ahead of the writer (in 10M sorted writes in batches of 1000 here,
-    /// most of the 56-95 batches over 10x the median waited so, 3 ms each, at memtable
-    /// switches). It must not be starved either: each retired log it has not closed yet holds
-    /// a descriptor, a mapping and the deleted file's blocks. The default does nothing;
-    /// `PosixEnv` sets nice 19 on Linux.
+    /// Gives the calling thread (and those it starts) the lowest priority of the normal
+    /// scheduling (not an idle policy, which busy processors starve), for work no operation
+    /// waits for (closing the database does wait for it to end). The thread closing retired
+    /// logs calls it: the last close of a deleted log frees its blocks, which on a file system
+    /// mounted with `discard` is a discard the closing thread waits for piece by piece, and
+    /// each completion woke it on the writer's processor, ahead of the writer (in 10M sorted
+    /// writes in batches of 1000 here, most of the 56-95 batches over 10x the median waited
+    /// so, 3 ms each, at memtable switches). It must not be starved either: each retired log
+    /// it has not closed yet holds a descriptor, a mapping and the deleted file's blocks. The
+    /// default does nothing; `PosixEnv` sets nice 19 on Linux.
     fn lowest_thread_priority(&self) {}
 }
 
