@@ -8,9 +8,12 @@
 // the synchronous part of `db.batch()` on the JavaScript thread — abstract-level's checks and
 // the binding's copy of the operations into native memory; and waiting for the promise — the
 // thread-pool hand-offs and the engine's write), the median, 99th percentile and max batch
-// latency, and how many batches took over 10 times the median; then the medians over the runs
-// and the ratios of the median totals, CPU times and times in `db.batch()`. It draws the average latency per write of each batch over
-// time, one line per engine (each engine's run with the median total), as an SVG (Vega-Lite).
+// latency, and how many batches took over 10 times the median, and of those how many had one
+// of V8's garbage collections (a `gc` performance entry) overlap them; the total time of those
+// collections is printed too. Then the medians over the runs and the ratios of the median
+// totals, CPU times and times in `db.batch()`. It draws the average latency per write of each
+// batch over time, one line per engine (each engine's run with the median total), as an SVG
+// (Vega-Lite).
 //
 //   node bench/sorted-write.js [--num 10000000] [--repeat 3] [--out out]
 //
@@ -18,6 +21,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
+const { PerformanceObserver, performance } = require('node:perf_hooks')
 const { parseArgs } = require('node:util')
 const { ENGINES, assertReleaseBuild, freshDir, removeDir, now, median, random, key, value } = require('./common')
 
@@ -39,6 +43,14 @@ async function run1 (Engine, label) {
   const rand = random(42)
   const latencies = []
   const points = []
+  // Each batch's span and each of V8's garbage collections, on performance.now()'s clock,
+  // to tell which slow batches a collection fell in.
+  const spans = []
+  const collections = []
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) collections.push([entry.startTime, entry.startTime + entry.duration])
+  })
+  observer.observe({ entryTypes: ['gc'] })
   let making = 0
   let calling = 0
   let waiting = 0
@@ -49,10 +61,12 @@ async function run1 (Engine, label) {
     const ops = []
     for (let j = i; j < Math.min(i + BATCH, NUM); j++) ops.push({ type: 'put', key: key(j), value: value(rand) })
     const before = now()
+    const spanStart = performance.now()
     const written = db.batch(ops)
     const called = now()
     await written
     const after = now()
+    spans.push([spanStart, performance.now()])
     making += before - made
     calling += called - before
     waiting += after - called
@@ -61,6 +75,8 @@ async function run1 (Engine, label) {
   }
   const total = now() - start
   const used = process.cpuUsage(cpuStart)
+  collections.push(...observer.takeRecords().map((e) => [e.startTime, e.startTime + e.duration]))
+  observer.disconnect()
   // CPU seconds of the whole process (JavaScript and engine threads): less swayed than wall
   // time by other load on the machine.
   const cpu = (used.user + used.system) / 1e6
@@ -68,7 +84,7 @@ async function run1 (Engine, label) {
   await db.close()
   const close = now() - closeStart
   removeDir(dir)
-  return { total, cpu, close, making, calling, waiting, latencies, points }
+  return { total, cpu, close, making, calling, waiting, latencies, points, spans, collections }
 }
 
 // The figures of one run.
@@ -76,6 +92,8 @@ function summarize (run) {
   const sorted = [...run.latencies].sort((a, b) => a - b)
   const med = median(sorted)
   const max = sorted[sorted.length - 1]
+  const slow = run.spans.filter((_, i) => run.latencies[i] > 10 * med)
+  const collected = ([from, to]) => run.collections.some(([start, end]) => start < to && end > from)
   return {
     total: run.total,
     cpu: run.cpu,
@@ -88,13 +106,15 @@ function summarize (run) {
     p99: sorted[Math.floor(sorted.length * 0.99)],
     max,
     maxOverMedian: max / med,
-    over10xMedian: sorted.filter((l) => l > 10 * med).length
+    over10xMedian: slow.length,
+    over10xWithGc: slow.filter(collected).length,
+    gc: run.collections.reduce((sum, [start, end]) => sum + (end - start), 0) / 1e3
   }
 }
 
 function row (label, s) {
   const ms = (x) => (x * 1e3).toFixed(3)
-  return `| ${label} | ${s.total.toFixed(1)} | ${s.cpu.toFixed(1)} | ${s.making.toFixed(1)} | ${s.calling.toFixed(1)} | ${s.waiting.toFixed(1)} | ${ms(s.median)} | ${ms(s.p99)} | ${(s.max * 1e3).toFixed(1)} | ${s.maxOverMedian.toFixed(1)} | ${s.over10xMedian} |`
+  return `| ${label} | ${s.total.toFixed(1)} | ${s.cpu.toFixed(1)} | ${s.making.toFixed(1)} | ${s.calling.toFixed(1)} | ${s.waiting.toFixed(1)} | ${s.gc.toFixed(1)} | ${ms(s.median)} | ${ms(s.p99)} | ${(s.max * 1e3).toFixed(1)} | ${s.maxOverMedian.toFixed(1)} | ${s.over10xMedian} | ${s.over10xWithGc} |`
 }
 
 async function main () {
@@ -110,8 +130,8 @@ async function main () {
   }
 
   console.log(`\n${NUM.toLocaleString('en-US')} sorted entries in batches of ${BATCH}, ${REPEAT} runs per engine\n`)
-  console.log('| engine, run | total (s) | CPU (s) | making ops (s) | in batch() call (s) | awaiting batch() (s) | median batch (ms) | p99 batch (ms) | max batch (ms) | max / median | batches > 10x median |')
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+  console.log('| engine, run | total (s) | CPU (s) | making ops (s) | in batch() call (s) | awaiting batch() (s) | V8 GC (s) | median batch (ms) | p99 batch (ms) | max batch (ms) | max / median | batches > 10x median | of those, with a V8 GC in them |')
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   const summary = {}
   const chosen = {}
   for (const name of names) {
