@@ -47,9 +47,10 @@ async function run1 (Engine, label) {
   // to tell which slow batches a collection fell in.
   const spans = []
   const collections = []
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) collections.push([entry.startTime, entry.startTime + entry.duration])
-  })
+  const collected = (entries) => {
+    for (const entry of entries) collections.push([entry.startTime, entry.startTime + entry.duration])
+  }
+  const observer = new PerformanceObserver((list) => collected(list.getEntries()))
   observer.observe({ entryTypes: ['gc'] })
   let making = 0
   let calling = 0
@@ -75,7 +76,7 @@ async function run1 (Engine, label) {
   }
   const total = now() - start
   const used = process.cpuUsage(cpuStart)
-  collections.push(...observer.takeRecords().map((e) => [e.startTime, e.startTime + e.duration]))
+  collected(observer.takeRecords())
   observer.disconnect()
   // CPU seconds of the whole process (JavaScript and engine threads): less swayed than wall
   // time by other load on the machine.

@@ -9,10 +9,10 @@
 //! waits for it, so that no descriptor or mapping outlives the handle.
 //!
 //! The closer runs at the lowest priority of the normal scheduling, not under an idle policy
-//! (`Env::lowest_thread_priority`, nice 19 on Linux): freeing a deleted log's blocks can be a discard it waits
-//! for piece by piece, and at its own priority each completion woke it ahead of the writer
-//! that had just switched logs; starved, it let retired logs pile up, each holding a
-//! descriptor, a mapping and the deleted file's blocks.
+//! (`Env::lowest_thread_priority`, nice 19 on Linux): freeing a deleted log's blocks can be a
+//! discard it waits for piece by piece, and at its own priority each completion woke it ahead
+//! of the writer that had just switched logs; starved, it let retired logs pile up, each
+//! holding a descriptor, a mapping and the deleted file's blocks.
 
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
