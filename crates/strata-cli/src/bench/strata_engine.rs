@@ -163,8 +163,21 @@ impl Engine for StrataEngine {
         self.db.property(name)
     }
 
+    /// LevelDB's stats, then the value files' totals when values are separated.
     fn stats(&self) -> Option<String> {
-        self.db.property("leveldb.stats")
+        let mut stats = self.db.property("leveldb.stats")?;
+        let value_files = ["total-bytes", "live-bytes", "relocated-bytes"].map(|what| {
+            let name = format!("strata.value-files.{what}");
+            (what, self.db.property(&name).unwrap_or_default())
+        });
+        if value_files[0].1.parse::<u64>().is_ok_and(|total| total > 0) {
+            stats.push_str("value files:");
+            for (what, bytes) in value_files {
+                stats.push_str(&format!(" {what} {bytes}"));
+            }
+            stats.push('\n');
+        }
+        Some(stats)
     }
 }
 

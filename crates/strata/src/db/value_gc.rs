@@ -7,9 +7,13 @@
 //! state that are the newest entry of their key or that a snapshot may read (one merged pass
 //! over the memtables and tables, which hold keys and small pointers only). [`plan`] compares
 //! the totals: once the files hold more than [`COLLECT_ABOVE`] times the live bytes, the files
-//! with the most garbage (size less live bytes) are chosen for collection until what would
-//! remain without them is at most [`COLLECT_DOWN_TO`] times, or until they hold a tenth of the
-//! live bytes ([`COPY_SHARE`]: relocated copies exist beside the originals until those go).
+//! with the largest share of garbage (size less live bytes) are chosen for collection until
+//! what would remain without them is at most [`COLLECT_DOWN_TO`] times, or until they hold a
+//! tenth of the live bytes ([`COPY_SHARE`]: relocated copies exist beside the originals until
+//! those go). A file less than half garbage costs more than a byte copied per byte reclaimed:
+//! it is chosen only while the files hold more than [`COLLECT_ANY_ABOVE`] times the live bytes
+//! (the write amplification of collection falls steeply with the garbage share of what it
+//! collects, and so with the level the files are kept at).
 //! The file being appended to is never chosen (it is closed first when its garbage is what
 //! keeps the files above the threshold: [`cut_current_file`]), nor one an older state (an
 //! open iterator or read) still reaches: its values would be copied while it stays for that
@@ -68,6 +72,9 @@ pub(crate) const COLLECT_ABOVE: u64 = 110;
 /// Files are chosen until what remains without them is at most this many times the live
 /// bytes (over 100).
 pub(crate) const COLLECT_DOWN_TO: u64 = 103;
+/// Files less than half garbage are chosen only while the files hold more than this many
+/// times the live bytes (over 100): below it, only files at least half garbage.
+pub(crate) const COLLECT_ANY_ABOVE: u64 = 115;
 /// The chosen files hold at most this fraction (1 / it) of the live bytes (beyond the first
 /// file): their copies exist beside them until they go, so this bounds that overshoot.
 pub(crate) const COPY_SHARE: u64 = 10;
@@ -317,17 +324,25 @@ pub(crate) fn plan(
             remaining -= garbage(number, size);
             to_copy += size - garbage(number, size);
         }
-        let mut by_garbage: Vec<(u64, u64)> = files
+        // (garbage, size, number), the largest share of garbage first (the cheapest to
+        // collect per byte reclaimed), then the most garbage.
+        let mut candidates: Vec<(u64, u64, u64)> = files
             .iter()
             .filter(|(number, _)| !chosen.contains(number))
-            .map(|&(number, size)| (garbage(number, size), number))
-            .filter(|&(garbage, _)| garbage > 0)
+            .map(|&(number, size)| (garbage(number, size), size, number))
+            .filter(|&(garbage, _, _)| garbage > 0)
             .collect();
-        by_garbage.sort_unstable_by(|a, b| b.cmp(a));
-        let sizes: HashMap<u64, u64> = files.iter().copied().collect();
-        for (garbage, number) in by_garbage {
-            let copied = sizes[&number] - garbage;
+        candidates.sort_unstable_by(|&(ga, sa, na), &(gb, sb, nb)| {
+            (u128::from(gb) * u128::from(sa))
+                .cmp(&(u128::from(ga) * u128::from(sb)))
+                .then(gb.cmp(&ga))
+                .then(na.cmp(&nb))
+        });
+        for (garbage, size, number) in candidates {
+            let copied = size - garbage;
+            let cheap = garbage >= copied;
             if !above(remaining, referenced, COLLECT_DOWN_TO)
+                || (!cheap && !above(remaining, referenced, COLLECT_ANY_ABOVE))
                 || (!chosen.is_empty() && to_copy + copied > referenced / COPY_SHARE)
             {
                 break;
@@ -559,8 +574,35 @@ mod tests {
         assert!(!plan.writes_wait(true));
     }
 
+    fn chosen(files: &[(u64, u64)], live: &[(u64, u64)]) -> BTreeSet<u64> {
+        let total = files.iter().map(|&(_, size)| size).sum();
+        let needed = needed(refs(live), None);
+        plan(files, total, &needed, &HashMap::new(), &BTreeSet::new()).files
+    }
+
     #[test]
-    fn the_files_with_most_garbage_are_chosen_down_to_the_target() {
+    fn the_largest_share_of_garbage_goes_first() {
+        // 5,200 held for 4,450 live (1.17x). File 1 holds the most garbage (550 of 1,000),
+        // file 2 the largest share (all of its 200). File 2 goes first; file 1 would then
+        // make 450 to copy, over a tenth of the live bytes.
+        let files = [(1, 1000), (2, 200), (4, 4000)];
+        let live = [(1, 450), (2, 0), (4, 4000)];
+        assert_eq!(chosen(&files, &live), BTreeSet::from([2]));
+    }
+
+    #[test]
+    fn files_mostly_live_are_chosen_only_above_the_higher_level() {
+        // File 3 is 40% garbage: copying it costs 1.5 bytes per byte reclaimed.
+        // 6,000 held for 5,200 live: 1.154x, over 1.15x.
+        let files = [(3, 2000), (4, 4000)];
+        assert_eq!(chosen(&files, &[(3, 1200), (4, 4000)]), BTreeSet::from([3]));
+        // 6,400 held for 5,600 live: 1.143x, over 1.10x but within 1.15x.
+        let files = [(3, 2000), (4, 4400)];
+        assert!(chosen(&files, &[(3, 1200), (4, 4400)]).is_empty());
+    }
+
+    #[test]
+    fn files_are_chosen_down_to_the_target() {
         // 400 bytes held, 200 live: 2x. Garbage: #1 90, #2 60, #3 10, #4 40.
         let files = [(1, 100), (2, 100), (3, 100), (4, 100), (5, 500)];
         let live = refs(&[(1, 10), (2, 40), (3, 90), (4, 60), (5, 500)]);
@@ -578,8 +620,9 @@ mod tests {
             &tables,
             &BTreeSet::new(),
         );
-        // 900 held for 700 live. Most garbage first: #1 (10 to copy), #2 (40); #4 would make
-        // 110 to copy, over a tenth of 700 (without that cap it would be chosen: 750 > 721).
+        // 900 held for 700 live. Largest share of garbage first: #1 (10 to copy), #2 (40);
+        // then 750 are held (1.07x): #4, 40% garbage, waits until the files hold over 1.15x
+        // (and would make 110 to copy, over a tenth of 700).
         assert_eq!(plan.files, BTreeSet::from([1, 2]));
         assert_eq!(plan.tables, BTreeSet::from([10, 12]));
         assert!(plan.writes_wait(false));
