@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use leveldb_peer::{LevelDb, LevelDbOptions};
-use strata::{Options, ValueSeparation, WriteBatch, DB};
+use strata::{CompressionType, Options, ValueSeparation, WriteBatch, DB};
 
 /// Every file of `dir` with its bytes (LevelDB's LOCK and LOG files aside: opening writes
 /// them whatever it decides).
@@ -116,6 +116,23 @@ fn leveldb_refuses_a_database_with_value_separation() {
     let options = Options {
         create_if_missing: true,
         value_separation: Some(ValueSeparation::new(64)),
+        ..Options::default()
+    };
+    strata_db(dir.path(), options.clone());
+    let db = DB::open(dir.path(), options.clone()).unwrap();
+    db.put(b"large", &[7u8; 1000]).unwrap();
+    drop(db);
+    assert_refused_unchanged(dir.path());
+    let db = DB::open(dir.path(), options).unwrap();
+    assert_eq!(db.get(b"large").unwrap(), Some(vec![7u8; 1000]));
+}
+
+#[test]
+fn leveldb_refuses_a_database_with_compressed_value_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        create_if_missing: true,
+        value_separation: Some(ValueSeparation::new(64).with_compression(CompressionType::Snappy)),
         ..Options::default()
     };
     strata_db(dir.path(), options.clone());

@@ -9,8 +9,8 @@
 //!
 //! ```text
 //! marker    := "strata.v1" ("+" extension)+ ":" comparator
-//! extension := "range-deletes" | "expiring-keys" | "value-separation" | "value-separation"
-//!                                                   (each at most once, in this order)
+//! extension := "range-deletes" | "expiring-keys" | "value-separation" | "value-compression"
+//!              (each at most once, in this order)
 //! ```
 //!
 //! `comparator` is the user comparator's own name, whatever bytes it holds (the first `:`
@@ -41,14 +41,19 @@ pub(crate) enum Extension {
     ExpiringKeys,
     /// Large values in value files beside the tree, pointers in it (docs/design.md, 4.4).
     ValueSeparation,
+    /// Values stored Snappy-compressed in value files, named by pointers that carry the
+    /// stored length (docs/design.md, 4.4): a build that knows only `value-separation` would
+    /// find such pointers malformed.
+    ValueCompression,
 }
 
 impl Extension {
     /// Every extension, in the order markers list them.
-    pub(crate) const ALL: [Extension; 3] = [
+    pub(crate) const ALL: [Extension; 4] = [
         Extension::RangeDeletes,
         Extension::ExpiringKeys,
         Extension::ValueSeparation,
+        Extension::ValueCompression,
     ];
 
     /// The extension's token in a marker. On-disk: never change.
@@ -57,6 +62,7 @@ impl Extension {
             Extension::RangeDeletes => "range-deletes",
             Extension::ExpiringKeys => "expiring-keys",
             Extension::ValueSeparation => "value-separation",
+            Extension::ValueCompression => "value-compression",
         }
     }
 
@@ -66,6 +72,7 @@ impl Extension {
             Extension::RangeDeletes => "range deletes",
             Extension::ExpiringKeys => "expiring keys",
             Extension::ValueSeparation => "value files",
+            Extension::ValueCompression => "compressed value files",
         }
     }
 
@@ -76,6 +83,10 @@ impl Extension {
             Extension::ExpiringKeys => "Options::expiring_keys = true",
             Extension::ValueSeparation => {
                 "Options::value_separation = Some(ValueSeparation { .. })"
+            }
+            Extension::ValueCompression => {
+                "Options::value_separation = Some(ValueSeparation { compression: \
+                 CompressionType::Snappy, .. })"
             }
         }
     }
@@ -96,6 +107,7 @@ impl Extension {
             Extension::RangeDeletes => 1,
             Extension::ExpiringKeys => 2,
             Extension::ValueSeparation => 4,
+            Extension::ValueCompression => 8,
         }
     }
 }
@@ -122,12 +134,14 @@ impl Extensions {
         range_deletes: bool,
         expiring_keys: bool,
         value_separation: bool,
+        value_compression: bool,
     ) -> Extensions {
         let mut set = Extensions::NONE;
         for (extension, on) in [
             (Extension::RangeDeletes, range_deletes),
             (Extension::ExpiringKeys, expiring_keys),
             (Extension::ValueSeparation, value_separation),
+            (Extension::ValueCompression, value_compression),
         ] {
             if on {
                 set.insert(extension);
@@ -284,23 +298,27 @@ mod tests {
 
     #[test]
     fn markers_list_extensions_in_order() {
-        let both = Extensions::from_flags(true, true, false);
+        let both = Extensions::from_flags(true, true, false, false);
         assert_eq!(
             both.recorded_name(BYTEWISE),
             "strata.v1+range-deletes+expiring-keys:leveldb.BytewiseComparator"
         );
         assert_eq!(
-            Extensions::from_flags(false, true, false).recorded_name("a:b"),
+            Extensions::from_flags(false, true, false, false).recorded_name("a:b"),
             "strata.v1+expiring-keys:a:b"
         );
         assert_eq!(
-            Extensions::from_flags(true, true, true).recorded_name(BYTEWISE),
+            Extensions::from_flags(true, true, true, false).recorded_name(BYTEWISE),
             "strata.v1+range-deletes+expiring-keys+value-separation:leveldb.BytewiseComparator"
         );
         let parsed = parse_recorded_name("strata.v1+value-separation:c").unwrap();
         assert_eq!(
             parsed.extensions,
-            Extensions::from_flags(false, false, true)
+            Extensions::from_flags(false, false, true, false)
+        );
+        assert_eq!(
+            Extensions::from_flags(false, false, true, true).recorded_name(BYTEWISE),
+            "strata.v1+value-separation+value-compression:leveldb.BytewiseComparator"
         );
         let parsed = parse_recorded_name("strata.v1+expiring-keys:a:b").unwrap();
         assert_eq!(parsed.comparator, "a:b");
@@ -348,9 +366,9 @@ mod tests {
 
     #[test]
     fn a_recorded_extension_must_be_enabled() {
-        let recorded = Extensions::from_flags(true, false, false);
+        let recorded = Extensions::from_flags(true, false, false, false);
         recorded
-            .check_enabled(Extensions::from_flags(true, true, false))
+            .check_enabled(Extensions::from_flags(true, true, false, false))
             .unwrap();
         let err = recorded.check_enabled(Extensions::NONE).unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
@@ -366,9 +384,15 @@ mod tests {
             range_deletes in any::<bool>(),
             expiring_keys in any::<bool>(),
             value_separation in any::<bool>(),
+            value_compression in any::<bool>(),
             comparator in "[ -~]{0,40}",
         ) {
-            let set = Extensions::from_flags(range_deletes, expiring_keys, value_separation);
+            let set = Extensions::from_flags(
+                range_deletes,
+                expiring_keys,
+                value_separation,
+                value_compression,
+            );
             let name = set.recorded_name(&comparator);
             let plain_marker_lookalike = set.is_empty()
                 && comparator.starts_with(MARKER_FAMILY)

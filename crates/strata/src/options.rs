@@ -94,6 +94,12 @@ pub struct ValueSeparation {
     /// A value file is closed, and the next one started, once it holds this many bytes
     /// (default 64 MiB; at least 64 KiB).
     pub file_size: u64,
+    /// How values are stored in value files (default [`CompressionType::None`]): with
+    /// [`CompressionType::Snappy`], each value is stored Snappy-compressed when that saves at
+    /// least 1/8 of it, as table blocks are. Compressed values are format extension
+    /// `value-compression`, recorded at open (docs/design.md, 4.4): such a database must be
+    /// opened with compression on again, and Strata builds without the extension refuse it.
+    pub compression: CompressionType,
 }
 
 impl ValueSeparation {
@@ -102,12 +108,22 @@ impl ValueSeparation {
         ValueSeparation {
             min_value_size,
             file_size: 64 << 20,
+            compression: CompressionType::None,
         }
     }
 
     /// These settings with value files of `file_size` bytes.
     pub fn with_file_size(self, file_size: u64) -> ValueSeparation {
         ValueSeparation { file_size, ..self }
+    }
+
+    /// These settings with values stored with `compression` (see
+    /// [`ValueSeparation::compression`]).
+    pub fn with_compression(self, compression: CompressionType) -> ValueSeparation {
+        ValueSeparation {
+            compression,
+            ..self
+        }
     }
 }
 
@@ -150,6 +166,8 @@ impl Options {
             self.range_deletes,
             self.expiring_keys,
             self.value_separation.is_some(),
+            self.value_separation
+                .is_some_and(|s| s.compression != CompressionType::None),
         )
     }
 }

@@ -99,9 +99,10 @@ pub fn print_header(cfg: &Config, engines: &[EngineRun]) {
     );
     if let Some(size) = o.value_separation {
         println!(
-            "Separated:  values of {} and more beside the tree (Strata's value files, rocksdb-blob's \
-             BlobDB; LevelDB and rocksdb keep them in their tables)",
-            self::size(size)
+            "Separated:  values of {} and more beside the tree, compressed: {} (Strata's value \
+             files, rocksdb-blob's BlobDB; LevelDB and rocksdb keep them in their tables)",
+            self::size(size),
+            o.compression.name()
         );
     }
     if engines.iter().any(|e| e.kind.is_rocksdb()) {

@@ -23,7 +23,7 @@
 //! | one background thread (Strata: a flush thread and `--background_jobs` compaction threads, default 2) | `max_background_jobs` `--background_jobs` + 1 (one flush and that many compaction threads; *differs* from LevelDB, below) |
 //! | Strata: `max_subcompactions` (`--subcompactions`, default 2) | `max_subcompactions`, the same |
 //! | `max_open_files` 1000                 | `max_open_files` 1000 (RocksDB's default is unlimited)    |
-//! | Strata: `value_separation` (`--value_separation N`) | `rocksdb-blob` only: integrated BlobDB, `enable_blob_files`, `min_blob_size` N, `enable_blob_gc` (its default age cutoff 0.25), blobs uncompressed (its default) |
+//! | Strata: `value_separation` (`--value_separation N`) | `rocksdb-blob` only: integrated BlobDB, `enable_blob_files`, `min_blob_size` N, `enable_blob_gc` (its default age cutoff 0.25), blobs compressed as `--compression` says (`blob_compression_type`) |
 //! | `paranoid_checks` false               | `paranoid_checks` false (RocksDB's default is true)       |
 //! | tables read through `mmap`            | `allow_mmap_reads` true (LevelDB 1.23 maps up to 1000 tables on 64-bit); `--rocksdb_mmap_reads false` gives RocksDB's default, a `pread` per block read |
 //! | reads: no checksum check, fill cache  | `verify_checksums` false (RocksDB's default is true), `fill_cache` true |
@@ -139,6 +139,8 @@ fn options(o: &BenchOptions) -> BenchResult<Options> {
         opts.set_enable_blob_files(true);
         opts.set_min_blob_size(size as u64);
         opts.set_enable_blob_gc(true);
+        // Compressed as the tables' blocks are, as Strata's value files are.
+        opts.set_blob_compression_type(compression);
     }
     Ok(opts)
 }

@@ -17,7 +17,9 @@
 //! - `deleterange` opens the database with `Options::range_deletes` (a format extension);
 //!   every other workload runs without it, in LevelDB's format.
 //! - `--value_separation N` opens it with `Options::value_separation` (values of N bytes and
-//!   more in value files; a format extension), `rocksdb-blob` with BlobDB at the same size.
+//!   more in value files; a format extension), compressed as `--compression` says (with
+//!   Snappy, format extension `value-compression`), and `rocksdb-blob` with BlobDB at the same
+//!   size and blob compression.
 //! - `headrandom` calls `DB::head`, which answers from the tree (no value-file read); the
 //!   peers have no such call and do a `get`.
 //! - `DB::write` takes the batch by reference, so the harness clears and reuses one batch, as
@@ -57,6 +59,10 @@ impl Engine for StrataEngine {
     type Cursor<'a> = DbIterator;
 
     fn open(dir: &Path, o: &BenchOptions) -> BenchResult<Self> {
+        let compression = match o.compression {
+            Compression::Snappy => CompressionType::Snappy,
+            Compression::None => CompressionType::None,
+        };
         let options = Options {
             create_if_missing: true,
             write_buffer_size: o.write_buffer_size,
@@ -66,15 +72,14 @@ impl Engine for StrataEngine {
             max_subcompactions: o.subcompactions,
             max_background_jobs: o.background_jobs,
             block_cache: Some(BlockCache::new(o.cache_size)),
-            compression: match o.compression {
-                Compression::Snappy => CompressionType::Snappy,
-                Compression::None => CompressionType::None,
-            },
+            compression,
             filter_policy: o.bloom_bits.map(|bits| {
                 Arc::new(BloomFilterPolicy::new(bits as usize)) as Arc<dyn FilterPolicy>
             }),
             range_deletes: o.range_deletes,
-            value_separation: o.value_separation.map(ValueSeparation::new),
+            value_separation: o
+                .value_separation
+                .map(|size| ValueSeparation::new(size).with_compression(compression)),
             ..Options::default()
         };
         let db = DB::open(dir, options).map_err(|e| error("open", e))?;

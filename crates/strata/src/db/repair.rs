@@ -56,6 +56,7 @@ use crate::memtable::MemTable;
 use crate::options::{Options, ValueSeparation};
 use crate::range_del::{cover, Fragments};
 use crate::table::builder::TableBuilder;
+use crate::table::format::CompressionType;
 use crate::table::{BlockReads, TableOptions};
 use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator, ValueType};
 use crate::version::edit::{FileMetaData, VersionEdit};
@@ -114,11 +115,20 @@ pub(crate) fn repair(dir: &Path, options: &Options) -> Result<()> {
             error_if_exists: false,
             range_deletes: recorded.contains(Extension::RangeDeletes),
             expiring_keys: recorded.contains(Extension::ExpiringKeys),
-            value_separation: options.value_separation.or_else(|| {
-                recorded
-                    .contains(Extension::ValueSeparation)
-                    .then(ValueSeparation::default)
-            }),
+            value_separation: options
+                .value_separation
+                .or_else(|| {
+                    recorded
+                        .contains(Extension::ValueSeparation)
+                        .then(ValueSeparation::default)
+                })
+                .map(|separation| {
+                    if recorded.contains(Extension::ValueCompression) {
+                        separation.with_compression(CompressionType::Snappy)
+                    } else {
+                        separation
+                    }
+                }),
             ..options.clone()
         };
         let db = super::DB::open(dir, options)?;
@@ -400,7 +410,14 @@ impl Repairer<'_> {
                     max_sequence = max_sequence.max(parsed.sequence);
                     match parsed.value_type {
                         ValueType::ExpiringValue => self.found.insert(Extension::ExpiringKeys),
-                        ValueType::ValuePointer => self.found.insert(Extension::ValueSeparation),
+                        ValueType::ValuePointer => {
+                            self.found.insert(Extension::ValueSeparation);
+                            if ValuePointer::decode(iter.value())
+                                .is_some_and(|p| p.stored.is_some())
+                            {
+                                self.found.insert(Extension::ValueCompression);
+                            }
+                        }
                         _ => {}
                     }
                     match self.check_value(parsed.value_type, parsed.user_key, iter.value()) {

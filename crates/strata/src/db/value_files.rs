@@ -41,11 +41,12 @@ use crate::filename::{parse_own_file_name, value_file_name, FileType};
 use crate::iter::merging::merging_iterator;
 use crate::iter::InternalIterator;
 use crate::snapshot::hidden_by_newer;
+use crate::table::format::CompressionType;
 use crate::table::BlockReads;
 use crate::util::entry::Stored;
 use crate::util::internal_key::{parse_internal_key, ParsedInternalKey, ValueType};
 use crate::vlog::reader::ValueFiles;
-use crate::vlog::ValuePointer;
+use crate::vlog::{StoredValue, ValuePointer};
 use crate::write_batch::{BatchOp, WriteBatch};
 
 /// A write's appends to a value file: the file stays in use (never deleted) until this is
@@ -82,8 +83,9 @@ pub(super) fn done(db: &DbInner, appends: &[(u64, u64)]) {
 }
 
 /// `batch` with its large values (per `Options::value_separation`) appended to the current
-/// value file and replaced by pointers; `None` when nothing is separated. The records' bytes
-/// count toward the limit on separated values of the memtable the pointers go into
+/// value file, compressed per its `compression` (before the writer's lock is taken), and
+/// replaced by pointers; `None` when nothing is separated. The records' bytes count toward
+/// the limit on separated values of the memtable the pointers go into
 /// (`MemTable::separated_bytes`).
 pub(super) fn separate<'a>(
     db: &'a DbInner,
@@ -94,7 +96,25 @@ pub(super) fn separate<'a>(
     };
     let mut pending = None;
     let separated = batch.with_separated_values(separation.min_value_size, |large| {
-        let pointers = append(db, large)?;
+        let compressed: Vec<Option<Vec<u8>>> = large
+            .iter()
+            .map(|(_, value)| compress(separation.compression, value))
+            .collect();
+        let stored: Vec<(&[u8], StoredValue<'_>)> = large
+            .iter()
+            .zip(&compressed)
+            .map(|(&(key, value), compressed)| {
+                let stored = match compressed {
+                    Some(bytes) => StoredValue {
+                        bytes,
+                        raw_len: Some(value.len() as u32),
+                    },
+                    None => StoredValue::raw(value),
+                };
+                (key, stored)
+            })
+            .collect();
+        let pointers = append(db, &stored)?;
         let bytes: u64 = pointers
             .iter()
             .zip(large)
@@ -110,6 +130,16 @@ pub(super) fn separate<'a>(
     Ok(separated.zip(pending))
 }
 
+/// `value` Snappy-compressed when `compression` asks for it and that saves at least 1/8 of it
+/// (as table blocks are); `None` to store it as it is.
+fn compress(compression: CompressionType, value: &[u8]) -> Option<Vec<u8>> {
+    if compression != CompressionType::Snappy {
+        return None;
+    }
+    let compressed = snap::raw::Encoder::new().compress_vec(value).ok()?;
+    (compressed.len() < value.len() - value.len() / 8).then_some(compressed)
+}
+
 /// Appends one record per `(key, value)` to the current value file (starting one when needed)
 /// with one write, and returns their pointers in order. The file stays in use until the
 /// caller reports the append done (`ValueFileWriter::done`).
@@ -118,7 +148,10 @@ pub(super) fn separate<'a>(
 /// append: it becomes the background error, so every later write fails too, as after a failed
 /// log write (a write of small values only would not meet the writer). A file that could not
 /// be created leaves nothing behind: the next write tries again.
-pub(super) fn append(db: &DbInner, entries: &[(&[u8], &[u8])]) -> Result<Vec<ValuePointer>> {
+pub(super) fn append(
+    db: &DbInner,
+    entries: &[(&[u8], StoredValue<'_>)],
+) -> Result<Vec<ValuePointer>> {
     let appended = append_to_current(db, entries);
     if let Err(e) = &appended {
         let failed = db.value_writer.lock().has_failed();
@@ -131,7 +164,10 @@ pub(super) fn append(db: &DbInner, entries: &[(&[u8], &[u8])]) -> Result<Vec<Val
 }
 
 /// [`append`]'s work.
-fn append_to_current(db: &DbInner, entries: &[(&[u8], &[u8])]) -> Result<Vec<ValuePointer>> {
+fn append_to_current(
+    db: &DbInner,
+    entries: &[(&[u8], StoredValue<'_>)],
+) -> Result<Vec<ValuePointer>> {
     loop {
         {
             let mut writer = db.value_writer.lock();

@@ -64,7 +64,7 @@ use crate::compaction::{picker, Compaction};
 use crate::error::Result;
 use crate::util::internal_key::{ParsedInternalKey, ValueType};
 use crate::version::NUM_LEVELS;
-use crate::vlog::ValuePointer;
+use crate::vlog::{StoredValue, ValuePointer};
 
 /// Collection starts when the value files hold more than this many times the live bytes (as
 /// a fraction: numerator over 100).
@@ -458,8 +458,8 @@ impl<'a> Relocation<'a> {
     }
 
     /// The new pointer for the entry `parsed` holding `value`, when it points into a file
-    /// being collected and a reader may read it: its value read (checked) and appended to the
-    /// current value file.
+    /// being collected and a reader may read it: its record's value read (checked) and
+    /// appended to the current value file as it is stored.
     pub(crate) fn relocate(
         &self,
         parsed: &ParsedInternalKey<'_>,
@@ -477,8 +477,13 @@ impl<'a> Relocation<'a> {
         {
             return Ok(None);
         }
-        let user_value = self.db.value_files.read(parsed.user_key, value)?;
-        let moved = value_files::append(self.db, &[(parsed.user_key, &user_value)])?;
+        // Copied as the record stores it: a compressed value stays compressed.
+        let (pointer, stored) = self.db.value_files.read_stored(parsed.user_key, value)?;
+        let stored = StoredValue {
+            bytes: &stored,
+            raw_len: pointer.stored.map(|_| pointer.length),
+        };
+        let moved = value_files::append(self.db, &[(parsed.user_key, stored)])?;
         let Some(moved) = moved.first() else {
             return Ok(None);
         };

@@ -357,11 +357,16 @@ fn check_extension_records(db: &DbInner, batch: &WriteBatch) -> Result<()> {
 pub(crate) fn check_logged_batch(batch: &WriteBatch, recorded: Extensions) -> Result<Extensions> {
     let mut used = Extensions::NONE;
     for op in batch.iter() {
-        let extension = match op? {
+        let needed: &[Extension] = match op? {
             BatchOp::Put { .. } | BatchOp::Delete { .. } => continue,
-            BatchOp::DeleteRange { .. } => Extension::RangeDeletes,
-            BatchOp::PutExpiring { .. } => Extension::ExpiringKeys,
-            BatchOp::PutSeparated { .. } => Extension::ValueSeparation,
+            BatchOp::DeleteRange { .. } => &[Extension::RangeDeletes],
+            BatchOp::PutExpiring { .. } => &[Extension::ExpiringKeys],
+            BatchOp::PutSeparated { pointer, .. }
+                if ValuePointer::decode(pointer).is_some_and(|p| p.stored.is_some()) =>
+            {
+                &[Extension::ValueSeparation, Extension::ValueCompression]
+            }
+            BatchOp::PutSeparated { .. } => &[Extension::ValueSeparation],
             BatchOp::PutWithTtl { .. } => {
                 return Err(Error::corruption_at(
                     0,
@@ -370,18 +375,20 @@ pub(crate) fn check_logged_batch(batch: &WriteBatch, recorded: Extensions) -> Re
                 ))
             }
         };
-        if !recorded.contains(extension) {
-            return Err(Error::corruption_at(
-                0,
-                format!(
-                    "write batch holds {}, but the manifest does not record the `{}` format \
-                     extension",
-                    extension.what(),
-                    extension.token()
-                ),
-            ));
+        for &extension in needed {
+            if !recorded.contains(extension) {
+                return Err(Error::corruption_at(
+                    0,
+                    format!(
+                        "write batch holds {}, but the manifest does not record the `{}` \
+                         format extension",
+                        extension.what(),
+                        extension.token()
+                    ),
+                ));
+            }
+            used.insert(extension);
         }
-        used.insert(extension);
     }
     let count = u64::from(batch.count());
     if count > 0 {
@@ -708,6 +715,7 @@ mod tests {
                 offset: 0,
                 length,
                 crc: 0,
+                stored: None,
             }
             .encode()
         };

@@ -8,6 +8,7 @@ use crate::env::{read_file_to_vec, Env};
 use crate::extension::{parse_recorded_name, Extension, Extensions};
 use crate::filename::{parse_file_name, FileType};
 use crate::options::{Options, ValueSeparation};
+use crate::table::format::CompressionType;
 use crate::tools::records::{for_each_record, LogItem};
 use crate::version::edit::VersionEdit;
 
@@ -24,6 +25,11 @@ pub fn with_recorded_extensions(dir: &Path, mut options: Options) -> Options {
     options.expiring_keys |= recorded.contains(Extension::ExpiringKeys);
     if recorded.contains(Extension::ValueSeparation) && options.value_separation.is_none() {
         options.value_separation = Some(ValueSeparation::default());
+    }
+    if recorded.contains(Extension::ValueCompression) {
+        options.value_separation = options
+            .value_separation
+            .map(|separation| separation.with_compression(CompressionType::Snappy));
     }
     options
 }

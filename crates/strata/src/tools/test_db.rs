@@ -156,6 +156,7 @@ impl TestDb {
                 offset,
                 length: len as u32,
                 crc,
+                stored: None,
             };
             pointers.push(pointer.encode());
         }
@@ -168,8 +169,8 @@ impl TestDb {
             put("small", 69, "inline"),
         ];
         let size = write_table(&*db.env, &db.path("000007.ldb"), &entries);
-        let marker =
-            Extensions::from_flags(false, false, true).recorded_name("leveldb.BytewiseComparator");
+        let marker = Extensions::from_flags(false, false, true, false)
+            .recorded_name("leveldb.BytewiseComparator");
         db.edits[0].set_comparator_name(&marker);
         db.edits[1].next_file_number = Some(8);
         let (first, last) = (entries[0].0.clone(), entries[1].0.clone());

@@ -8,7 +8,7 @@
 //!            key_len   varint32
 //!            value_len varint32
 //!            key       key_len bytes      (the user key: garbage collection finds the entry)
-//!            value     value_len bytes
+//!            value     value_len bytes    (the value as stored: raw, or Snappy-compressed)
 //! ```
 //!
 //! An entry of value type 4 (`ValueType::ValuePointer`) holds a pointer to a record:
@@ -16,12 +16,18 @@
 //! ```text
 //! pointer := file    varint64   value file number
 //!            offset  varint64   file offset of the record
-//!            length  varint32   value_len
+//!            length  varint32   the value's length (what `DB::head` reports)
 //!            crc     fixed32    the record's crc, as the record stores it
+//!            [stored varint32]  only for a compressed value (format extension
+//!                               `value-compression`): the record's value_len, the
+//!                               raw-Snappy encoding of the `length`-byte value
 //! ```
 //!
-//! The record's size follows from the entry's user key and `length`. Reading a pointer
-//! ([`reader::ValueFiles::read`]) checks the record against it before returning a byte.
+//! Without `stored`, the record's value is the value itself (value_len = `length`). The
+//! record's size follows from the entry's user key and its value_len. Reading a pointer
+//! ([`reader::ValueFiles::read`]) checks the record against it before returning a byte, and a
+//! compressed value's decompressed length against `length`. A value is stored compressed only
+//! when that saves at least 1/8 of it (as table blocks are), so `stored` < `length`.
 //!
 //! Files: `writer.rs` (appending records, syncing, starting files), `reader.rs` (reading
 //! records by pointer, with the checks).
@@ -54,6 +60,8 @@ pub(crate) struct ValuePointer {
     pub(crate) length: u32,
     /// The record's masked crc.
     pub(crate) crc: u32,
+    /// For a value stored Snappy-compressed: the bytes the record stores.
+    pub(crate) stored: Option<u32>,
 }
 
 impl ValuePointer {
@@ -63,6 +71,9 @@ impl ValuePointer {
         put_varint64(dst, self.offset);
         put_varint32(dst, self.length);
         put_fixed32(dst, self.crc);
+        if let Some(stored) = self.stored {
+            put_varint32(dst, stored);
+        }
     }
 
     /// The pointer's encoding.
@@ -78,12 +89,65 @@ impl ValuePointer {
         let offset = get_varint64(&mut src)?;
         let length = get_varint32(&mut src)?;
         let crc = decode_fixed32(src)?;
-        (src.len() == 4).then_some(ValuePointer {
+        let mut rest = src.get(CRC_LEN..)?;
+        let stored = if rest.is_empty() {
+            None
+        } else {
+            let stored = get_varint32(&mut rest)?;
+            if !rest.is_empty() {
+                return None;
+            }
+            Some(stored)
+        };
+        Some(ValuePointer {
             file,
             offset,
             length,
             crc,
+            stored,
         })
+    }
+
+    /// The value whose record stores `stored` (the record matched to this pointer): `stored`
+    /// itself, or for a compressed value its decompression, which must be `length` bytes.
+    /// `Err` says why a compressed value is damaged.
+    pub(crate) fn value_of(&self, stored: Vec<u8>) -> std::result::Result<Vec<u8>, String> {
+        if self.stored.is_none() {
+            return Ok(stored);
+        }
+        let claimed = snap::raw::decompress_len(&stored)
+            .map_err(|e| format!("compressed value has a bad Snappy header: {e}"))?;
+        if claimed != self.length as usize {
+            return Err(format!(
+                "compressed value decompresses to {claimed} bytes, its pointer says {}",
+                self.length
+            ));
+        }
+        let mut value = vec![0u8; claimed];
+        let n = snap::raw::Decoder::new()
+            .decompress(&stored, &mut value)
+            .map_err(|e| format!("compressed value does not decompress: {e}"))?;
+        if n != claimed {
+            return Err(format!(
+                "compressed value decompresses to {n} bytes, its header says {claimed}"
+            ));
+        }
+        Ok(value)
+    }
+
+    /// The value's length as the tools show it: `5000 value bytes`, and for a compressed
+    /// value `5000 value bytes, 2600 stored`.
+    #[cfg(any(test, feature = "tools"))]
+    pub(crate) fn length_shown(&self) -> String {
+        match self.stored {
+            None => format!("{} value bytes", self.length),
+            Some(stored) => format!("{} value bytes, {stored} stored", self.length),
+        }
+    }
+
+    /// Bytes the record stores for the value: its compressed length, or its length.
+    pub(crate) fn stored_len(&self) -> u32 {
+        self.stored.unwrap_or(self.length)
     }
 
     /// The error for a pointer (of the entry of `key`) that does not parse.
@@ -98,7 +162,7 @@ impl ValuePointer {
     /// Bytes of the record this pointer names, for an entry whose user key is `key_len`
     /// bytes.
     pub(crate) fn record_size(&self, key_len: usize) -> u64 {
-        record_size(key_len, self.length as usize)
+        record_size(key_len, self.stored_len() as usize)
     }
 
     /// Why `record` (whose crc was verified) is not the record this pointer, the value of
@@ -112,16 +176,35 @@ impl ValuePointer {
                 record.crc, self.crc
             ));
         }
-        if record.key != user_key || record.value.len() != self.length as usize {
+        if record.key != user_key || record.value.len() != self.stored_len() as usize {
             return Some(format!(
                 "value record holds key '{}' and {} value bytes, the entry key '{}' and {}",
                 record.key.escape_ascii(),
                 record.value.len(),
                 user_key.escape_ascii(),
-                self.length
+                self.stored_len()
             ));
         }
         None
+    }
+}
+
+/// A value as a record stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StoredValue<'a> {
+    /// The record's value bytes.
+    pub(crate) bytes: &'a [u8],
+    /// For a Snappy-compressed value: its length once decompressed.
+    pub(crate) raw_len: Option<u32>,
+}
+
+impl<'a> StoredValue<'a> {
+    /// A value stored as it is.
+    pub(crate) fn raw(bytes: &'a [u8]) -> StoredValue<'a> {
+        StoredValue {
+            bytes,
+            raw_len: None,
+        }
     }
 }
 
@@ -232,6 +315,7 @@ mod tests {
             offset: 5,
             length: 128,
             crc: 0x0403_0201,
+            stored: None,
         };
         assert_eq!(pointer.encode(), b"\xac\x02\x05\x80\x01\x01\x02\x03\x04");
         assert_eq!(ValuePointer::decode(&pointer.encode()), Some(pointer));
@@ -239,8 +323,24 @@ mod tests {
             ValuePointer::decode(b"\xac\x02\x05\x80\x01\x01\x02\x03"),
             None
         );
+        // A compressed value's pointer ends with the stored length.
+        let compressed = ValuePointer {
+            stored: Some(5),
+            ..pointer
+        };
         assert_eq!(
-            ValuePointer::decode(b"\xac\x02\x05\x80\x01\x01\x02\x03\x04\x05"),
+            compressed.encode(),
+            b"\xac\x02\x05\x80\x01\x01\x02\x03\x04\x05"
+        );
+        assert_eq!(ValuePointer::decode(&compressed.encode()), Some(compressed));
+        assert_eq!(compressed.record_size(1), record_size(1, 5));
+        // A stored length that does not parse, or bytes after it, are not a pointer.
+        assert_eq!(
+            ValuePointer::decode(b"\xac\x02\x05\x80\x01\x01\x02\x03\x04\x85"),
+            None
+        );
+        assert_eq!(
+            ValuePointer::decode(b"\xac\x02\x05\x80\x01\x01\x02\x03\x04\x05\x00"),
             None
         );
     }
@@ -292,6 +392,7 @@ mod tests {
             offset: 0,
             length: 5,
             crc,
+            stored: None,
         };
         assert_eq!(pointer.mismatch(b"k", &record), None);
         let other_crc = ValuePointer {
@@ -311,6 +412,18 @@ mod tests {
             ..pointer
         };
         assert!(longer.mismatch(b"k", &record).is_some());
+        // A compressed value's record stores `stored` bytes, whatever the value's length.
+        let compressed = ValuePointer {
+            length: 9,
+            stored: Some(5),
+            ..pointer
+        };
+        assert_eq!(compressed.mismatch(b"k", &record), None);
+        let other = ValuePointer {
+            stored: Some(4),
+            ..compressed
+        };
+        assert!(other.mismatch(b"k", &record).is_some());
     }
 
     proptest! {

@@ -5,8 +5,9 @@
 //!
 //! A read returns a value only after checking the record against the pointer and the entry:
 //! the file exists, the record lies within it, its stored crc equals the pointer's and the
-//! crc of its bytes, and its key and value length are the entry's. Anything else is
-//! `Error::Corruption` naming the value file and the record's offset.
+//! crc of its bytes, and its key and value length are the entry's; a compressed value must
+//! decompress to exactly the length its pointer gives. Anything else is `Error::Corruption`
+//! naming the value file and the record's offset.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,21 @@ impl ValueFiles {
 
     /// The value the entry of `user_key` whose stored value is `pointer` (type 4) points to.
     pub(crate) fn read(&self, user_key: &[u8], pointer: &[u8]) -> Result<Vec<u8>> {
+        let (pointer, stored) = self.read_stored(user_key, pointer)?;
+        pointer.value_of(stored).map_err(|reason| {
+            Error::corruption_at(pointer.offset, reason)
+                .in_file(value_file_name(&self.dir, pointer.file).display())
+        })
+    }
+
+    /// The pointer the entry of `user_key` holds (`pointer`, type 4) and the value bytes its
+    /// record stores (compressed when the pointer says so), checked as [`ValueFiles::read`]
+    /// checks them: what relocation copies, as it is.
+    pub(crate) fn read_stored(
+        &self,
+        user_key: &[u8],
+        pointer: &[u8],
+    ) -> Result<(ValuePointer, Vec<u8>)> {
         let Some(pointer) = ValuePointer::decode(pointer) else {
             return Err(ValuePointer::malformed(user_key, pointer));
         };
@@ -83,7 +99,7 @@ impl ValueFiles {
         let start = end - record.value.len();
         bytes.truncate(end);
         bytes.drain(..start);
-        Ok(bytes)
+        Ok((pointer, bytes))
     }
 
     /// The length of the value file at `path`; a missing file is corruption.
@@ -160,6 +176,7 @@ mod tests {
             offset: 0,
             length: 5,
             crc,
+            stored: None,
         };
         assert_eq!(files.read(b"k", &honest.encode()).unwrap(), b"value");
         // A damaged length: 4 GiB claimed of a 12-byte file, refused by the check against the
@@ -174,5 +191,63 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("000007.vlog"), "{err}");
+    }
+
+    /// A value file holding `records` (key, stored value) as file 3, and its reader.
+    fn files_with(records: &[(&[u8], &[u8])]) -> (ValueFiles, Vec<(u64, u32)>) {
+        let env: Arc<dyn Env> = Arc::new(MemEnv::new());
+        env.create_dir(Path::new("/db")).unwrap();
+        let mut bytes = Vec::new();
+        let mut at = Vec::new();
+        for (key, value) in records {
+            let offset = bytes.len() as u64;
+            at.push((offset, encode_record(&mut bytes, key, value)));
+        }
+        let path = value_file_name(Path::new("/db"), 3);
+        crate::env::write_file(&*env, &path, &bytes, false).unwrap();
+        (ValueFiles::new(env, Path::new("/db")), at)
+    }
+
+    #[test]
+    fn a_compressed_value_is_decompressed_and_checked_against_its_length() {
+        let value = b"abcabcabcabcabcabcabcabcabcabcabcabc".repeat(10);
+        let compressed = snap::raw::Encoder::new().compress_vec(&value).unwrap();
+        let not_snappy = [0xffu8; 8];
+        let (files, at) = files_with(&[(b"k", &compressed), (b"k", &not_snappy)]);
+        let pointer = ValuePointer {
+            file: 3,
+            offset: at[0].0,
+            length: value.len() as u32,
+            crc: at[0].1,
+            stored: Some(compressed.len() as u32),
+        };
+        assert_eq!(files.read(b"k", &pointer.encode()).unwrap(), value);
+        // Relocation copies the stored bytes as they are.
+        let (read, stored) = files.read_stored(b"k", &pointer.encode()).unwrap();
+        assert_eq!((read, stored), (pointer, compressed.clone()));
+        // The pointer's length is what the value must decompress to.
+        let shorter = ValuePointer {
+            length: value.len() as u32 - 1,
+            ..pointer
+        };
+        let err = files.read(b"k", &shorter.encode()).unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+        assert!(
+            err.to_string()
+                .contains("decompresses to 360 bytes, its pointer says 359"),
+            "{err}"
+        );
+        // Intact record bytes that are not Snappy: corruption naming the file and offset.
+        let garbage = ValuePointer {
+            offset: at[1].0,
+            length: 8,
+            crc: at[1].1,
+            stored: Some(8),
+            ..pointer
+        };
+        let err = files.read(b"k", &garbage.encode()).unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+        assert!(err.to_string().contains("000003.vlog"), "{err}");
+        assert!(err.to_string().contains("Snappy"), "{err}");
     }
 }

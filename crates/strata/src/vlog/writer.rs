@@ -21,7 +21,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::{encode_record, ValuePointer};
+use super::{encode_record, StoredValue, ValuePointer};
 use crate::env::{Env, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename::value_file_name;
@@ -167,7 +167,7 @@ impl ValueFileWriter {
     /// file (see [`ValueFileWriter::needs_file`]).
     pub(crate) fn append<'a>(
         &mut self,
-        entries: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+        entries: impl IntoIterator<Item = (&'a [u8], StoredValue<'a>)>,
     ) -> Result<Vec<ValuePointer>> {
         self.check()?;
         let Some(current) = self.current.as_mut() else {
@@ -179,12 +179,14 @@ impl ValueFileWriter {
         let mut pointers = Vec::new();
         for (key, value) in entries {
             let offset = current.len + self.buffer.len() as u64;
-            let crc = encode_record(&mut self.buffer, key, value);
+            let crc = encode_record(&mut self.buffer, key, value.bytes);
+            let stored = value.bytes.len() as u32;
             pointers.push(ValuePointer {
                 file: current.number,
                 offset,
-                length: value.len() as u32,
+                length: value.raw_len.unwrap_or(stored),
                 crc,
+                stored: value.raw_len.map(|_| stored),
             });
         }
         let written = current

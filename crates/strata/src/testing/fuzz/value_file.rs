@@ -1,5 +1,6 @@
-//! Fuzz body for value files (format extension `value-separation`): records decoded alone,
-//! and read by pointer as every read of a separated value is (`vlog/reader.rs`).
+//! Fuzz body for value files (format extensions `value-separation` and `value-compression`):
+//! records decoded alone, and read by pointer as every read of a separated value is
+//! (`vlog/reader.rs`), raw and Snappy-compressed.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -31,13 +32,16 @@ pub fn value_file(data: &[u8]) {
     let files = file_of(data);
     for offset in 0..data.len().min(16) as u64 {
         for (length, crc) in [(0, 0), (data.len() as u32, 0), (u32::MAX, u32::MAX)] {
-            let pointer = ValuePointer {
-                file: FILE,
-                offset,
-                length,
-                crc,
-            };
-            let _ = files.read(data.get(..4).unwrap_or_default(), &pointer.encode());
+            for stored in [None, Some(length / 2), Some(u32::MAX)] {
+                let pointer = ValuePointer {
+                    file: FILE,
+                    offset,
+                    length,
+                    crc,
+                    stored,
+                };
+                let _ = files.read(data.get(..4).unwrap_or_default(), &pointer.encode());
+            }
         }
     }
     let _ = round_trip(&mut Unstructured::new(data));
@@ -62,13 +66,19 @@ fn round_trip(u: &mut Unstructured<'_>) -> Result<()> {
     for _ in 0..u.int_in_range(0..=12)? {
         let key = small_key(u, 12)?;
         let value = pattern_value(u, 70_000)?;
+        let compressed = if u.arbitrary()? {
+            snap::raw::Encoder::new().compress_vec(&value).ok()
+        } else {
+            None
+        };
         let offset = bytes.len() as u64;
-        let crc = encode_record(&mut bytes, &key, &value);
+        let crc = encode_record(&mut bytes, &key, compressed.as_deref().unwrap_or(&value));
         let pointer = ValuePointer {
             file: FILE,
             offset,
             length: value.len() as u32,
             crc,
+            stored: compressed.as_ref().map(|c| c.len() as u32),
         };
         written.push((key, value, pointer));
     }

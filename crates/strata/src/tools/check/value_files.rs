@@ -3,8 +3,9 @@
 //! against the record it names.
 //!
 //! A pointer resolves when its value file exists and holds, at the pointer's offset, a whole
-//! record whose crc holds and is the pointer's, with the entry's key and value length — what
-//! a read checks (`vlog/reader.rs`). One that does not is a problem of the table or log holding
+//! record whose crc holds and is the pointer's, with the entry's key and value length, and
+//! for a compressed value (format extension `value-compression`) a Snappy stream that
+//! decompresses to the pointer's length — what a read checks (`vlog/reader.rs`). One that does not is a problem of the table or log holding
 //! it, naming the key and the pointer. Damage in a value file is a problem when a live pointer
 //! names a record it touches, and a note otherwise (garbage no reader can reach, as in an
 //! obsolete table); a torn last record is what a crash during an append leaves: a note unless
@@ -58,12 +59,12 @@ impl PointerRef {
         problems.add(
             self.at,
             format!(
-                "key '{}' points to {:06}.vlog at {} ({} value bytes, crc {:#010x}): {reason}; \
+                "key '{}' points to {:06}.vlog at {} ({}, crc {:#010x}): {reason}; \
                  {consequence}",
                 self.key.escape_ascii(),
                 p.file,
                 p.offset,
-                p.length,
+                p.length_shown(),
                 p.crc
             ),
         );
@@ -196,9 +197,13 @@ pub(super) fn check_file(
                         continue;
                     }
                     p.met = true;
-                    match p.pointer.mismatch(&p.key, &record) {
-                        Some(reason) => p.dangling(&reason, report),
-                        None => {
+                    let matched = match p.pointer.mismatch(&p.key, &record) {
+                        Some(reason) => Err(reason),
+                        None => p.pointer.value_of(record.value.to_vec()).map(drop),
+                    };
+                    match matched {
+                        Err(reason) => p.dangling(&reason, report),
+                        Ok(()) => {
                             named.insert(offset, size);
                         }
                     }

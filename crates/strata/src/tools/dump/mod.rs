@@ -309,7 +309,8 @@ pub(super) fn value_type_name(t: ValueType) -> &'static str {
 }
 
 /// A value pointer, shown decoded: as text `pointer to 000012.vlog at 345 (5000 value bytes,
-/// crc 0x1a2b3c4d)`, as JSON `{"file", "offset", "length", "crc"}`.
+/// crc 0x1a2b3c4d)` (`5000 value bytes, 2600 stored` for a compressed value), as JSON
+/// `{"file", "offset", "length", "crc"}` and `"stored"` for a compressed value.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct PointerShown(pub(super) ValuePointer);
 
@@ -318,8 +319,11 @@ impl std::fmt::Display for PointerShown {
         let p = &self.0;
         write!(
             f,
-            "pointer to {:06}.vlog at {} ({} value bytes, crc {:#010x})",
-            p.file, p.offset, p.length, p.crc
+            "pointer to {:06}.vlog at {} ({}, crc {:#010x})",
+            p.file,
+            p.offset,
+            p.length_shown(),
+            p.crc
         )
     }
 }
@@ -328,11 +332,15 @@ impl Serialize for PointerShown {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let p = &self.0;
-        let mut fields = serializer.serialize_struct("Pointer", 4)?;
+        let mut fields =
+            serializer.serialize_struct("Pointer", 4 + usize::from(p.stored.is_some()))?;
         fields.serialize_field("file", &p.file)?;
         fields.serialize_field("offset", &p.offset)?;
         fields.serialize_field("length", &p.length)?;
         fields.serialize_field("crc", &p.crc)?;
+        if let Some(stored) = p.stored {
+            fields.serialize_field("stored", &stored)?;
+        }
         fields.end()
     }
 }
