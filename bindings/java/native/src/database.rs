@@ -21,11 +21,11 @@ use strata::ReadOptions;
 
 use crate::comparator::{self, Failure};
 use crate::errors::Error;
-use crate::iterator::Cursor;
+use crate::iterator::{Cursor, Release};
 
 /// Weak references to the live iterators' cursors, pruned as the list grows.
 struct Registry {
-    live: Vec<Weak<Mutex<Cursor>>>,
+    live: Vec<Weak<dyn Release>>,
     prune_at: usize,
 }
 
@@ -120,23 +120,27 @@ impl Database {
         }
     }
 
-    /// A new engine iterator, registered so that `close()` can release it. It is registered
-    /// under the read lock, so a concurrent `close()` (which takes the write lock before it
-    /// looks at the registry) always sees it.
-    pub(crate) fn new_cursor(&self, options: &ReadOptions) -> Result<Arc<Mutex<Cursor>>, Error> {
+    /// A new engine iterator (`make` makes it), registered so that `close()` can release it.
+    /// It is registered under the read lock, so a concurrent `close()` (which takes the write
+    /// lock before it looks at the registry) always sees it.
+    pub(crate) fn new_cursor<I: Send + 'static>(
+        &self,
+        make: impl FnOnce(&strata::DB) -> I,
+    ) -> Result<Arc<Mutex<Cursor<I>>>, Error> {
         self.check_comparator()?;
         if self.closing.load(Ordering::Acquire) {
             return Err(Error::closed("database"));
         }
         let engine = self.engine.read_recursive();
         let db = engine.as_ref().ok_or_else(|| Error::closed("database"))?;
-        let cursor = Arc::new(Mutex::new(Cursor::new(db.iter_opt(options))));
+        let cursor = Arc::new(Mutex::new(Cursor::new(make(db))));
         let mut registry = self.cursors.lock();
         if registry.live.len() >= registry.prune_at {
             registry.live.retain(|w| w.strong_count() > 0);
             registry.prune_at = (registry.live.len() * 2).max(16);
         }
-        registry.live.push(Arc::downgrade(&cursor));
+        let weak: Weak<Mutex<Cursor<I>>> = Arc::downgrade(&cursor);
+        registry.live.push(weak);
         Ok(cursor)
     }
 
@@ -147,7 +151,7 @@ impl Database {
         let mut engine = self.engine.write();
         let cursors = std::mem::take(&mut self.cursors.lock().live);
         for cursor in cursors.iter().filter_map(Weak::upgrade) {
-            cursor.lock().release();
+            cursor.release();
         }
         let db = engine.take();
         drop(engine);

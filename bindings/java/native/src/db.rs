@@ -8,7 +8,7 @@ use std::sync::Arc;
 use jni::objects::{JByteArray, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{jni_mangle, Env, EnvUnowned};
-use strata::{Range, WriteOptions};
+use strata::{Range, ReadOptions, WriteOptions};
 
 use crate::batch;
 use crate::bytes;
@@ -89,15 +89,42 @@ pub fn iterator<'local>(
     fill_cache: jboolean,
 ) -> jlong {
     run(&mut env, |_| {
-        let db = database(handle)?;
-        let options = db.read_options(read_flags(db, snapshot, verify_checksums, fill_cache)?);
-        let cursor = db.new_cursor(&options)?;
-        // SAFETY: as for `database`.
-        let shared = unsafe { handle::share::<Database>(handle) }?;
-        Ok(handle::into_handle(Arc::new(IteratorHandle::new(
-            shared, cursor,
-        ))))
+        let flags = (snapshot, verify_checksums, fill_cache);
+        iterator_handle(handle, flags, strata::DB::iter_opt)
     })
+}
+
+#[jni_mangle("io.github.stratakv.StrataDB")]
+pub fn key_iterator<'local>(
+    mut env: EnvUnowned<'local>,
+    _this: JObject<'local>,
+    handle: jlong,
+    snapshot: jlong,
+    verify_checksums: jboolean,
+    fill_cache: jboolean,
+) -> jlong {
+    run(&mut env, |_| {
+        let flags = (snapshot, verify_checksums, fill_cache);
+        iterator_handle(handle, flags, strata::DB::iter_keys_opt)
+    })
+}
+
+/// The handle of a new Java iterator over the database behind `handle`: the engine iterator
+/// `make` makes with the call's read options (`flags`: snapshot handle, `verifyChecksums`,
+/// `fillCache`).
+fn iterator_handle<I: Send + 'static>(
+    handle: jlong,
+    (snapshot, verify_checksums, fill_cache): (jlong, jboolean, jboolean),
+    make: impl FnOnce(&strata::DB, &ReadOptions) -> I,
+) -> Result<jlong, Error> {
+    let db = database(handle)?;
+    let options = db.read_options(read_flags(db, snapshot, verify_checksums, fill_cache)?);
+    let cursor = db.new_cursor(|engine| make(engine, &options))?;
+    // SAFETY: as for `database`.
+    let shared = unsafe { handle::share::<Database>(handle) }?;
+    Ok(handle::into_handle(Arc::new(IteratorHandle::new(
+        shared, cursor,
+    ))))
 }
 
 /// Owned key ranges: `(start, limit)` pairs.

@@ -20,7 +20,7 @@ use jni::objects::{JByteArray, JClass, JObject, JObjectArray};
 use jni::sys::{jboolean, jint, jlong, jobject, JNIEnv};
 use jni::{jni_mangle, Env, EnvUnowned};
 use parking_lot::Mutex;
-use strata::DbIterator;
+use strata::{DbIterator, KeyIterator};
 
 use crate::bytes;
 use crate::database::Database;
@@ -32,48 +32,86 @@ use crate::scratch::Scratch;
 /// `nextBatchVia`'s answer when the next entry does not fit the scratch (nothing moved).
 const TOO_LARGE: jint = -2;
 
+/// An engine iterator a Java iterator moves: entries (`StrataIterator`) or keys with their
+/// values' lengths (`StrataKeyIterator`, `key_iterator`).
+pub(crate) trait EngineIterator: Send + 'static {
+    fn seek_to_first(&mut self);
+    fn status(&self) -> strata::Result<()>;
+}
+
+impl EngineIterator for DbIterator {
+    fn seek_to_first(&mut self) {
+        DbIterator::seek_to_first(self)
+    }
+    fn status(&self) -> strata::Result<()> {
+        DbIterator::status(self)
+    }
+}
+
+impl EngineIterator for KeyIterator {
+    fn seek_to_first(&mut self) {
+        KeyIterator::seek_to_first(self)
+    }
+    fn status(&self) -> strata::Result<()> {
+        KeyIterator::status(self)
+    }
+}
+
 /// An engine iterator, or nothing once its Java iterator or its database was closed.
-pub(crate) struct Cursor {
-    iter: Option<DbIterator>,
+pub(crate) struct Cursor<I> {
+    iter: Option<I>,
     /// False until the first move: a new iterator is at the first entry.
     positioned: bool,
 }
 
-impl Cursor {
-    pub(crate) fn new(iter: DbIterator) -> Cursor {
+impl<I> Cursor<I> {
+    pub(crate) fn new(iter: I) -> Cursor<I> {
         Cursor {
             iter: Some(iter),
             positioned: false,
         }
     }
+}
 
-    /// Drops the engine iterator (it holds table files open).
-    pub(crate) fn release(&mut self) {
-        self.iter = None;
+/// A cursor its database's `close()` empties (engine iterators hold table files open).
+pub(crate) trait Release: Send + Sync {
+    /// Drops the engine iterator.
+    fn release(&self);
+}
+
+impl<I: Send> Release for Mutex<Cursor<I>> {
+    fn release(&self) {
+        self.lock().iter = None;
     }
 }
 
 /// What a Java iterator's handle points to.
-pub(crate) struct IteratorHandle {
+pub(crate) struct IteratorHandle<I> {
     database: Arc<Database>,
-    cursor: Arc<Mutex<Cursor>>,
+    cursor: Arc<Mutex<Cursor<I>>>,
 }
 
-impl IteratorHandle {
-    pub(crate) fn new(database: Arc<Database>, cursor: Arc<Mutex<Cursor>>) -> IteratorHandle {
+impl<I: Send> IteratorHandle<I> {
+    pub(crate) fn new(database: Arc<Database>, cursor: Arc<Mutex<Cursor<I>>>) -> Self {
         IteratorHandle { database, cursor }
+    }
+
+    /// Drops the engine iterator (the Java iterator's `close()`).
+    pub(crate) fn release(&self) {
+        self.cursor.release();
     }
 }
 
-/// Runs `op` on the engine iterator behind `handle`, then fails if the iterator met an error
-/// (its status) or the comparator threw. Unless `op` positions the iterator itself (`seeks`),
-/// a new iterator is first moved to the first entry.
-fn with_iter<T>(
+/// Runs `op` on the engine iterator behind `handle` (a handle of a Java iterator of engine
+/// iterators `I`), then fails if the iterator met an error (its status) or the comparator
+/// threw. Unless `op` positions the iterator itself (`seeks`), a new iterator is first moved
+/// to the first entry.
+pub(crate) fn with_iter<I: EngineIterator, T>(
     handle: jlong,
     seeks: bool,
-    op: impl FnOnce(&mut DbIterator) -> T,
+    op: impl FnOnce(&mut I) -> T,
 ) -> Result<T, Error> {
-    with_cursor(handle, seeks, |iter| {
+    with_cursor(handle, seeks, |iter: &mut I| {
         let result = op(iter);
         iter.status().map(|()| result)
     })?
@@ -81,13 +119,14 @@ fn with_iter<T>(
 }
 
 /// [`with_iter`] without the check of the iterator's status: `op` reports it as it sees fit.
-fn with_cursor<T>(
+fn with_cursor<I: EngineIterator, T>(
     handle: jlong,
     seeks: bool,
-    op: impl FnOnce(&mut DbIterator) -> T,
+    op: impl FnOnce(&mut I) -> T,
 ) -> Result<T, Error> {
-    // SAFETY: `handle` comes from a `StrataIterator` (the handle contract in `handle`).
-    let this = unsafe { handle::borrow::<IteratorHandle>(handle) }?;
+    // SAFETY: `handle` comes from a Java iterator of engine iterators `I` (the handle contract
+    // in `handle`).
+    let this = unsafe { handle::borrow::<IteratorHandle<I>>(handle) }?;
     this.database.check_comparator()?;
     let mut cursor = this.cursor.lock();
     let positioned = std::mem::replace(&mut cursor.positioned, true);
@@ -142,7 +181,7 @@ fn entry_call<'local>(
     then: impl FnOnce(&mut DbIterator),
 ) -> JObjectArray<'local, JByteArray<'local>> {
     run(env, |env| {
-        with_iter(handle, false, |iter| {
+        with_iter::<DbIterator, _>(handle, false, |iter| {
             if !to(iter) || !iter.valid() {
                 return Ok(JObjectArray::<JByteArray>::null());
             }
@@ -201,21 +240,21 @@ pub fn seek<'local>(
 ) {
     run(&mut env, |env| {
         let key = bytes::required(env, &key, "key")?;
-        with_iter(handle, true, |iter| iter.seek(&key))
+        with_iter::<DbIterator, _>(handle, true, |iter| iter.seek(&key))
     })
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
 pub fn seek_to_first<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>, handle: jlong) {
     run(&mut env, |_| {
-        with_iter(handle, true, DbIterator::seek_to_first)
+        with_iter::<DbIterator, _>(handle, true, DbIterator::seek_to_first)
     })
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
 pub fn seek_to_last<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>, handle: jlong) {
     run(&mut env, |_| {
-        with_iter(handle, true, DbIterator::seek_to_last)
+        with_iter::<DbIterator, _>(handle, true, DbIterator::seek_to_last)
     })
 }
 
@@ -251,7 +290,7 @@ pub extern "system" fn next_batch_via(
     fast(env, 0, |_| {
         // SAFETY: `StrataIterator` passes its thread's scratch (the contract in `scratch`).
         let mut scratch = unsafe { Scratch::new(scratch, capacity) }?;
-        with_cursor(handle, false, |iter| next_batch(iter, &mut scratch, max))?
+        with_cursor::<DbIterator, _>(handle, false, |iter| next_batch(iter, &mut scratch, max))?
     })
 }
 
@@ -262,7 +301,7 @@ pub fn has_prev<'local>(
     handle: jlong,
 ) -> jboolean {
     run(&mut env, |_| {
-        with_iter(handle, false, |iter| {
+        with_iter::<DbIterator, _>(handle, false, |iter| {
             let found = step_back(iter);
             if found {
                 iter.next();
@@ -294,13 +333,13 @@ pub fn prev<'local>(
 pub fn close<'local>(mut env: EnvUnowned<'local>, _this: JObject<'local>, handle: jlong) {
     run(&mut env, |_| {
         // SAFETY: `handle` comes from a `StrataIterator` (the handle contract in `handle`).
-        let this = unsafe { handle::borrow::<IteratorHandle>(handle) }?;
-        this.cursor.lock().release();
+        let this = unsafe { handle::borrow::<IteratorHandle<DbIterator>>(handle) }?;
+        this.release();
         Ok(())
     })
 }
 
 #[jni_mangle("io.github.stratakv.StrataIterator")]
 pub fn dispose<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>, handle: jlong) {
-    handle::dispose::<IteratorHandle>(&mut env, handle)
+    handle::dispose::<IteratorHandle<DbIterator>>(&mut env, handle)
 }

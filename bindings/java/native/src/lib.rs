@@ -2,7 +2,7 @@
 //! `DBFactory` of the `org.iq80.leveldb` API (leveldb-api 0.12), over the Strata engine.
 //!
 //! Each Java class with native methods has its module here (`factory`, `db`, `iterator`,
-//! `batch`, `snapshot`); Java objects reach their native side through `long` handles
+//! `key_iterator`, `batch`, `snapshot`); Java objects reach their native side through `long` handles
 //! (`handle`), errors come back as `DBException`s (`errors`), and Java comparators and
 //! loggers are called from any thread (`comparator`, `logger`, `attach`).
 //!
@@ -22,6 +22,7 @@ mod fast;
 mod handle;
 mod iterator;
 mod java;
+mod key_iterator;
 mod logger;
 mod options;
 mod scratch;

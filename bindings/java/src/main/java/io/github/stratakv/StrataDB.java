@@ -91,6 +91,22 @@ final class StrataDB extends NativeObject implements StrataDatabase {
     }
 
     @Override
+    public StrataKeyIterator keyIterator() {
+        return new StrataKeyIterator(keyIterator(handle, 0, false, true));
+    }
+
+    @Override
+    public StrataKeyIterator keyIterator(ReadOptions options) {
+        Objects.requireNonNull(options, "options");
+        StrataSnapshot snapshot = snapshotOf(options);
+        try {
+            return new StrataKeyIterator(keyIterator(handle, handleOf(snapshot), options.verifyChecksums(), options.fillCache()));
+        } finally {
+            Reference.reachabilityFence(snapshot);
+        }
+    }
+
+    @Override
     public void put(byte[] key, byte[] value) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(value, "value");
@@ -329,6 +345,8 @@ final class StrataDB extends NativeObject implements StrataDatabase {
     private native long snapshot(long handle);
 
     private native long iterator(long handle, long snapshot, boolean verifyChecksums, boolean fillCache);
+
+    private native long keyIterator(long handle, long snapshot, boolean verifyChecksums, boolean fillCache);
 
     private native long[] approximateSizes(long handle, byte[][] bounds);
 

@@ -26,6 +26,16 @@ public interface StrataDatabase extends DB {
     /** {@link #head(byte[])} with a snapshot, checksum verification and caching as for {@code get}. */
     long head(byte[] key, ReadOptions options);
 
+    /**
+     * The database's keys in order with their values' lengths, read from the tree alone: a value
+     * kept in a value file ({@link StrataOptions#valueSeparation(int)}) is never read. Close it
+     * when done.
+     */
+    StrataKeyIterator keyIterator();
+
+    /** {@link #keyIterator()} with a snapshot, checksum verification and caching as for {@code get}. */
+    StrataKeyIterator keyIterator(ReadOptions options);
+
     /** True when the database was opened with {@link StrataOptions#readOnly(boolean)}. */
     boolean isReadOnly();
 

@@ -10,16 +10,23 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import org.iq80.leveldb.DBException;
 import org.iq80.leveldb.Options;
 import org.iq80.leveldb.ReadOptions;
 import org.iq80.leveldb.Snapshot;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@link StrataOptions#valueSeparation(int)} and {@link StrataDatabase#head(byte[])}. */
+/**
+ * {@link StrataOptions#valueSeparation(int)}, {@link StrataDatabase#head(byte[])} and {@link
+ * StrataDatabase#keyIterator()}.
+ */
 class ValueSeparationTest {
     @TempDir Path dir;
 
@@ -71,6 +78,56 @@ class ValueSeparationTest {
         }
         IOException e = assertThrows(IOException.class, () -> factory.open(dir.toFile(), new Options()));
         assertTrue(e.getMessage().contains("value_separation"), "names the option: " + e.getMessage());
+    }
+
+    @Test
+    void theKeyIteratorGivesKeysAndLengthsWithoutReadingValueFiles() throws IOException {
+        try (StrataDatabase db = open(new StrataOptions().valueSeparation(1024).createIfMissing(true))) {
+            for (int i = 0; i < 20; i++) {
+                db.put(bytes(String.format("key%02d", i)), value(i % 2 == 0 ? 3_000 + i : i, 'v'));
+            }
+            // In a table: recovery would drop logged writes whose values are gone.
+            db.compactRange(null, null);
+        }
+        // Every value file wiped: a scan of keys must not notice, a get of a large value must.
+        for (Path file : files(dir, ".vlog")) {
+            Files.write(file, new byte[(int) Files.size(file)]);
+        }
+        StrataKeyIterator leftOpen;
+        try (StrataDatabase db = open(new StrataOptions().valueSeparation(1024))) {
+            Snapshot before = db.getSnapshot();
+            db.delete(bytes("key03"));
+            try (StrataKeyIterator keys = db.keyIterator()) {
+                int seen = 0;
+                while (keys.hasNext()) {
+                    Map.Entry<byte[], Long> entry = keys.next();
+                    int i = Integer.parseInt(new String(entry.getKey(), StandardCharsets.UTF_8).substring(3));
+                    assertTrue(i != 3, "a deleted key");
+                    assertEquals(i % 2 == 0 ? 3_000 + i : i, (long) entry.getValue(), "key " + i);
+                    seen++;
+                }
+                assertEquals(19, seen);
+                assertThrows(NoSuchElementException.class, keys::next);
+                keys.seek(bytes("key10"));
+                assertArrayEquals(bytes("key10"), keys.peekNext().getKey());
+                assertEquals(3_010L, (long) keys.next().getValue());
+                assertArrayEquals(bytes("key11"), keys.next().getKey());
+                keys.seekToFirst();
+                assertArrayEquals(bytes("key00"), keys.next().getKey());
+            }
+            try (StrataKeyIterator keys = db.keyIterator(new ReadOptions().snapshot(before))) {
+                keys.seek(bytes("key03"));
+                assertEquals(3L, (long) keys.next().getValue(), "the snapshot still sees key03");
+            }
+            before.close();
+            assertThrows(DBException.class, () -> db.get(bytes("key00")), "the value file is damaged");
+            StrataKeyIterator closed = db.keyIterator();
+            closed.close();
+            assertThrows(DBException.class, closed::hasNext);
+            leftOpen = db.keyIterator();
+            assertThrows(NullPointerException.class, () -> leftOpen.seek(null));
+        }
+        assertThrows(DBException.class, leftOpen::hasNext, "closing the database empties it");
     }
 
     @Test
