@@ -110,12 +110,13 @@ fn leveldb_refuses_a_database_with_expiring_keys() {
     assert_refused_unchanged(dir.path());
 }
 
-#[test]
-fn leveldb_refuses_a_database_with_value_separation() {
+/// LevelDB refuses a database with a value in a value file, separated as `separation` says;
+/// Strata then reads it back.
+fn assert_value_files_refused(separation: ValueSeparation) {
     let dir = tempfile::tempdir().unwrap();
     let options = Options {
         create_if_missing: true,
-        value_separation: Some(ValueSeparation::new(64)),
+        value_separation: Some(separation),
         ..Options::default()
     };
     strata_db(dir.path(), options.clone());
@@ -128,20 +129,13 @@ fn leveldb_refuses_a_database_with_value_separation() {
 }
 
 #[test]
+fn leveldb_refuses_a_database_with_value_separation() {
+    assert_value_files_refused(ValueSeparation::new(64));
+}
+
+#[test]
 fn leveldb_refuses_a_database_with_compressed_value_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        value_separation: Some(ValueSeparation::new(64).with_compression(CompressionType::Snappy)),
-        ..Options::default()
-    };
-    strata_db(dir.path(), options.clone());
-    let db = DB::open(dir.path(), options.clone()).unwrap();
-    db.put(b"large", &[7u8; 1000]).unwrap();
-    drop(db);
-    assert_refused_unchanged(dir.path());
-    let db = DB::open(dir.path(), options).unwrap();
-    assert_eq!(db.get(b"large").unwrap(), Some(vec![7u8; 1000]));
+    assert_value_files_refused(ValueSeparation::new(64).with_compression(CompressionType::Snappy));
 }
 
 #[test]

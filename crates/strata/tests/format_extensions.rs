@@ -12,24 +12,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use strata::testing::{read_log_file, version_edit_fields, EditFields};
+use strata::testing::EditFields;
 use strata::{Env, Error, MemEnv, Options, DB};
-use support::files::{file_names, read_file, write_manifest};
+use support::files::{file_names, read_file, recorded_comparator, write_manifest};
 
 const DIR: &str = "/db";
 const BYTEWISE: &str = "leveldb.BytewiseComparator";
-
-/// The comparator name the first edit of the live manifest records.
-fn recorded_comparator(env: &dyn Env) -> String {
-    let dir = Path::new(DIR);
-    let current = read_file(env, &dir.join("CURRENT")).unwrap();
-    let name = String::from_utf8(current).unwrap();
-    let records = read_log_file(env, &dir.join(name.trim_end())).unwrap();
-    let first = version_edit_fields(&records.records[0]).unwrap();
-    first
-        .comparator
-        .expect("the first edit names the comparator")
-}
 
 /// Every file of the database but the info log and the lock, with its bytes.
 fn stored_files(env: &dyn Env) -> BTreeMap<String, Vec<u8>> {
@@ -60,7 +48,7 @@ fn a_database_without_extensions_records_leveldbs_comparator_name() {
     drop(db);
     let db = DB::open(DIR, options(&env, false, false)).unwrap();
     drop(db);
-    assert_eq!(recorded_comparator(&*env), BYTEWISE);
+    assert_eq!(recorded_comparator(&*env, Path::new(DIR)), BYTEWISE);
 }
 
 #[test]
@@ -68,7 +56,7 @@ fn a_new_database_with_an_extension_records_the_marker_from_its_first_manifest()
     let env = Arc::new(MemEnv::new());
     let db = DB::open(DIR, options(&env, true, false)).unwrap();
     assert_eq!(
-        recorded_comparator(&*env),
+        recorded_comparator(&*env, Path::new(DIR)),
         "strata.v1+range-deletes:leveldb.BytewiseComparator"
     );
     db.put(b"k", b"v").unwrap();
@@ -97,7 +85,7 @@ fn enabling_an_extension_on_an_existing_database_records_it_at_open() {
         let db = DB::open(DIR, plain.clone()).unwrap();
         db.put(b"k", b"v").unwrap();
         drop(db);
-        assert_eq!(recorded_comparator(&*env), BYTEWISE);
+        assert_eq!(recorded_comparator(&*env, Path::new(DIR)), BYTEWISE);
 
         let with_ttl = Options {
             reuse_logs,
@@ -106,7 +94,7 @@ fn enabling_an_extension_on_an_existing_database_records_it_at_open() {
         let db = DB::open(DIR, with_ttl.clone()).unwrap();
         // Recorded before open returns: before any write can log extension data.
         assert_eq!(
-            recorded_comparator(&*env),
+            recorded_comparator(&*env, Path::new(DIR)),
             "strata.v1+expiring-keys:leveldb.BytewiseComparator",
             "reuse_logs {reuse_logs}"
         );
@@ -126,7 +114,7 @@ fn enabling_an_extension_on_an_existing_database_records_it_at_open() {
         assert_eq!(db.get(b"k").unwrap(), Some(b"v".to_vec()));
         drop(db);
         assert_eq!(
-            recorded_comparator(&*env),
+            recorded_comparator(&*env, Path::new(DIR)),
             "strata.v1+range-deletes+expiring-keys:leveldb.BytewiseComparator"
         );
         let err = DB::open(DIR, with_ttl).unwrap_err();
@@ -274,13 +262,9 @@ fn a_read_only_handle_enabling_extensions_keeps_a_plain_database_leveldbs_in_its
     writer.put(b"k", b"v").unwrap();
     let reader = DB::open_read_only(DIR, options(&env, true, true)).unwrap();
     reader.checkpoint("/copy").unwrap();
-    let current = read_file(&*env, Path::new("/copy/CURRENT")).unwrap();
-    let manifest = String::from_utf8(current).unwrap();
-    let records = read_log_file(&*env, &Path::new("/copy").join(manifest.trim_end())).unwrap();
-    let first = version_edit_fields(&records.records[0]).unwrap();
-    assert_eq!(first.comparator.as_deref(), Some(BYTEWISE));
+    assert_eq!(recorded_comparator(&*env, Path::new("/copy")), BYTEWISE);
     let copy = DB::open("/copy", options(&env, false, false)).unwrap();
     assert_eq!(copy.get(b"k").unwrap(), Some(b"v".to_vec()));
     drop(writer);
-    assert_eq!(recorded_comparator(&*env), BYTEWISE);
+    assert_eq!(recorded_comparator(&*env, Path::new(DIR)), BYTEWISE);
 }

@@ -13,22 +13,10 @@ mod support;
 use std::path::Path;
 use std::sync::Arc;
 
-use strata::testing::{read_log_file, version_edit_fields};
-use strata::{CompressionType, Env, Error, MemEnv, Options, ValueSeparation, DB};
-use support::files::read_file;
+use strata::{CompressionType, Error, MemEnv, Options, ValueSeparation, DB};
+use support::files::recorded_comparator;
 
 const DIR: &str = "/db";
-
-/// The comparator name the first edit of the live manifest records.
-fn recorded_comparator(env: &dyn Env) -> String {
-    let dir = Path::new(DIR);
-    let current = String::from_utf8(read_file(env, &dir.join("CURRENT")).unwrap()).unwrap();
-    let records = read_log_file(env, &dir.join(current.trim_end())).unwrap();
-    version_edit_fields(&records.records[0])
-        .unwrap()
-        .comparator
-        .expect("the first edit names the comparator")
-}
 
 fn separating(env: &Arc<MemEnv>, compression: CompressionType) -> Options {
     Options {
@@ -73,7 +61,7 @@ fn compressed_values_read_back_exactly_and_take_less_room() {
     let env = Arc::new(MemEnv::new());
     let db = DB::open(DIR, separating(&env, CompressionType::Snappy)).unwrap();
     assert_eq!(
-        recorded_comparator(&*env),
+        recorded_comparator(&*env, Path::new(DIR)),
         "strata.v1+value-separation+value-compression:leveldb.BytewiseComparator"
     );
     let expected = |i: u32| match i % 3 {
@@ -154,7 +142,7 @@ fn turning_compression_on_keeps_earlier_values_and_is_then_required_by_name() {
     db.put(b"before", &compressible(1, 5000)).unwrap();
     drop(db);
     assert_eq!(
-        recorded_comparator(&*env),
+        recorded_comparator(&*env, Path::new(DIR)),
         "strata.v1+value-separation:leveldb.BytewiseComparator"
     );
     let db = DB::open(DIR, separating(&env, CompressionType::Snappy)).unwrap();
@@ -163,7 +151,7 @@ fn turning_compression_on_keeps_earlier_values_and_is_then_required_by_name() {
     assert_eq!(db.get(b"after").unwrap(), Some(compressible(2, 5000)));
     drop(db);
     assert_eq!(
-        recorded_comparator(&*env),
+        recorded_comparator(&*env, Path::new(DIR)),
         "strata.v1+value-separation+value-compression:leveldb.BytewiseComparator"
     );
     // Opened without compression, or without value separation, it is refused by name.

@@ -10,22 +10,10 @@ mod support;
 use std::path::Path;
 use std::sync::Arc;
 
-use strata::testing::{read_log_file, version_edit_fields};
-use strata::{Env, Error, MemEnv, Options, ValueSeparation, DB};
-use support::files::read_file;
+use strata::{Error, MemEnv, Options, ValueSeparation, DB};
+use support::files::recorded_comparator;
 
 const DIR: &str = "/db";
-
-/// The comparator name the first edit of the live manifest records.
-fn recorded_comparator(env: &dyn Env) -> String {
-    let dir = Path::new(DIR);
-    let current = String::from_utf8(read_file(env, &dir.join("CURRENT")).unwrap()).unwrap();
-    let records = read_log_file(env, &dir.join(current.trim_end())).unwrap();
-    version_edit_fields(&records.records[0])
-        .unwrap()
-        .comparator
-        .expect("the first edit names the comparator")
-}
 
 fn separating(env: &Arc<MemEnv>) -> Options {
     Options {
@@ -39,7 +27,7 @@ fn the_option_records_the_marker_and_is_then_required_by_name() {
     let env = Arc::new(MemEnv::new());
     let db = DB::open(DIR, separating(&env)).unwrap();
     assert_eq!(
-        recorded_comparator(&*env),
+        recorded_comparator(&*env, Path::new(DIR)),
         "strata.v1+value-separation:leveldb.BytewiseComparator"
     );
     db.put(b"k", b"v").unwrap();
@@ -71,7 +59,7 @@ fn enabling_it_on_a_database_with_other_extensions_lists_them_in_order() {
     };
     drop(DB::open(DIR, both).unwrap());
     assert_eq!(
-        recorded_comparator(&*env),
+        recorded_comparator(&*env, Path::new(DIR)),
         "strata.v1+expiring-keys+value-separation:leveldb.BytewiseComparator"
     );
     let err = DB::open(DIR, ttl).unwrap_err();

@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use strata::testing::{encode_version_edit, write_log_file, EditFields};
+use strata::testing::{
+    encode_version_edit, read_log_file, version_edit_fields, write_log_file, EditFields,
+};
 use strata::Env;
 
 /// A whole file's bytes.
@@ -19,6 +21,17 @@ pub fn read_file(env: &dyn Env, path: &Path) -> strata::Result<Vec<u8>> {
         }
         out.extend_from_slice(&buf[..n]);
     }
+}
+
+/// The comparator name the first edit of the live manifest of the database in `dir` records
+/// (a format-extension marker, or the comparator's own name).
+pub fn recorded_comparator(env: &dyn Env, dir: &Path) -> String {
+    let current = String::from_utf8(read_file(env, &dir.join("CURRENT")).unwrap()).unwrap();
+    let records = read_log_file(env, &dir.join(current.trim_end())).unwrap();
+    version_edit_fields(&records.records[0])
+        .unwrap()
+        .comparator
+        .expect("the first edit names the comparator")
 }
 
 /// Creates (or truncates) the file at `path` holding `bytes`, and closes it (unsynced).
