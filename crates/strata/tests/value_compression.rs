@@ -3,17 +3,21 @@
 //! least 1/8 are stored compressed and read back exactly, `head` still reports the value's own
 //! length, garbage collection moves them without changing them, and the marker records the
 //! extension before open returns: the database then opens only with compression on, which
-//! still reads values an earlier open stored uncompressed. (That real LevelDB refuses such a
-//! directory is proven in `crates/leveldb-peer/tests/extension_refusal.rs`.)
+//! still reads values an earlier open stored uncompressed; repair records the extension from the
+//! data it salvages; and the space bound holds. (That real LevelDB refuses such a directory is
+//! proven in `crates/leveldb-peer/tests/extension_refusal.rs`.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod support;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use strata::{CompressionType, Error, MemEnv, Options, ValueSeparation, DB};
+use strata::{
+    CompressionType, Env, Error, MemEnv, Options, ReadOptions, ValueSeparation, WriteOptions, DB,
+};
 use support::files::recorded_comparator;
 
 const DIR: &str = "/db";
@@ -173,4 +177,244 @@ fn turning_compression_on_keeps_earlier_values_and_is_then_required_by_name() {
     let db = DB::open(DIR, separating(&env, CompressionType::Snappy)).unwrap();
     assert_eq!(db.get(b"after").unwrap(), Some(compressible(2, 5000)));
     assert_eq!(db.get(b"before").unwrap(), Some(compressible(1, 5000)));
+}
+
+/// Every entry, in order, through an iterator.
+fn scan(db: &DB) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut it = db.iter_opt(&ReadOptions::default());
+    it.seek_to_first();
+    let mut all = Vec::new();
+    while it.valid() {
+        all.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status()?;
+    Ok(all)
+}
+
+const COMPRESSED_MARKER: &str =
+    "strata.v1+value-separation+value-compression:leveldb.BytewiseComparator";
+
+/// Where the compressed pointers are when repair runs, and what else happens to the directory.
+#[derive(Debug, Clone, Copy)]
+enum Layout {
+    /// Only in the write-ahead log (no flush).
+    LogOnly,
+    /// Only in tables.
+    TablesOnly,
+    /// In both, with interleaving tables (repair's last step opens and compacts).
+    Interleaved,
+}
+
+/// Puts a compressible value under `k`, synced, and notes it in `expected`.
+fn put_key(db: &DB, expected: &mut BTreeMap<Vec<u8>, Vec<u8>>, k: &[u8], seed: u32) {
+    let sync = WriteOptions { sync: true };
+    let value = compressible(seed, 3000);
+    db.put_opt(&sync, k, &value).unwrap();
+    expected.insert(k.to_vec(), value);
+}
+
+/// A database of compressed values laid out as `layout` says; returns what it holds.
+fn build(env: &Arc<MemEnv>, layout: Layout) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let db = DB::open(DIR, separating(env, CompressionType::Snappy)).unwrap();
+    let mut expected = BTreeMap::new();
+    let e = &mut expected;
+    match layout {
+        Layout::LogOnly => {
+            for i in 0..40 {
+                put_key(&db, e, &key(i), i);
+            }
+        }
+        Layout::TablesOnly => {
+            for i in 0..40 {
+                put_key(&db, e, &key(i), i);
+            }
+            db.compact_range(None, None).unwrap();
+        }
+        Layout::Interleaved => {
+            // As regressions/repair_keeps_newest_version.rs: tables from different levels
+            // interleave in sequence numbers, so repair's last step opens and compacts.
+            let flush = |db: &DB| db.compact_range(Some(b"zz1"), Some(b"zz2")).unwrap();
+            put_key(&db, e, b"a", 1);
+            put_key(&db, e, b"k", 2);
+            put_key(&db, e, b"m", 3);
+            flush(&db);
+            put_key(&db, e, b"w", 4);
+            put_key(&db, e, b"z", 5);
+            flush(&db);
+            put_key(&db, e, b"k", 6);
+            put_key(&db, e, b"x", 7);
+            flush(&db);
+            put_key(&db, e, b"j", 8);
+            flush(&db);
+            db.compact_range(Some(b"j"), Some(b"j")).unwrap();
+            put_key(&db, e, b"b", 9); // and one in the log
+        }
+    }
+    drop(db);
+    expected.into_iter().collect()
+}
+
+/// Removes every manifest and `CURRENT`: repair must learn the extensions from the data.
+fn lose_manifest(env: &Arc<MemEnv>) {
+    for name in env.children(Path::new(DIR)).unwrap() {
+        if name.starts_with("MANIFEST-") || name == "CURRENT" {
+            env.remove_file(&Path::new(DIR).join(name)).unwrap();
+        }
+    }
+}
+
+/// Repair records `value-compression` wherever the compressed pointers are (logs, tables, both),
+/// with or without the manifest, whatever options it is given.
+#[test]
+fn repair_records_value_compression_whatever_the_options_and_layout() {
+    for layout in [Layout::LogOnly, Layout::TablesOnly, Layout::Interleaved] {
+        for manifest_lost in [false, true] {
+            for repair_options in ["plain", "separating", "compressing"] {
+                let when = format!("{layout:?}, manifest lost {manifest_lost}, {repair_options}");
+                let env = Arc::new(MemEnv::new());
+                let expected = build(&env, layout);
+                if manifest_lost {
+                    lose_manifest(&env);
+                }
+                let options = match repair_options {
+                    "plain" => support::options(&env),
+                    "separating" => separating(&env, CompressionType::None),
+                    _ => separating(&env, CompressionType::Snappy),
+                };
+                strata::repair(DIR, &options).unwrap_or_else(|e| panic!("{when}: {e}"));
+                assert_eq!(
+                    recorded_comparator(&*env, Path::new(DIR)),
+                    COMPRESSED_MARKER,
+                    "{when}"
+                );
+                assert!(
+                    DB::open(DIR, separating(&env, CompressionType::None)).is_err(),
+                    "{when}: opened without compression"
+                );
+                let db = DB::open(DIR, separating(&env, CompressionType::Snappy)).unwrap();
+                assert_eq!(scan(&db).unwrap(), expected, "{when}");
+                for (k, v) in &expected {
+                    assert_eq!(db.head(k).unwrap(), Some(v.len() as u64), "{when}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn relocation_keeps_head_snapshots_and_values_of_compressed_pointers() {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open(DIR, separating(&env, CompressionType::Snappy)).unwrap();
+    let keys = 300u32;
+    for i in 0..keys {
+        db.put(&key(i), &compressible(i, 5000 + i as usize))
+            .unwrap();
+    }
+    let snapshot = db.snapshot();
+    for round in 1..10u32 {
+        for i in 0..keys {
+            if (i + round) % 3 != 0 {
+                db.put(
+                    &key(i),
+                    &compressible(i * 100 + round, 4000 + round as usize),
+                )
+                .unwrap();
+            }
+        }
+    }
+    db.compact_range(None, None).unwrap();
+    let at = ReadOptions {
+        snapshot: Some(snapshot.clone()),
+        ..ReadOptions::default()
+    };
+    for i in 0..keys {
+        assert_eq!(
+            db.get_opt(&at, &key(i)).unwrap(),
+            Some(compressible(i, 5000 + i as usize)),
+            "snapshot {i}"
+        );
+        assert_eq!(
+            db.head_opt(&at, &key(i)).unwrap(),
+            Some(5000 + u64::from(i)),
+            "snapshot head {i}"
+        );
+    }
+    drop(snapshot);
+    for round in 10..16u32 {
+        for i in 0..keys {
+            db.put(
+                &key(i),
+                &compressible(i * 100 + round, 4000 + round as usize),
+            )
+            .unwrap();
+        }
+    }
+    db.compact_range(None, None).unwrap();
+    assert!(property(&db, "relocated-bytes") > 0, "nothing relocated");
+    for i in 0..keys {
+        assert_eq!(
+            db.get(&key(i)).unwrap(),
+            Some(compressible(i * 100 + 15, 4015))
+        );
+        assert_eq!(db.head(&key(i)).unwrap(), Some(4015));
+    }
+    drop(db);
+    let db = DB::open(DIR, separating(&env, CompressionType::Snappy)).unwrap();
+    for i in 0..keys {
+        assert_eq!(
+            db.get(&key(i)).unwrap(),
+            Some(compressible(i * 100 + 15, 4015))
+        );
+    }
+}
+
+/// The space bound with compressed values: measured against the live bytes the database
+/// counts (stored record bytes), since compressed values are what the files hold.
+#[test]
+fn the_bound_holds_with_compressed_values() {
+    let env = Arc::new(MemEnv::new());
+    let db = DB::open(DIR, separating(&env, CompressionType::Snappy)).unwrap();
+    let keys = 3000u32;
+    let mut state = 7u64;
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % u64::from(keys)) as u32
+    };
+    let mut worst: f64 = 0.0;
+    for round in 0..6u32 {
+        for n in 0..keys {
+            let i = if round == 0 { n } else { next() };
+            let len = 300 + ((u64::from(i) * 2_654_435_761 + u64::from(round) * 40_503) % 7_893);
+            // Half the values compress (to about half), half do not (different ratios).
+            let value = if i % 2 == 0 {
+                compressible(i * 13 + round, len as usize)
+            } else {
+                let mut s = u64::from(i * 13 + round) | 1;
+                (0..len)
+                    .map(|_| {
+                        s ^= s << 13;
+                        s ^= s >> 7;
+                        s ^= s << 17;
+                        s as u8
+                    })
+                    .collect()
+            };
+            db.put(&key(i), &value).unwrap();
+            if round > 0 && (n + 1) % 300 == 0 {
+                let total = property(&db, "total-bytes");
+                let live = property(&db, "live-bytes");
+                let ratio = total as f64 / live as f64;
+                worst = worst.max(ratio);
+                assert!(
+                    ratio <= 1.5,
+                    "round {round}, {n}: {total} for {live} ({ratio:.3}x)"
+                );
+            }
+        }
+    }
+    eprintln!("compressed values: worst {worst:.3}x");
 }

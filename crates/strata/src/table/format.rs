@@ -289,7 +289,7 @@ fn decode_stored_block(
 
 /// Snappy never expands a byte of input into more than ~21 bytes of output (a 3-byte copy
 /// element yields at most 64 bytes), so a claimed length beyond this factor is corrupt.
-const MAX_SNAPPY_EXPANSION: usize = 24;
+pub(crate) const MAX_SNAPPY_EXPANSION: usize = 24;
 
 /// Decompresses a raw-Snappy block whose stored contents start at file offset `offset` into
 /// `out` (its old contents are overwritten; only bytes past its old length need zeroing first).

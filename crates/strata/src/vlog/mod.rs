@@ -36,6 +36,7 @@ pub(crate) mod reader;
 pub(crate) mod writer;
 
 use crate::error::Error;
+use crate::table::format::MAX_SNAPPY_EXPANSION;
 use crate::util::coding::{
     decode_fixed32, get_varint32, get_varint64, put_fixed32, put_varint32, put_varint64,
 };
@@ -112,8 +113,23 @@ impl ValuePointer {
     /// itself, or for a compressed value its decompression, which must be `length` bytes.
     /// `Err` says why a compressed value is damaged.
     pub(crate) fn value_of(&self, stored: Vec<u8>) -> std::result::Result<Vec<u8>, String> {
-        if self.stored.is_none() {
+        let Some(stored_len) = self.stored else {
             return Ok(stored);
+        };
+        // Checked before a buffer of `length` bytes is allocated: a damaged pointer may claim
+        // up to 4 GiB.
+        if stored_len >= self.length {
+            return Err(format!(
+                "compressed value of {stored_len} bytes is no shorter than its length {}",
+                self.length
+            ));
+        }
+        if self.length as usize > stored.len().saturating_mul(MAX_SNAPPY_EXPANSION) {
+            return Err(format!(
+                "compressed value of {} bytes claims {} bytes, more than Snappy can expand it to",
+                stored.len(),
+                self.length
+            ));
         }
         let claimed = snap::raw::decompress_len(&stored)
             .map_err(|e| format!("compressed value has a bad Snappy header: {e}"))?;

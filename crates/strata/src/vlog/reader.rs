@@ -72,7 +72,7 @@ impl ValueFiles {
         // before its buffer is allocated.
         if size > CHECKED_RECORD_SIZE {
             let file_len = self.file_len(&path)?;
-            if pointer.offset + size as u64 > file_len {
+            if pointer.offset.saturating_add(size as u64) > file_len {
                 return Err(at(format!(
                     "value record of {size} bytes runs past the end of the value file \
                      ({file_len} bytes)"
@@ -240,7 +240,7 @@ mod tests {
         // Intact record bytes that are not Snappy: corruption naming the file and offset.
         let garbage = ValuePointer {
             offset: at[1].0,
-            length: 8,
+            length: 9,
             crc: at[1].1,
             stored: Some(8),
             ..pointer
@@ -249,5 +249,53 @@ mod tests {
         assert!(err.is_corruption(), "{err}");
         assert!(err.to_string().contains("000003.vlog"), "{err}");
         assert!(err.to_string().contains("Snappy"), "{err}");
+    }
+
+    #[test]
+    fn a_compressed_value_claiming_more_than_its_bytes_can_hold_is_refused_before_allocating() {
+        // An intact 7-byte record whose Snappy header, like its pointer, claims 4 GiB: refused
+        // by the bound on Snappy's expansion, before a buffer of that size is allocated (which
+        // aborted the process under a memory limit).
+        let mut stream = Vec::new();
+        crate::util::coding::put_varint32(&mut stream, u32::MAX);
+        stream.extend_from_slice(&[0x00, b'x']); // a one-byte literal
+        let (files, at) = files_with(&[(b"k", &stream)]);
+        let pointer = ValuePointer {
+            file: 3,
+            offset: at[0].0,
+            length: u32::MAX,
+            crc: at[0].1,
+            stored: Some(stream.len() as u32),
+        };
+        let err = files.read(b"k", &pointer.encode()).unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+        assert!(err.to_string().contains("more than"), "{err}");
+        // A "compressed" value no shorter than its length is not one the writer stores.
+        let (files, at) = files_with(&[(b"k", b"value")]);
+        let not_smaller = ValuePointer {
+            offset: at[0].0,
+            length: 5,
+            crc: at[0].1,
+            stored: Some(5),
+            ..pointer
+        };
+        let err = files.read(b"k", &not_smaller.encode()).unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+    }
+
+    #[test]
+    fn a_pointer_offset_near_the_largest_is_corruption_not_an_overflow() {
+        for length in [5, 2 << 20] {
+            let (files, at) = files_with(&[(b"k", b"value")]);
+            let pointer = ValuePointer {
+                file: 3,
+                offset: u64::MAX - 10,
+                length,
+                crc: at[0].1,
+                stored: None,
+            };
+            let err = files.read(b"k", &pointer.encode()).unwrap_err();
+            assert!(err.is_corruption(), "{length}: {err}");
+        }
     }
 }

@@ -30,7 +30,8 @@ pub fn value_file(data: &[u8]) {
     }
     let _ = ValuePointer::decode(data);
     let files = file_of(data);
-    for offset in 0..data.len().min(16) as u64 {
+    // The first offsets, and one whose record would end past the largest offset.
+    for offset in (0..data.len().min(16) as u64).chain([u64::MAX - 10]) {
         for (length, crc) in [(0, 0), (data.len() as u32, 0), (u32::MAX, u32::MAX)] {
             for stored in [None, Some(length / 2), Some(u32::MAX)] {
                 let pointer = ValuePointer {

@@ -284,3 +284,54 @@ fn a_database_the_engine_wrote_with_value_separation_checks_clean() {
     let (named, total) = (report.value_bytes_named, report.value_file_bytes);
     assert!(named > 0 && named <= total, "{report}");
 }
+
+/// A database whose value files hold compressed values (extension `value-compression`), some
+/// relocated by collection, checks clean with or without the options.
+#[test]
+fn a_database_with_compressed_values_checks_clean() {
+    let env: Arc<dyn Env> = Arc::new(MemEnv::new());
+    let dir = Path::new("/compressed");
+    let options = Options {
+        env: Arc::clone(&env),
+        create_if_missing: true,
+        write_buffer_size: 64 << 10,
+        value_separation: Some(
+            crate::ValueSeparation::new(200).with_compression(crate::CompressionType::Snappy),
+        ),
+        ..Options::default()
+    };
+    {
+        let db = crate::DB::open(dir, options.clone()).unwrap();
+        for round in 0..12u32 {
+            for i in 0..300u32 {
+                let len = 200 + (i as usize * 13) % 900;
+                let value: Vec<u8> = (0..len)
+                    .map(|j| (i + round + (j / 8) as u32) as u8)
+                    .collect();
+                db.put(format!("k{i:04}").as_bytes(), &value).unwrap();
+            }
+            if round % 4 == 1 {
+                db.compact_range(None, None).unwrap();
+            }
+        }
+        let relocated: u64 = db
+            .property("strata.value-files.relocated-bytes")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(relocated > 0, "nothing relocated");
+    }
+    for opts in [
+        options.clone(),
+        Options {
+            env: Arc::clone(&env),
+            ..Options::default()
+        },
+    ] {
+        let report = check_db(dir, &opts).unwrap();
+        assert!(report.is_ok(), "{report}");
+        assert!(report.value_pointers >= 300, "{report}");
+        let (named, total) = (report.value_bytes_named, report.value_file_bytes);
+        assert!(named > 0 && named <= total, "{report}");
+    }
+}
