@@ -7,8 +7,10 @@ import "C"
 
 // SetValueSeparation keeps values of at least minValueSize bytes in value files beside the
 // tree (0 turns it off, the default), so compactions move small pointers instead of large
-// values. It extends LevelDB's format: once a database is opened with it, LevelDB refuses the
-// directory and Strata opens it only with this option on.
+// values. The values are compressed as table blocks are (SetCompression: Snappy by default).
+// It extends LevelDB's format: once a database is opened with it, LevelDB refuses the directory
+// and Strata opens it only with this option on (and, once it holds compressed values, with
+// compression on).
 func (o *Options) SetValueSeparation(minValueSize int) {
 	C.strata_options_set_value_separation(o.opt, C.size_t(clampSize(minValueSize)))
 }

@@ -109,8 +109,9 @@ void strata_writebatch_put_with_ttl(leveldb_writebatch_t* b, const char* key, si
                                     const char* val, size_t vlen, uint64_t ttl_millis);
 
 /* Keeps values of at least min_value_size bytes in value files beside the tree (0: off, the
+ * default), compressed as table blocks are (leveldb_options_set_compression: Snappy by
  * default). From the first open with it on, LevelDB refuses the directory and Strata needs
- * the option. */
+ * the option (and, once values were stored compressed, compression on). */
 void strata_options_set_value_separation(leveldb_options_t* options, size_t min_value_size);
 
 /* 1 with *vallen set to the length of key's value when key has one (at the snapshot of

@@ -101,15 +101,16 @@ impl OpenOptions {
             0,
             MAX_BLOOM_BITS,
         )?;
+        let compression = if self.compression.unwrap_or(true) {
+            CompressionType::Snappy
+        } else {
+            CompressionType::None
+        };
         Ok(strata::Options {
             create_if_missing: self.create_if_missing.unwrap_or(true),
             error_if_exists: self.error_if_exists.unwrap_or(false),
             paranoid_checks: self.paranoid_checks.unwrap_or(false),
-            compression: if self.compression.unwrap_or(true) {
-                CompressionType::Snappy
-            } else {
-                CompressionType::None
-            },
+            compression,
             block_cache: Some(BlockCache::new(count(
                 "cacheSize",
                 self.cache_size,
@@ -147,7 +148,10 @@ impl OpenOptions {
             )?,
             value_separation: match count("valueSeparation", self.value_separation, 0, 0)? {
                 0 => None,
-                min_value_size => Some(ValueSeparation::new(min_value_size)),
+                // Compressed as table blocks are.
+                min_value_size => {
+                    Some(ValueSeparation::new(min_value_size).with_compression(compression))
+                }
             },
             ..defaults
         })

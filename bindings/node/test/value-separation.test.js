@@ -106,3 +106,23 @@ test('a database with value files is refused without the option', async (t) => {
     return true
   })
 })
+
+for (const compression of [true, false]) {
+  test(`separated values are compressed as blocks are (compression: ${compression})`, async () => {
+    const location = path.join(tempDir(), 'db')
+    const db = new StrataLevel(location, { valueSeparation: 1024, compression, valueEncoding: 'buffer' })
+    await db.open()
+    for (let i = 0; i < 100; i++) {
+      await db.put(`key${String(i).padStart(5, '0')}`, large(4000, 'v'))
+    }
+    const total = Number(db.getProperty('strata.value-files.total-bytes'))
+    // 400,000 bytes of one repeated letter: Snappy stores a small share of them.
+    assert.ok(compression ? total < 100000 : total > 400000, `${total} bytes`)
+    assert.deepEqual(await db.get('key00007'), large(4000, 'v'))
+    await db.close()
+    if (compression) {
+      const plain = new StrataLevel(location, { valueSeparation: 1024, compression: false })
+      await assert.rejects(plain.open(), (err) => /value-compression/.test(err.cause ? err.cause.message : err.message))
+    }
+  })
+}

@@ -131,13 +131,15 @@ impl PyDB {
             comparator,
             comparator_name,
         };
+        let options = args.to_options()?;
+        // Separated values are compressed as table blocks are (`compression`).
         let options = strata::Options {
             range_deletes,
             expiring_keys,
-            value_separation: value_separation
-                .filter(|&size| size > 0)
-                .map(strata::ValueSeparation::new),
-            ..args.to_options()?
+            value_separation: value_separation.filter(|&size| size > 0).map(|size| {
+                strata::ValueSeparation::new(size).with_compression(options.compression)
+            }),
+            ..options
         };
         let handle = Handle::open(py, path, options, bytewise, read_only)?;
         Ok(PyDB {

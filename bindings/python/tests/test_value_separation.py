@@ -73,3 +73,19 @@ def test_a_separated_directory_is_refused_without_the_option_and_by_leveldb(tmp_
         strata.DB(path)
     with pytest.raises(plyvel.Error):
         plyvel.DB(path)
+
+
+@pytest.mark.parametrize("compression", ["snappy", None])
+def test_separated_values_are_compressed_as_table_blocks_are(tmp_path, compression):
+    path = str(tmp_path / "db")
+    db = strata.DB(path, create_if_missing=True, value_separation=1024, compression=compression)
+    for i in range(100):
+        db.put(b"key%05d" % i, b"v" * 4000)
+    total = int(db.get_property(b"strata.value-files.total-bytes"))
+    # 400,000 bytes of one repeated letter: Snappy stores a small share of them.
+    assert (total < 100_000) if compression else (total > 400_000)
+    assert db.get(b"key00007") == b"v" * 4000
+    db.close()
+    if compression:
+        with pytest.raises(strata.Error, match="value-compression"):
+            strata.DB(path, value_separation=1024, compression=None)

@@ -28,13 +28,18 @@ pub struct leveldb_snapshot_t {
     pub(crate) rep: Snapshot,
 }
 
-/// The options behind `opt`, or the defaults for NULL.
+/// The options behind `opt`, or the defaults for NULL. Separated values are compressed as the
+/// tables' blocks are (`leveldb_options_set_compression`, whichever was set last).
 ///
 /// # Safety
 /// `opt` is NULL or a live options handle.
 unsafe fn open_options(opt: *const leveldb_options_t) -> Options {
     // SAFETY: forwarded precondition.
-    unsafe { opt.as_ref() }.map_or_else(Options::default, |o| o.rep.clone())
+    let mut options = unsafe { opt.as_ref() }.map_or_else(Options::default, |o| o.rep.clone());
+    options.value_separation = options
+        .value_separation
+        .map(|separation| separation.with_compression(options.compression));
+    options
 }
 
 /// The read options behind `opt`, or the defaults for NULL.

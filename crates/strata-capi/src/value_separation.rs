@@ -12,7 +12,8 @@ use crate::boundary::{bytes, live, null_argument, with_errptr};
 use crate::db::{leveldb_t, read_options};
 use crate::options::{leveldb_options_t, leveldb_readoptions_t};
 
-/// Keeps values of at least `min_value_size` bytes in value files (0: off, the default).
+/// Keeps values of at least `min_value_size` bytes in value files (0: off, the default),
+/// compressed as table blocks are (applied at open: `db::open_options`).
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_value_separation(
     opt: *mut leveldb_options_t,

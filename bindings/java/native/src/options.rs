@@ -96,10 +96,10 @@ pub(crate) fn read(env: &mut Env<'_>, options: &JObject<'_>) -> Result<OpenOptio
         }
         let separation = strata.value_separation(env)?;
         if separation > 0 {
-            engine.value_separation = Some(ValueSeparation::new(size(
-                "valueSeparation",
-                separation.into(),
-            )?));
+            // Compressed as table blocks are (`compressionType`).
+            let min_value_size = size("valueSeparation", separation.into())?;
+            engine.value_separation =
+                Some(ValueSeparation::new(min_value_size).with_compression(engine.compression));
         }
     }
     Ok(OpenOptions {

@@ -2,7 +2,8 @@
  * set by strata_options_set_value_separation go to value files; strata_head answers a key's
  * presence and value length from the tree alone, so it keeps answering, at the latest state and
  * at a snapshot, after every value file is deleted, when leveldb_get reports the damage; a
- * database with value files refuses an open without the option; bad arguments are errors. */
+ * database with value files refuses an open without the option; separated values are compressed
+ * as table blocks are (leveldb_options_set_compression); bad arguments are errors. */
 #include <dirent.h>
 #include <unistd.h>
 
@@ -119,6 +120,48 @@ int main(void) {
   CHECK(db == NULL);
   CHECK_ERR(err, "value files");
   leveldb_options_destroy(plain);
+
+  section("separated values compressed as table blocks are: Snappy unless turned off");
+  {
+    char* packed_path = db_path("strata_value_separation_compressed");
+    const unsigned char kinds[2] = {leveldb_snappy_compression, leveldb_no_compression};
+    for (int k = 0; k < 2; k++) {
+      destroy(packed_path);
+      leveldb_options_set_compression(options, kinds[k]);
+      leveldb_t* packed = leveldb_open(options, packed_path, &err);
+      CHECK_OK(err);
+      for (int i = 0; i < 100; i++) {
+        key_of(key, i);
+        leveldb_put(packed, wo, key, strlen(key), value, 4000, &err);
+        CHECK_OK(err);
+      }
+      char* total = leveldb_property_value(packed, "strata.value-files.total-bytes");
+      CHECK(total != NULL);
+      long long bytes = atoll(total);
+      leveldb_free(total);
+      /* 400,000 value bytes of one repeated letter: Snappy stores a small share of them. */
+      CHECK(k == 0 ? bytes < 100000 : bytes > 400000);
+      key_of(key, 7);
+      size_t got_len = 0;
+      char* got = leveldb_get(packed, ro, key, strlen(key), &got_len, &err);
+      CHECK_OK(err);
+      CHECK(got != NULL && got_len == 4000 && memcmp(got, value, 4000) == 0);
+      leveldb_free(got);
+      leveldb_close(packed);
+    }
+    /* The compressed database now needs compression on. */
+    destroy(packed_path);
+    leveldb_options_set_compression(options, leveldb_snappy_compression);
+    leveldb_t* packed = leveldb_open(options, packed_path, &err);
+    CHECK_OK(err);
+    leveldb_close(packed);
+    leveldb_options_set_compression(options, leveldb_no_compression);
+    CHECK(leveldb_open(options, packed_path, &err) == NULL);
+    CHECK_ERR(err, "value-compression");
+    leveldb_options_set_compression(options, leveldb_snappy_compression);
+    destroy(packed_path);
+    free(packed_path);
+  }
 
   section("bad arguments");
   db = leveldb_open(options, path, &err);

@@ -44,9 +44,11 @@ public class StrataOptions extends Options {
      * Keeps values of at least {@code minValueSize} bytes in value files beside the tree, as
      * Leveled does: compactions move small pointers instead of the values, and {@link
      * StrataDatabase#head(byte[])} answers without reading them. Garbage collection keeps the
-     * value files within 1.5 times the live value bytes, with nothing to tune. 0 (the default)
-     * turns it off and keeps the database in LevelDB's format. A database that ever had it on is
-     * refused by LevelDB, and by Strata without it (the error names the option).
+     * value files within 1.5 times the live value bytes, with nothing to tune. Values are
+     * compressed as table blocks are ({@link #compressionType}). 0 (the default) turns it off and
+     * keeps the database in LevelDB's format. A database that ever had it on is refused by
+     * LevelDB, and by Strata without it (the error names the option); once it holds compressed
+     * values, also without compression.
      *
      * @throws IllegalArgumentException if {@code minValueSize} is negative
      */

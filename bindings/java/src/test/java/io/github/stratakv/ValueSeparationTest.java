@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import org.iq80.leveldb.CompressionType;
 import org.iq80.leveldb.DBException;
 import org.iq80.leveldb.Options;
 import org.iq80.leveldb.ReadOptions;
@@ -128,6 +129,29 @@ class ValueSeparationTest {
             assertThrows(NullPointerException.class, () -> leftOpen.seek(null));
         }
         assertThrows(DBException.class, leftOpen::hasNext, "closing the database empties it");
+    }
+
+    @Test
+    void separatedValuesAreCompressedAsTableBlocksAre() throws IOException {
+        for (CompressionType compression : CompressionType.values()) {
+            Path db = dir.resolve(compression.name());
+            Options options = new StrataOptions().valueSeparation(1024).compressionType(compression).createIfMissing(true);
+            try (StrataDatabase strata = (StrataDatabase) factory.open(db.toFile(), options)) {
+                for (int i = 0; i < 100; i++) {
+                    strata.put(bytes(String.format("key%05d", i)), value(4_000, 'v'));
+                }
+                long total = Long.parseLong(strata.getProperty("strata.value-files.total-bytes"));
+                // 400,000 bytes of one repeated letter: Snappy stores a small share of them.
+                boolean compressed = compression == CompressionType.SNAPPY;
+                assertTrue(compressed ? total < 100_000 : total > 400_000, compression + ": " + total + " bytes");
+                assertArrayEquals(value(4_000, 'v'), strata.get(bytes("key00007")));
+            }
+            if (compression == CompressionType.SNAPPY) {
+                Options plain = new StrataOptions().valueSeparation(1024).compressionType(CompressionType.NONE);
+                IOException e = assertThrows(IOException.class, () -> factory.open(db.toFile(), plain));
+                assertTrue(e.getMessage().contains("value-compression"), e.getMessage());
+            }
+        }
     }
 
     @Test
