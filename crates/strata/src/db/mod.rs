@@ -41,6 +41,10 @@ mod wal;
 mod write;
 mod write_pace;
 
+/// How `check` judges a logged batch, as recovery does.
+#[cfg(feature = "tools")]
+pub(crate) use write::check_logged_batch;
+
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};

@@ -24,7 +24,7 @@
 use crate::env::{read_fully, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::util::coding::{decode_fixed32, decode_fixed64, get_varint64, put_varint64};
-use crate::util::crc;
+use crate::util::{crc, snappy};
 
 /// How blocks are compressed in tables. On-disk (the trailer's type byte): never change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -287,16 +287,12 @@ fn decode_stored_block(
     }
 }
 
-/// Snappy never expands a byte of input into more than ~21 bytes of output (a 3-byte copy
-/// element yields at most 64 bytes), so a claimed length beyond this factor is corrupt.
-pub(crate) const MAX_SNAPPY_EXPANSION: usize = 24;
-
 /// Decompresses a raw-Snappy block whose stored contents start at file offset `offset` into
 /// `out` (its old contents are overwritten; only bytes past its old length need zeroing first).
 fn snappy_decompress_into(compressed: &[u8], offset: u64, mut out: Vec<u8>) -> Result<Vec<u8>> {
     let claimed = snap::raw::decompress_len(compressed)
         .map_err(|e| Error::corruption_at(offset, format!("bad Snappy block header: {e}")))?;
-    let bound = compressed.len().saturating_mul(MAX_SNAPPY_EXPANSION);
+    let bound = compressed.len().saturating_mul(snappy::MAX_EXPANSION);
     if claimed > bound {
         return Err(Error::corruption_at(
             offset,

@@ -1,6 +1,6 @@
-//! Small, dependency-free building blocks shared by every format: integer coding, checksums,
-//! hashing, comparators, internal keys, the bloom filter, the sharded LRU cache and a bounded
-//! spin-wait.
+//! Small building blocks shared by every format: integer coding, checksums, hashing,
+//! comparators, internal keys, the bloom filter, the sharded LRU cache, a bounded spin-wait and
+//! raw Snappy's bounds.
 
 pub(crate) mod bloom;
 pub(crate) mod coding;
@@ -10,4 +10,5 @@ pub(crate) mod entry;
 pub(crate) mod hash;
 pub(crate) mod internal_key;
 pub(crate) mod lru;
+pub(crate) mod snappy;
 pub(crate) mod spin;

@@ -36,11 +36,10 @@ pub(crate) mod reader;
 pub(crate) mod writer;
 
 use crate::error::Error;
-use crate::table::format::MAX_SNAPPY_EXPANSION;
 use crate::util::coding::{
     decode_fixed32, get_varint32, get_varint64, put_fixed32, put_varint32, put_varint64,
 };
-use crate::util::crc;
+use crate::util::{crc, snappy};
 
 /// Bytes of a record's crc. On-disk: never change.
 pub(crate) const CRC_LEN: usize = 4;
@@ -124,31 +123,7 @@ impl ValuePointer {
                 self.length
             ));
         }
-        if self.length as usize > stored.len().saturating_mul(MAX_SNAPPY_EXPANSION) {
-            return Err(format!(
-                "compressed value of {} bytes claims {} bytes, more than Snappy can expand it to",
-                stored.len(),
-                self.length
-            ));
-        }
-        let claimed = snap::raw::decompress_len(&stored)
-            .map_err(|e| format!("compressed value has a bad Snappy header: {e}"))?;
-        if claimed != self.length as usize {
-            return Err(format!(
-                "compressed value decompresses to {claimed} bytes, its pointer says {}",
-                self.length
-            ));
-        }
-        let mut value = vec![0u8; claimed];
-        let n = snap::raw::Decoder::new()
-            .decompress(&stored, &mut value)
-            .map_err(|e| format!("compressed value does not decompress: {e}"))?;
-        if n != claimed {
-            return Err(format!(
-                "compressed value decompresses to {n} bytes, its header says {claimed}"
-            ));
-        }
-        Ok(value)
+        snappy::decompress_exact(&stored, self.length as usize)
     }
 
     /// The value's length as the tools show it: `5000 value bytes`, and for a compressed

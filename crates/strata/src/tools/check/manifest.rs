@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::{unreadable, CheckReport, DirFiles, FileProblems};
 use crate::env::read_file_to_vec;
+use crate::extension::{parse_recorded_name, Extensions};
 use crate::filename::{parse_file_name, FileType};
 use crate::options::Options;
 use crate::tools::records::{describe_in_record, for_each_record, LogItem};
@@ -33,6 +34,15 @@ impl LiveState {
             .iter()
             .enumerate()
             .find_map(|(level, files)| files.get(&number).map(|meta| (level, meta)))
+    }
+
+    /// The format extensions the manifest's marker records (none for a plain comparator
+    /// name, or for a marker that does not parse).
+    pub(super) fn extensions(&self) -> Extensions {
+        self.comparator
+            .as_deref()
+            .and_then(|name| parse_recorded_name(name).ok())
+            .map_or(Extensions::NONE, |recorded| recorded.extensions)
     }
 
     /// True when the engine would replay log `number` at open.
@@ -190,9 +200,10 @@ fn check_version(
 ) {
     let wanted = options.comparator.name();
     // A format-extension marker records the comparator's name after the extensions.
-    let recorded = state.comparator.as_deref().map(|name| {
-        crate::extension::parse_recorded_name(name).map_or(name, |parsed| parsed.comparator)
-    });
+    let recorded = state
+        .comparator
+        .as_deref()
+        .map(|name| parse_recorded_name(name).map_or(name, |parsed| parsed.comparator));
     match recorded {
         Some(name) if name != wanted => problems.add(
             None,

@@ -16,6 +16,10 @@
 //! - Every live log: record checksums and framing, that each record is a valid write batch, and
 //!   that batches follow each other without a gap in sequence numbers; the log the manifest's
 //!   log number names exists.
+//! - Format extensions: no live table or log holds data of an extension the manifest's marker
+//!   does not record (expiring values, range tombstones, value pointers, compressed ones):
+//!   recovery refuses such a log record as damage, and a reader that knows only what the
+//!   marker says would misread such a table.
 //! - Value files (format extension `value-separation`; `value_files.rs`): every record's
 //!   checksum, and that every value pointer of a live table or log names a whole record of an
 //!   existing value file with the entry's key and value length; the value files' total size
@@ -39,8 +43,10 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::db::check_logged_batch;
 use crate::db::log_continuity::{gap_before_first_batch, Continuity};
 use crate::error::{Error, Result};
+use crate::extension::Extensions;
 use crate::filename::{parse_file_name, FileType};
 use crate::options::Options;
 use crate::tools::records::{describe_in_record, for_each_record, LogItem};
@@ -241,6 +247,7 @@ pub fn check_db(path: &Path, options: &Options) -> Result<CheckReport> {
                         level,
                         meta,
                         last_sequence: state.last_sequence,
+                        extensions: state.extensions(),
                     };
                     let expect = Some(expect);
                     table::check(
@@ -262,7 +269,8 @@ pub fn check_db(path: &Path, options: &Options) -> Result<CheckReport> {
     }
     for (number, name) in &files.logs {
         if live.as_ref().is_none_or(|s| s.log_is_live(*number)) {
-            check_log(path, name, options, &mut pointers, &mut report);
+            let recorded = live.as_ref().map(manifest::LiveState::extensions);
+            check_log(path, name, options, recorded, &mut pointers, &mut report);
         } else {
             report.notes.push(format!(
                 "{name} is older than the manifest's log number (obsolete)"
@@ -377,12 +385,14 @@ fn check_sequence(
     }
 }
 
-/// Verifies every record of a log file and that each is a write batch; notes its value
-/// pointers in `pointers`.
+/// Verifies every record of a log file and that each is a write batch using no format
+/// extension but those the manifest records (`recorded`, when it could be read: recovery
+/// refuses such a batch as damage); notes its value pointers in `pointers`.
 fn check_log(
     dir: &Path,
     name: &str,
     options: &Options,
+    recorded: Option<Extensions>,
     pointers: &mut Pointers,
     report: &mut CheckReport,
 ) {
@@ -432,6 +442,11 @@ fn check_log(
                                     );
                                     break;
                                 }
+                            }
+                        }
+                        if let Some(recorded) = recorded {
+                            if let Err(e) = check_logged_batch(&batch, recorded) {
+                                problems.add(Some(offset), describe_in_record(&e));
                             }
                         }
                         let gap = gap.take();

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::value_files::Pointers;
 use super::{unreadable, CheckReport, FileProblems};
 use crate::error::Result;
+use crate::extension::{Extension, Extensions};
 use crate::options::Options;
 use crate::range_del::{cover, Fragments};
 use crate::table::filter_block::FilterBlockReader;
@@ -17,12 +18,15 @@ use crate::tools::table_walk::{FilterSummary, TableFile, TableVisitor};
 use crate::util::bloom::{BloomFilterPolicy, FilterPolicy};
 use crate::util::internal_key::{parse_internal_key, user_key, InternalKeyComparator, ValueType};
 use crate::version::edit::FileMetaData;
+use crate::vlog::ValuePointer;
 
 /// What the manifest says about a live table.
 pub(super) struct Expected<'a> {
     pub(super) level: usize,
     pub(super) meta: &'a FileMetaData,
     pub(super) last_sequence: Option<u64>,
+    /// The format extensions the manifest records: the table may use no other.
+    pub(super) extensions: Extensions,
 }
 
 /// Verifies table `name` in `dir`, and against `expected` when it is live.
@@ -74,6 +78,7 @@ pub(super) fn check(
         last_key: Vec::new(),
         blocks: 0,
         entries: 0,
+        used: Extensions::NONE,
     };
     if let Err(e) = table.walk(true, &mut checker) {
         checker.problems.add(None, unreadable(&e));
@@ -89,6 +94,24 @@ pub(super) fn check(
             None
         }
     };
+    let mut used = checker.used;
+    if tombstones.is_some() {
+        used.insert(Extension::RangeDeletes);
+    }
+    if let Some(expected) = &expected {
+        // What recovery and reads would refuse or misread: data of an extension the marker
+        // does not name (LevelDB and Strata builds without it do not know it is there).
+        for extension in used.iter().filter(|e| !expected.extensions.contains(*e)) {
+            problems.add(
+                None,
+                format!(
+                    "holds {} (format extension `{}`), which the manifest does not record",
+                    extension.what(),
+                    extension.token()
+                ),
+            );
+        }
+    }
     let mut first_key = checker.first_key.clone();
     if let Some(tombstones) = &tombstones {
         let (mut smallest, mut largest) = (first_key.unwrap_or_default(), checker.last_key);
@@ -180,6 +203,8 @@ struct Checker<'a> {
     last_key: Vec<u8>,
     blocks: u64,
     entries: u64,
+    /// The format extensions its entries use.
+    used: Extensions,
 }
 
 impl Checker<'_> {
@@ -283,6 +308,16 @@ impl TableVisitor for Checker<'_> {
                             parsed.sequence
                         ),
                     );
+                }
+                match parsed.value_type {
+                    ValueType::ExpiringValue => self.used.insert(Extension::ExpiringKeys),
+                    ValueType::ValuePointer => {
+                        self.used.insert(Extension::ValueSeparation);
+                        if ValuePointer::decode(value).is_some_and(|p| p.stored.is_some()) {
+                            self.used.insert(Extension::ValueCompression);
+                        }
+                    }
+                    _ => {}
                 }
                 if parsed.value_type == ValueType::ValuePointer {
                     let added = self

@@ -335,3 +335,28 @@ fn a_database_with_compressed_values_checks_clean() {
         assert!(named > 0 && named <= total, "{report}");
     }
 }
+
+/// Data of an extension the manifest's marker does not record is a problem of the table or
+/// log holding it: recovery refuses such a batch, and LevelDB would misread such a table.
+#[test]
+fn value_pointers_under_a_marker_without_the_extension_are_problems() {
+    let mut db = TestDb::with_value_files();
+    db.edits[0].set_comparator_name("leveldb.BytewiseComparator");
+    db.write_manifest();
+    let report = run(&db);
+    assert_problem(
+        &report,
+        "000007.ldb",
+        None,
+        &[
+            "holds value files (format extension `value-separation`)",
+            "does not record",
+        ],
+    );
+    assert_problem(
+        &report,
+        "000003.log",
+        Some(BIG2_RECORD),
+        &["the manifest does not record the `value-separation` format extension"],
+    );
+}
