@@ -179,19 +179,6 @@ fn turning_compression_on_keeps_earlier_values_and_is_then_required_by_name() {
     assert_eq!(db.get(b"before").unwrap(), Some(compressible(1, 5000)));
 }
 
-/// Every entry, in order, through an iterator.
-fn scan(db: &DB) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let mut it = db.iter_opt(&ReadOptions::default());
-    it.seek_to_first();
-    let mut all = Vec::new();
-    while it.valid() {
-        all.push((it.key().to_vec(), it.value().to_vec()));
-        it.next();
-    }
-    it.status()?;
-    Ok(all)
-}
-
 const COMPRESSED_MARKER: &str =
     "strata.v1+value-separation+value-compression:leveldb.BytewiseComparator";
 
@@ -293,7 +280,7 @@ fn repair_records_value_compression_whatever_the_options_and_layout() {
                     "{when}: opened without compression"
                 );
                 let db = DB::open(DIR, separating(&env, CompressionType::Snappy)).unwrap();
-                assert_eq!(scan(&db).unwrap(), expected, "{when}");
+                assert_eq!(support::reads::scan(&db).unwrap(), expected, "{when}");
                 for (k, v) in &expected {
                     assert_eq!(db.head(k).unwrap(), Some(v.len() as u64), "{when}");
                 }

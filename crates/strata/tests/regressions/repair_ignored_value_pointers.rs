@@ -19,7 +19,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use strata::{Env, MemEnv, Options, ReadOptions, ValueSeparation, WriteOptions, DB};
+use strata::{Env, MemEnv, Options, ValueSeparation, WriteOptions, DB};
 
 use crate::support;
 
@@ -44,19 +44,6 @@ fn separating(env: &Arc<MemEnv>) -> Options {
     }
 }
 
-/// Every key and value, or the first error.
-fn scan(db: &DB) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let mut it = db.iter_opt(&ReadOptions::default());
-    it.seek_to_first();
-    let mut all = Vec::new();
-    while it.valid() {
-        all.push((it.key().to_vec(), it.value().to_vec()));
-        it.next();
-    }
-    it.status()?;
-    Ok(all)
-}
-
 #[test]
 fn repair_without_the_option_keeps_value_separation_recorded() {
     // Pointers in tables only, and in a table and a log.
@@ -75,7 +62,7 @@ fn repair_without_the_option_keeps_value_separation_recorded() {
         match DB::open(DIR, support::options(&env)) {
             Ok(db) => panic!(
                 "in_log {in_log}: a plain open of the repaired database worked: {:?}",
-                scan(&db).map(|all| all.len())
+                support::reads::scan(&db).map(|all| all.len())
             ),
             Err(e) => assert!(
                 e.to_string().contains("Options::value_separation"),
@@ -87,7 +74,11 @@ fn repair_without_the_option_keeps_value_separation_recorded() {
         if in_log {
             expected.push((key(60), value(60)));
         }
-        assert_eq!(scan(&db).unwrap(), expected, "in_log {in_log}");
+        assert_eq!(
+            support::reads::scan(&db).unwrap(),
+            expected,
+            "in_log {in_log}"
+        );
     }
 }
 
@@ -115,7 +106,7 @@ fn repair_without_the_option_compacts_interleaved_separated_tables() {
     let mut expected: Vec<(Vec<u8>, Vec<u8>)> = (0..=100).map(|i| (key(i), value(i))).collect();
     expected[0].1 = value(1000);
     expected[100].1 = value(2000);
-    assert_eq!(scan(&db).unwrap(), expected);
+    assert_eq!(support::reads::scan(&db).unwrap(), expected);
     assert_eq!(db.get(&key(0)).unwrap(), Some(value(1000)));
 }
 
@@ -138,7 +129,8 @@ fn repair_skips_log_records_whose_values_were_lost() {
     support::files::rewrite_file(&*env, &vlog, |bytes| bytes.truncate((size - lost) as usize));
     strata::repair(DIR, &separating(&env)).unwrap();
     let db = DB::open(DIR, separating(&env)).unwrap();
-    let all = scan(&db).unwrap_or_else(|e| panic!("a pointer without its value after repair: {e}"));
+    let all = support::reads::scan(&db)
+        .unwrap_or_else(|e| panic!("a pointer without its value after repair: {e}"));
     // Every synced write is there, every value reads back, nothing else.
     assert!(all.len() >= 20, "{} keys left", all.len());
     for (k, v) in &all {

@@ -1,11 +1,12 @@
 //! An env over a fresh `MemEnv` that counts the reads of table files (`.ldb`), for tests about
-//! how many blocks an operation reads, and a database with range deletes filled over it.
+//! how many blocks an operation reads, a database with range deletes filled over it, and a
+//! whole scan.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use strata::testing::{EnvOp, HookEnv};
-use strata::{CompressionType, MemEnv, Options, DB};
+use strata::{CompressionType, MemEnv, Options, ReadOptions, DB};
 
 /// The env, and the count of table-file reads made through it so far.
 pub fn table_read_counter() -> (HookEnv, Arc<AtomicUsize>) {
@@ -42,4 +43,17 @@ pub fn range_deletes_db(dir: &str, keys: u32) -> (DB, Options, Arc<AtomicUsize>)
     }
     db.compact_range(None, None).unwrap();
     (db, options, reads)
+}
+
+/// Every entry of `db`, in order, through an iterator; the error it met, if any.
+pub fn scan(db: &DB) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut it = db.iter_opt(&ReadOptions::default());
+    it.seek_to_first();
+    let mut all = Vec::new();
+    while it.valid() {
+        all.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status()?;
+    Ok(all)
 }
