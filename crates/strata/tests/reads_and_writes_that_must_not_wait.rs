@@ -30,24 +30,12 @@ fn would_block<T: std::fmt::Debug>(result: strata::Result<T>) -> bool {
     matches!(result, Err(Error::WouldBlock(_)))
 }
 
-/// `try_write`, again while it is refused only because the background threads hold the
-/// state a moment (nothing written); any other answer is returned.
-fn try_write_past_busy(db: &DB, batch: &WriteBatch) -> strata::Result<()> {
-    for _ in 0..100_000 {
-        match db.try_write(&WriteOptions::default(), batch) {
-            Err(Error::WouldBlock(why)) if why.contains("busy") => thread::yield_now(),
-            answer => return answer,
-        }
-    }
-    panic!("the state stayed busy");
-}
-
 /// `try_write` until it is refused for another reason than a moment's busy state, checking
 /// each write is visible at once. Returns the refusal and the number of writes done.
 fn try_write_until_refused(db: &DB, first: u32, value: &[u8]) -> (String, u32) {
     let mut written = first;
     loop {
-        match try_write_past_busy(db, &put(&key(written), value)) {
+        match support::try_write_past_busy(db, &put(&key(written), value)) {
             Ok(()) => {
                 assert_eq!(db.get(&key(written)).unwrap().as_deref(), Some(value));
                 written += 1;
@@ -164,7 +152,7 @@ fn try_write_does_not_wait_for_another_writer() {
     barrier.wait();
     writer.join().unwrap();
     assert_eq!(db.get(b"quick").unwrap(), None);
-    try_write_past_busy(&db, &put(b"quick", b"write")).unwrap();
+    support::try_write_past_busy(&db, &put(b"quick", b"write")).unwrap();
     assert_eq!(db.get(b"slow").unwrap().as_deref(), Some(&b"write"[..]));
     assert_eq!(db.get(b"quick").unwrap().as_deref(), Some(&b"write"[..]));
 }

@@ -89,6 +89,19 @@ pub fn memory_only() -> ReadOptions {
     }
 }
 
+/// `DB::try_write` with default write options, again while it is refused only because the
+/// background threads hold the database's state a moment (nothing written); any other answer
+/// is returned.
+pub fn try_write_past_busy(db: &strata::DB, batch: &strata::WriteBatch) -> strata::Result<()> {
+    for _ in 0..100_000 {
+        match db.try_write(&strata::WriteOptions::default(), batch) {
+            Err(strata::Error::WouldBlock(why)) if why.contains("busy") => std::thread::yield_now(),
+            answer => return answer,
+        }
+    }
+    panic!("the state stayed busy");
+}
+
 /// A fault-injecting env over a fresh in-memory one.
 pub fn fault_env() -> FaultEnv {
     FaultEnv::new(Arc::new(MemEnv::new()))
