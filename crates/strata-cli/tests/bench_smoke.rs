@@ -240,6 +240,9 @@ fn every_run_reports_amplification_latency_and_the_engines_peak_memory() {
             "4096",
             "--value_separation",
             "2048",
+            // Uncompressed, every byte put reaches the disk at least once (checked below).
+            "--compression",
+            "none",
             "--benchmarks",
             "fillrandom,overwrite,readrandom,headrandom,leveledmix",
             "--json",
