@@ -26,3 +26,16 @@ func (db *DB) Head(ro *ReadOptions, key []byte) (length uint64, found bool, err 
 	}
 	return uint64(n), ok != 0, nil
 }
+
+// NewKeyIterator returns an iterator over the database's keys (as of the snapshot in ro, or
+// now) that never reads a value kept in a value file: Value is empty, and ValueLength gives
+// each value's length. Close it as any iterator.
+func (db *DB) NewKeyIterator(ro *ReadOptions) *Iterator {
+	return &Iterator{iter: C.strata_create_key_iterator(db.db, ro.ptr())}
+}
+
+// ValueLength is the length of the value at the iterator's position (from a key iterator,
+// without reading it); 0 when not positioned.
+func (it *Iterator) ValueLength() uint64 {
+	return uint64(C.strata_iter_value_length(it.iter))
+}

@@ -75,6 +75,24 @@ func TestHeadAnswersFromTheTreeAloneWithValueSeparation(t *testing.T) {
 	if _, err := reopened.Get(nil, []byte("key00499")); err == nil || !strings.Contains(err.Error(), "Corruption") {
 		t.Fatalf("Get of a value whose file is gone: %v", err)
 	}
+
+	// A key iterator walks keys and value lengths without the value files.
+	keys := reopened.NewKeyIterator(nil)
+	defer keys.Close()
+	seen := 0
+	for keys.Seek([]byte("key00003")); keys.Valid(); keys.Next() {
+		i := 3 + seen
+		if got, want := string(keys.Key()), fmt.Sprintf("key%05d", i); got != want {
+			t.Fatalf("key %q, want %q", got, want)
+		}
+		if len(keys.Value()) != 0 || keys.ValueLength() != uint64(len(valueOf(i))) {
+			t.Fatalf("key %d: value %d bytes, length %d", i, len(keys.Value()), keys.ValueLength())
+		}
+		seen++
+	}
+	if err := keys.GetError(); err != nil || seen != 597 {
+		t.Fatalf("%d keys, error %v", seen, err)
+	}
 }
 
 func TestAnOpenWithoutValueSeparationIsRefused(t *testing.T) {

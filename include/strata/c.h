@@ -40,7 +40,8 @@
  *   strata_options_set_value_separation keeps values at or above a size in value files beside
  *   the tree, so compactions move small pointers instead of large values; from the first open
  *   with it on, LevelDB refuses the directory and Strata needs the option. strata_head answers
- *   whether a key has a value and its length without reading a value file (on any database).
+ *   whether a key has a value and its length without reading a value file (on any database),
+ *   and strata_create_key_iterator walks keys with their values' lengths the same way.
  */
 
 #ifndef STRATA_INCLUDE_STRATA_C_H
@@ -119,6 +120,16 @@ void strata_options_set_value_separation(leveldb_options_t* options, size_t min_
  * alone: a value kept in a value file is not read. */
 uint8_t strata_head(leveldb_t* db, const leveldb_readoptions_t* options, const char* key,
                     size_t keylen, uint64_t* vallen, char** errptr);
+
+/* A new, unpositioned iterator over db's keys (at the snapshot of `options`, or now); NULL for
+ * a NULL db. Every leveldb_iter_* call works on it; leveldb_iter_value gives an empty value and
+ * strata_iter_value_length the value's length. It reads no value file. Destroy it with
+ * leveldb_iter_destroy. */
+leveldb_iterator_t* strata_create_key_iterator(leveldb_t* db,
+                                               const leveldb_readoptions_t* options);
+
+/* The length of the value at the position of `it` (any iterator); 0 when not valid or NULL. */
+uint64_t strata_iter_value_length(const leveldb_iterator_t* it);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -14,7 +14,7 @@ use crate::boundary::{
     bytes, c_str, drop_handle, guarded, into_handle, live, malloc_cstring, malloc_value, path,
     with_errptr,
 };
-use crate::iterator::leveldb_iterator_t;
+use crate::iterator::{leveldb_iterator_t, Cursor};
 use crate::options::{leveldb_options_t, leveldb_readoptions_t, leveldb_writeoptions_t};
 use crate::write_batch::leveldb_writebatch_t;
 
@@ -204,6 +204,20 @@ pub unsafe extern "C" fn leveldb_create_iterator(
     options: *const leveldb_readoptions_t,
 ) -> *mut leveldb_iterator_t {
     // SAFETY: per the crate contract the handles are NULL or live.
+    unsafe { create_iterator(db, options, |db, o| Cursor::Entries(db.iter_opt(o))) }
+}
+
+/// A new iterator over `db` whose engine iterator `make` makes with the read options behind
+/// `options`; NULL when `db` is NULL.
+///
+/// # Safety
+/// `db` and `options` are NULL or live handles.
+pub(crate) unsafe fn create_iterator(
+    db: *mut leveldb_t,
+    options: *const leveldb_readoptions_t,
+    make: impl FnOnce(&DB, &ReadOptions) -> Cursor,
+) -> *mut leveldb_iterator_t {
+    // SAFETY: forwarded preconditions.
     unsafe {
         let Some(db) = db.as_ref() else {
             return ptr::null_mut();
@@ -212,7 +226,7 @@ pub unsafe extern "C" fn leveldb_create_iterator(
         let options = read_options(options, &default);
         guarded(ptr::null_mut(), || {
             into_handle(leveldb_iterator_t {
-                rep: db.rep.iter_opt(options),
+                rep: make(&db.rep, options),
             })
         })
     }

@@ -1,4 +1,7 @@
-//! `leveldb_iterator_t`: a cursor over a database, forward and backward.
+//! `leveldb_iterator_t`: a cursor over a database, forward and backward: over its entries
+//! (`leveldb_create_iterator`), or over its keys and the lengths of their values
+//! (`strata_create_key_iterator`, in `value_separation`), which reads no value file and whose
+//! `leveldb_iter_value` is empty (`strata_iter_value_length` gives the length).
 //!
 //! Not synchronized: use one iterator from one thread at a time (different iterators over the
 //! same database may be used from different threads). The pointers `leveldb_iter_key` and
@@ -6,20 +9,81 @@
 
 use std::ffi::c_char;
 
-use engine::DbIterator;
+use engine::{DbIterator, KeyIterator};
 
 use crate::boundary::{bytes, drop_handle, guarded, set_error, status_message};
 
 /// `leveldb_iterator_t`.
 pub struct leveldb_iterator_t {
-    pub(crate) rep: DbIterator,
+    pub(crate) rep: Cursor,
+}
+
+/// The engine iterator behind a `leveldb_iterator_t`.
+pub(crate) enum Cursor {
+    /// Keys and values.
+    Entries(DbIterator),
+    /// Keys and the lengths of their values.
+    Keys(KeyIterator),
+}
+
+/// `$body` with `$iter` bound to whichever engine iterator `$cursor` holds.
+macro_rules! either {
+    ($cursor:expr, $iter:ident => $body:expr) => {
+        match $cursor {
+            Cursor::Entries($iter) => $body,
+            Cursor::Keys($iter) => $body,
+        }
+    };
+}
+
+impl Cursor {
+    fn valid(&self) -> bool {
+        either!(self, i => i.valid())
+    }
+    fn seek_to_first(&mut self) {
+        either!(self, i => i.seek_to_first())
+    }
+    fn seek_to_last(&mut self) {
+        either!(self, i => i.seek_to_last())
+    }
+    fn seek(&mut self, target: &[u8]) {
+        either!(self, i => i.seek(target))
+    }
+    fn next(&mut self) {
+        either!(self, i => i.next())
+    }
+    fn prev(&mut self) {
+        either!(self, i => i.prev())
+    }
+    fn key(&self) -> &[u8] {
+        either!(self, i => i.key())
+    }
+    fn status(&self) -> engine::Result<()> {
+        either!(self, i => i.status())
+    }
+
+    /// The value; empty for a key iterator.
+    fn value(&self) -> &[u8] {
+        match self {
+            Cursor::Entries(i) => i.value(),
+            Cursor::Keys(_) => &[],
+        }
+    }
+
+    /// The value's length (0 when not valid).
+    pub(crate) fn value_len(&self) -> u64 {
+        match self {
+            Cursor::Entries(i) => i.value().len() as u64,
+            Cursor::Keys(i) => i.value_len(),
+        }
+    }
 }
 
 /// Runs `step` on the iterator behind `it` (NULL is ignored), never unwinding into C.
 ///
 /// # Safety
 /// `it` is NULL or a live iterator not used by another thread meanwhile.
-unsafe fn step(it: *mut leveldb_iterator_t, step: impl FnOnce(&mut DbIterator)) {
+unsafe fn step(it: *mut leveldb_iterator_t, step: impl FnOnce(&mut Cursor)) {
     // SAFETY: forwarded precondition.
     if let Some(it) = unsafe { it.as_mut() } {
         guarded((), || step(&mut it.rep));
@@ -57,13 +121,13 @@ pub unsafe extern "C" fn leveldb_iter_valid(it: *const leveldb_iterator_t) -> u8
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_seek_to_first(it: *mut leveldb_iterator_t) {
     // SAFETY: per the crate contract `it` is NULL or a live handle.
-    unsafe { step(it, DbIterator::seek_to_first) }
+    unsafe { step(it, Cursor::seek_to_first) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_seek_to_last(it: *mut leveldb_iterator_t) {
     // SAFETY: per the crate contract `it` is NULL or a live handle.
-    unsafe { step(it, DbIterator::seek_to_last) }
+    unsafe { step(it, Cursor::seek_to_last) }
 }
 
 /// Positions at the first key `>= k`.
@@ -86,14 +150,14 @@ pub unsafe extern "C" fn leveldb_iter_seek(
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_next(it: *mut leveldb_iterator_t) {
     // SAFETY: per the crate contract `it` is NULL or a live handle.
-    unsafe { step(it, DbIterator::next) }
+    unsafe { step(it, Cursor::next) }
 }
 
 /// Moves to the previous entry (does nothing when not valid).
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_prev(it: *mut leveldb_iterator_t) {
     // SAFETY: per the crate contract `it` is NULL or a live handle.
-    unsafe { step(it, DbIterator::prev) }
+    unsafe { step(it, Cursor::prev) }
 }
 
 /// The current key (empty when not valid); valid until the iterator moves.
@@ -112,7 +176,8 @@ pub unsafe extern "C" fn leveldb_iter_key(
     }
 }
 
-/// The current value (empty when not valid); valid until the iterator moves.
+/// The current value (empty when not valid, and for a key iterator); valid until the iterator
+/// moves.
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_value(
     it: *const leveldb_iterator_t,

@@ -1,15 +1,17 @@
 //! Strata's extensions to the C API for value separation, declared in `include/strata/c.h`:
 //! `strata_options_set_value_separation` (values at or above a size kept in value files beside
-//! the tree, an extension LevelDB then refuses) and `strata_head` (whether a key exists and its
-//! value's length, from the tree alone). Same handles and conventions as `leveldb/c.h` (see
-//! the crate documentation).
+//! the tree, an extension LevelDB then refuses), `strata_head` (whether a key exists and its
+//! value's length, from the tree alone), and `strata_create_key_iterator` with
+//! `strata_iter_value_length` (keys and value lengths, from the tree alone). Same handles and
+//! conventions as `leveldb/c.h` (see the crate documentation).
 
 use std::ffi::c_char;
 
 use engine::{ReadOptions, ValueSeparation};
 
-use crate::boundary::{bytes, live, null_argument, with_errptr};
-use crate::db::{leveldb_t, read_options};
+use crate::boundary::{bytes, guarded, live, null_argument, with_errptr};
+use crate::db::{create_iterator, leveldb_t, read_options};
+use crate::iterator::{leveldb_iterator_t, Cursor};
 use crate::options::{leveldb_options_t, leveldb_readoptions_t};
 
 /// Keeps values of at least `min_value_size` bytes in value files (0: off, the default),
@@ -54,4 +56,27 @@ pub unsafe extern "C" fn strata_head(
             Ok(u8::from(length.is_some()))
         })
     }
+}
+
+/// A new, unpositioned iterator over `db`'s keys (at the snapshot of `options`, or now):
+/// every `leveldb_iter_*` call works on it, `leveldb_iter_value` is empty and
+/// `strata_iter_value_length` gives the value's length; no value file is read. NULL when `db`
+/// is NULL.
+#[no_mangle]
+pub unsafe extern "C" fn strata_create_key_iterator(
+    db: *mut leveldb_t,
+    options: *const leveldb_readoptions_t,
+) -> *mut leveldb_iterator_t {
+    // SAFETY: per the crate contract the handles are NULL or live.
+    unsafe { create_iterator(db, options, |db, o| Cursor::Keys(db.iter_keys_opt(o))) }
+}
+
+/// The length of the value at the position of `it` (any iterator); 0 when not valid or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn strata_iter_value_length(it: *const leveldb_iterator_t) -> u64 {
+    // SAFETY: per the crate contract `it` is NULL or a live handle.
+    let Some(it) = (unsafe { it.as_ref() }) else {
+        return 0;
+    };
+    guarded(0, || it.rep.value_len())
 }

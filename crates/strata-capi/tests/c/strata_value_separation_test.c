@@ -1,7 +1,8 @@
 /* Strata's extensions for value separation (include/strata/c.h): values at or above the size
  * set by strata_options_set_value_separation go to value files; strata_head answers a key's
  * presence and value length from the tree alone, so it keeps answering, at the latest state and
- * at a snapshot, after every value file is deleted, when leveldb_get reports the damage; a
+ * at a snapshot, after every value file is deleted, when leveldb_get reports the damage, and so
+ * does strata_create_key_iterator's walk of keys and value lengths; a
  * database with value files refuses an open without the option; separated values are compressed
  * as table blocks are (leveldb_options_set_compression); bad arguments are errors. */
 #include <dirent.h>
@@ -107,6 +108,38 @@ int main(void) {
     CHECK_OK(err);
     CHECK(head_len == value_len(i));
   }
+  section("strata_create_key_iterator walks keys and value lengths, no value file read");
+  {
+    leveldb_iterator_t* keys = strata_create_key_iterator(db, ro);
+    CHECK(keys != NULL);
+    int seen = 0;
+    for (leveldb_iter_seek(keys, "key00003", 8); leveldb_iter_valid(keys); leveldb_iter_next(keys)) {
+      key_of(key, 3 + seen);
+      size_t klen = 0, vlen = 99;
+      const char* k = leveldb_iter_key(keys, &klen);
+      CHECK(klen == strlen(key) && memcmp(k, key, klen) == 0);
+      leveldb_iter_value(keys, &vlen);
+      CHECK(vlen == 0);
+      CHECK(strata_iter_value_length(keys) == value_len(3 + seen));
+      seen++;
+    }
+    CHECK(seen == 597);
+    leveldb_iter_get_error(keys, &err);
+    CHECK_OK(err);
+    leveldb_iter_seek_to_last(keys);
+    CHECK(strata_iter_value_length(keys) == value_len(599));
+    leveldb_iter_destroy(keys);
+    /* A full iteration reads the values, and meets the damage. */
+    leveldb_iterator_t* entries = leveldb_create_iterator(db, ro);
+    for (leveldb_iter_seek_to_first(entries); leveldb_iter_valid(entries); leveldb_iter_next(entries)) {
+    }
+    leveldb_iter_get_error(entries, &err);
+    CHECK_ERR(err, "Corruption");
+    leveldb_iter_destroy(entries);
+    CHECK(strata_create_key_iterator(NULL, ro) == NULL);
+    CHECK(strata_iter_value_length(NULL) == 0);
+  }
+
   key_of(key, 499); /* 3493 bytes: separated */
   size_t len = 0;
   char* got = leveldb_get(db, ro, key, strlen(key), &len, &err);
