@@ -187,12 +187,7 @@ fn try_write_is_refused_while_level_0_is_crowded() {
     let db = DB::open("/db", options).unwrap();
     support::state::crowd_level_0(&db, 8, &[b'v'; 200]);
     // Refused for level 0 (asked again while the background thread holds the state a moment).
-    let refused = loop {
-        match db.try_write(&WriteOptions::default(), &put(b"quick", b"1")) {
-            Err(Error::WouldBlock(why)) if why.contains("busy") => continue,
-            other => break other,
-        }
-    };
+    let refused = support::try_write_past_busy(&db, &put(b"quick", b"1"));
     assert!(
         matches!(refused, Err(Error::WouldBlock(ref why)) if why.contains("level 0")),
         "{refused:?}"

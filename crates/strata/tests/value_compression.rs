@@ -380,15 +380,7 @@ fn the_bound_holds_with_compressed_values() {
             let value = if i % 2 == 0 {
                 compressible(i * 13 + round, len as usize)
             } else {
-                let mut s = u64::from(i * 13 + round) | 1;
-                (0..len)
-                    .map(|_| {
-                        s ^= s << 13;
-                        s ^= s >> 7;
-                        s ^= s << 17;
-                        s as u8
-                    })
-                    .collect()
+                incompressible(i * 13 + round, len as usize)
             };
             db.put(&key(i), &value).unwrap();
             if round > 0 && (n + 1) % 300 == 0 {

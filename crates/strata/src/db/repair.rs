@@ -411,11 +411,8 @@ impl Repairer<'_> {
                     match parsed.value_type {
                         ValueType::ExpiringValue => self.found.insert(Extension::ExpiringKeys),
                         ValueType::ValuePointer => {
-                            self.found.insert(Extension::ValueSeparation);
-                            if ValuePointer::decode(iter.value())
-                                .is_some_and(|p| p.stored.is_some())
-                            {
-                                self.found.insert(Extension::ValueCompression);
+                            for &extension in ValuePointer::extensions(iter.value()) {
+                                self.found.insert(extension);
                             }
                         }
                         _ => {}

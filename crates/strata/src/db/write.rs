@@ -361,12 +361,7 @@ pub(crate) fn check_logged_batch(batch: &WriteBatch, recorded: Extensions) -> Re
             BatchOp::Put { .. } | BatchOp::Delete { .. } => continue,
             BatchOp::DeleteRange { .. } => &[Extension::RangeDeletes],
             BatchOp::PutExpiring { .. } => &[Extension::ExpiringKeys],
-            BatchOp::PutSeparated { pointer, .. }
-                if ValuePointer::decode(pointer).is_some_and(|p| p.stored.is_some()) =>
-            {
-                &[Extension::ValueSeparation, Extension::ValueCompression]
-            }
-            BatchOp::PutSeparated { .. } => &[Extension::ValueSeparation],
+            BatchOp::PutSeparated { pointer, .. } => ValuePointer::extensions(pointer),
             BatchOp::PutWithTtl { .. } => {
                 return Err(Error::corruption_at(
                     0,

@@ -36,6 +36,7 @@ pub(crate) mod reader;
 pub(crate) mod writer;
 
 use crate::error::Error;
+use crate::extension::Extension;
 use crate::util::coding::{
     decode_fixed32, get_varint32, get_varint64, put_fixed32, put_varint32, put_varint64,
 };
@@ -133,6 +134,16 @@ impl ValuePointer {
         match self.stored {
             None => format!("{} value bytes", self.length),
             Some(stored) => format!("{} value bytes, {stored} stored", self.length),
+        }
+    }
+
+    /// The format extensions an entry holding the pointer `raw` uses: `value-separation`, and
+    /// `value-compression` too when it names a compressed value.
+    pub(crate) fn extensions(raw: &[u8]) -> &'static [Extension] {
+        if ValuePointer::decode(raw).is_some_and(|p| p.stored.is_some()) {
+            &[Extension::ValueSeparation, Extension::ValueCompression]
+        } else {
+            &[Extension::ValueSeparation]
         }
     }
 

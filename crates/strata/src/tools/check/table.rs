@@ -312,9 +312,8 @@ impl TableVisitor for Checker<'_> {
                 match parsed.value_type {
                     ValueType::ExpiringValue => self.used.insert(Extension::ExpiringKeys),
                     ValueType::ValuePointer => {
-                        self.used.insert(Extension::ValueSeparation);
-                        if ValuePointer::decode(value).is_some_and(|p| p.stored.is_some()) {
-                            self.used.insert(Extension::ValueCompression);
+                        for &extension in ValuePointer::extensions(value) {
+                            self.used.insert(extension);
                         }
                     }
                     _ => {}
