@@ -1,7 +1,8 @@
 //! The block cache: a sharded LRU (`util::lru`) of uncompressed table blocks, bounded by bytes.
 //!
 //! `(table cache id, block offset) -> Arc<Block>`, charged by the memory a block holds (its
-//! size, or a reused buffer's larger capacity). Each open table takes a fresh id from
+//! buffer's capacity: a reused buffer's may exceed the block, and a new one has an eighth more
+//! room, so that once reused it holds the table's other blocks; `table::format::with_room`). Each open table takes a fresh id from
 //! [`BlockCache::new_id`], so one cache can be shared by many tables (and databases) without
 //! key clashes, and a reopened file never sees stale blocks.
 //!

@@ -177,7 +177,10 @@ pub(crate) fn read_block(
     handle: &BlockHandle,
     verify_checksum: bool,
 ) -> Result<Vec<u8>> {
-    read_block_into(file, file_size, handle, verify_checksum, Vec::new())
+    let mut contents = read_block_into(file, file_size, handle, verify_checksum, Vec::new())?;
+    // Never recycled (index, filter and meta blocks live as long as their table): no room kept.
+    contents.shrink_to_fit();
+    Ok(contents)
 }
 
 /// [`read_block`], with the contents placed in `buf`: whatever it held is overwritten, and its
@@ -369,6 +372,20 @@ mod tests {
     }
 
     #[test]
+    fn read_block_keeps_no_room() {
+        let raw = b"0123456789abcdef-value-value-value".repeat(300);
+        for_each_stored(&raw, |ctype, f, len, handle| {
+            let got = read_block(f, len, handle, true).unwrap();
+            assert_eq!(got, raw);
+            assert_eq!(
+                got.capacity(),
+                got.len(),
+                "{ctype:?}: a long-lived block kept room"
+            );
+        });
+    }
+
+    #[test]
     fn handle_round_trip_and_max_len() {
         for h in [
             BlockHandle::new(0, 0),
@@ -476,30 +493,37 @@ mod tests {
         }
     }
 
-    #[test]
-    fn read_block_into_overwrites_a_reused_buffer_exactly() {
-        let raw = b"0123456789abcdef-value-value-value".repeat(20);
-        let compressed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+    /// Calls `f` with `raw` stored as a block, raw and Snappy-compressed, each in a file read
+    /// with `read_at` and in a mapped one: the compression, the file, its length and the
+    /// block's handle.
+    fn for_each_stored(
+        raw: &[u8],
+        mut f: impl FnMut(CompressionType, &dyn RandomAccessFile, u64, &BlockHandle),
+    ) {
+        let compressed = snap::raw::Encoder::new().compress_vec(raw).unwrap();
         for (stored, ctype) in [
-            (&raw, CompressionType::None),
-            (&compressed, CompressionType::Snappy),
+            (raw, CompressionType::None),
+            (&compressed[..], CompressionType::Snappy),
         ] {
             let file = stored_block(stored, ctype);
             let handle = BlockHandle::new(3, stored.len() as u64);
             let len = file.len() as u64;
-            let files: [Box<dyn RandomAccessFile>; 2] = [
-                Box::new(VecFile::new(file.clone())),
-                Box::new(MappedFile(file)),
-            ];
-            for f in &files {
-                // Longer and shorter than the block, full of bytes the block does not hold.
-                for dirty in [vec![0xee; raw.len() * 3], vec![0xee; 10], Vec::new()] {
-                    let got = read_block_into(&**f, len, &handle, true, dirty).unwrap();
-                    assert_eq!(got, raw, "{ctype:?}");
-                    assert!(got.capacity() <= 2 * got.len(), "oversized buffer kept");
-                }
-            }
+            f(ctype, &VecFile::new(file.clone()), len, &handle);
+            f(ctype, &MappedFile(file), len, &handle);
         }
+    }
+
+    #[test]
+    fn read_block_into_overwrites_a_reused_buffer_exactly() {
+        let raw = b"0123456789abcdef-value-value-value".repeat(20);
+        for_each_stored(&raw, |ctype, f, len, handle| {
+            // Longer and shorter than the block, full of bytes the block does not hold.
+            for dirty in [vec![0xee; raw.len() * 3], vec![0xee; 10], Vec::new()] {
+                let got = read_block_into(f, len, handle, true, dirty).unwrap();
+                assert_eq!(got, raw, "{ctype:?}");
+                assert!(got.capacity() <= 2 * got.len(), "oversized buffer kept");
+            }
+        });
     }
 
     #[test]
@@ -554,6 +578,88 @@ mod tests {
                                    offset in 0u64..220, size in 0u64..220, verify in any::<bool>()) {
             let f = VecFile::new(bytes.clone());
             let _ = read_block(&f, bytes.len() as u64, &BlockHandle::new(offset, size), verify);
+        }
+
+        /// Any block (raw or Snappy, empty or not, mapped or read with `read_at`) read into a
+        /// recycled buffer of any capacity and stale length comes back exactly as a fresh read
+        /// has it; a buffer that fits is reused, and none is kept more than twice the block.
+        #[test]
+        fn a_recycled_buffer_of_any_shape_reads_the_block_exactly(
+            raw in proptest::collection::vec(prop_oneof![Just(b'a'), any::<u8>()], 0..3000),
+            snappy in any::<bool>(),
+            cap_shape in 0usize..6,
+            cap_jitter in 0usize..64,
+            stale_frac in 0usize..=100,
+            stale_byte in any::<u8>(),
+        ) {
+            let compressed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+            let (stored, ctype) = if snappy {
+                (&compressed, CompressionType::Snappy)
+            } else {
+                (&raw, CompressionType::None)
+            };
+            let file = stored_block(stored, ctype);
+            let handle = BlockHandle::new(3, stored.len() as u64);
+            let len = file.len() as u64;
+            let n = raw.len();
+            let cap = match cap_shape {
+                0 => 0,
+                1 => n,                               // exactly the block
+                2 => n.saturating_sub(1 + cap_jitter), // just too small
+                3 => n + cap_jitter,                  // a little larger
+                4 => n + n / 8 + cap_jitter,          // around with_room's size
+                _ => 2 * n + 2 + cap_jitter,          // shrunk after the read
+            };
+            let files: [Box<dyn RandomAccessFile>; 2] = [
+                Box::new(VecFile::new(file.clone())),
+                Box::new(MappedFile(file)),
+            ];
+            let fresh = read_block(&*files[0], len, &handle, true).unwrap();
+            prop_assert_eq!(&fresh, &raw);
+            for (mapped, f) in files.iter().enumerate() {
+                let mut dirty = Vec::with_capacity(cap);
+                dirty.resize(cap * stale_frac / 100, stale_byte);
+                let (at, had) = (dirty.as_ptr(), dirty.capacity());
+                let got = read_block_into(&**f, len, &handle, true, dirty).unwrap();
+                prop_assert_eq!(&got, &raw, "mapped {} {:?} cap {}", mapped, ctype, had);
+                prop_assert!(got.capacity() <= 2 * got.len() + 1, "oversized: {}", got.capacity());
+                let decoded_into_buf = snappy || mapped == 1;
+                if decoded_into_buf && had >= n && had / 2 <= n && had > 0 {
+                    prop_assert_eq!(got.as_ptr(), at, "a buffer that fits is reused");
+                }
+            }
+        }
+
+        /// A damaged Snappy block read into a recycled buffer is a corruption error, never a
+        /// panic, whatever the buffer.
+        #[test]
+        fn a_damaged_snappy_block_in_a_recycled_buffer_is_an_error(
+            raw in proptest::collection::vec(prop_oneof![Just(b'z'), any::<u8>()], 1..2000),
+            flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+            cap in 0usize..5000,
+            stale_byte in any::<u8>(),
+        ) {
+            let mut compressed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+            for (at, x) in &flips {
+                let i = at.index(compressed.len());
+                compressed[i] ^= x;
+            }
+            let file = stored_block(&compressed, CompressionType::Snappy);
+            let handle = BlockHandle::new(3, compressed.len() as u64);
+            let len = file.len() as u64;
+            let files: [Box<dyn RandomAccessFile>; 2] = [
+                Box::new(VecFile::new(file.clone())),
+                Box::new(MappedFile(file)),
+            ];
+            for f in &files {
+                let mut dirty = Vec::with_capacity(cap);
+                dirty.resize(cap / 2, stale_byte);
+                // Unverified, so damage reaches the decompressor.
+                match read_block_into(&**f, len, &handle, false, dirty) {
+                    Ok(got) => prop_assert!(got.len() <= compressed.len() * snappy::MAX_EXPANSION),
+                    Err(e) => prop_assert!(e.is_corruption(), "{}", e),
+                }
+            }
         }
 
         #[test]
