@@ -219,13 +219,14 @@ impl DbState {
     }
 
     /// With value separation, notes a super version no reader holds any more: value files
-    /// only it reached can be deleted, so garbage collection looks again
-    /// (`db/value_gc.rs`). Returns whether one was released.
+    /// only it reached can be deleted, so garbage collection looks again (`db/value_gc.rs`)
+    /// when the last pass found files older states reach
+    /// (`value_gc::Collection::older_states_hold`). Returns whether one was released.
     pub(crate) fn note_released_readers(&mut self) -> bool {
         let before = self.super_versions.len();
         self.super_versions.retain(|view| view.strong_count() > 0);
         let released = self.super_versions.len() < before;
-        self.value_gc.sweep |= released;
+        self.value_gc.sweep |= released && self.value_gc.older_states_hold;
         released
     }
 

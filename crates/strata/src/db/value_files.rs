@@ -576,7 +576,10 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     }
     plan.replan = state.value_gc.replan;
     // A reader released while this pass ran, or whose state only this pass still held: the
-    // files only it reached are looked at again.
+    // files only it reached are looked at again, if this pass found any that older states
+    // reach.
+    plan.older_states_hold = !pinned.is_empty();
+    state.value_gc.older_states_hold = plan.older_states_hold;
     state.note_released_readers();
     plan.sweep = state.value_gc.sweep;
     plan.listing = Listing { total, appended };
