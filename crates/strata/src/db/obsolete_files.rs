@@ -104,9 +104,12 @@ fn one_pass(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     }
     let mut live: HashSet<u64> = state.versions.live_files();
     live.extend(state.pending_outputs.iter().copied());
-    let Ok(names) = db.env.children(&db.dir) else {
-        return;
-    };
+    // A failed listing deletes no table or log; the value files are still looked at (they list
+    // the directory themselves): no flush or compaction may follow to redo their plan.
+    let names = db.env.children(&db.dir).unwrap_or_else(|e| {
+        db.info_log.log(format_args!("listing the directory: {e}"));
+        Vec::new()
+    });
     let log_number = state.versions.log_number;
     let prev_log_number = state.versions.prev_log_number;
     let manifest_number = state.versions.manifest_file_number;

@@ -496,6 +496,13 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
         *reachable.entry(file).or_default() += bytes;
     }
     // Older states released while this pass held them are noted below, once it lets go.
+    // Another thread may note such a release first (an idle compaction thread, a write),
+    // under the previous plan, which may have found no older state: the pass looks itself.
+    let older_seen: Vec<std::sync::Weak<SuperVersion>> = views
+        .iter()
+        .filter(|view| !Arc::ptr_eq(view, &current))
+        .map(Arc::downgrade)
+        .collect();
     drop(views);
     let (current_tables, needed) = added.map_err(listed_only)?;
     *db.table_value_refs.tables.lock() = seen;
@@ -581,6 +588,9 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     plan.older_states_hold = !pinned.is_empty();
     state.value_gc.older_states_hold = plan.older_states_hold;
     state.note_released_readers();
+    if plan.older_states_hold && older_seen.iter().any(|view| view.strong_count() == 0) {
+        state.value_gc.sweep = true;
+    }
     plan.sweep = state.value_gc.sweep;
     plan.listing = Listing { total, appended };
     state.value_gc = plan;

@@ -131,10 +131,12 @@ pub(crate) struct Collection {
     /// current one (held by iterators and reads) reach. Only then can a reader's release free
     /// a file or make one collectable: every change of the files the current state reaches
     /// (a flush, a compaction) is followed by a pass of its own, which sees the replaced
-    /// state while a reader still holds it. Without it, the release that follows every
-    /// flush and compaction (the state they replaced, which no reader held) redid the plan,
-    /// and writes over the bound waited for that: in `strata bench`'s 8 KiB `leveledmix`,
-    /// 71 waits, a tenth of a second of 1.25.
+    /// state while a reader still holds it. That pass also looks itself whether the older
+    /// states it saw were released by its end: another thread may have noted the release
+    /// first, under the plan before, which may have found none (`value_files.rs`). Without
+    /// the flag, the release that follows every flush and compaction (the state they
+    /// replaced, which no reader held) redid the plan, and writes over the bound waited for
+    /// that: in `strata bench`'s 8 KiB `leveledmix`, 71 waits, a tenth of a second of 1.25.
     pub(crate) older_states_hold: bool,
     /// The oldest sequence number a reader may read at from which entries counted live only
     /// for a snapshot would be garbage: once the oldest snapshot is released past it, the
