@@ -4,60 +4,39 @@
 
 use strata::{DbIterator, KeyIterator};
 
-/// An engine iterator of either kind, with the cursor operations both have.
+/// An engine iterator of either kind; it dereferences to the positioning both share.
 pub(crate) enum EngineCursor {
     Entries(DbIterator),
     Keys(KeyIterator),
 }
 
-/// Runs the same call on whichever iterator `$cursor` holds.
-macro_rules! on_either {
-    ($cursor:expr, $it:ident => $call:expr) => {
-        match $cursor {
-            EngineCursor::Entries($it) => $call,
-            EngineCursor::Keys($it) => $call,
+/// The positioning of whichever engine iterator it holds.
+impl std::ops::Deref for EngineCursor {
+    type Target = dyn strata::Cursor;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            EngineCursor::Entries(it) => it,
+            EngineCursor::Keys(it) => it,
         }
-    };
+    }
+}
+
+impl std::ops::DerefMut for EngineCursor {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            EngineCursor::Entries(it) => it,
+            EngineCursor::Keys(it) => it,
+        }
+    }
 }
 
 impl EngineCursor {
-    pub(crate) fn valid(&self) -> bool {
-        on_either!(self, it => it.valid())
-    }
-
-    pub(crate) fn seek_to_first(&mut self) {
-        on_either!(self, it => it.seek_to_first())
-    }
-
-    pub(crate) fn seek_to_last(&mut self) {
-        on_either!(self, it => it.seek_to_last())
-    }
-
-    pub(crate) fn seek(&mut self, target: &[u8]) {
-        on_either!(self, it => it.seek(target))
-    }
-
-    pub(crate) fn next(&mut self) {
-        on_either!(self, it => it.next())
-    }
-
-    pub(crate) fn prev(&mut self) {
-        on_either!(self, it => it.prev())
-    }
-
-    pub(crate) fn key(&self) -> &[u8] {
-        on_either!(self, it => it.key())
-    }
-
     /// The current value; empty for a keys-only iterator (whose callers never ask).
     pub(crate) fn value(&self) -> &[u8] {
         match self {
             EngineCursor::Entries(it) => it.value(),
             EngineCursor::Keys(_) => &[],
         }
-    }
-
-    pub(crate) fn status(&self) -> strata::Result<()> {
-        on_either!(self, it => it.status())
     }
 }

@@ -26,42 +26,28 @@ pub(crate) enum Cursor {
     Keys(KeyIterator),
 }
 
-/// `$body` with `$iter` bound to whichever engine iterator `$cursor` holds.
-macro_rules! either {
-    ($cursor:expr, $iter:ident => $body:expr) => {
-        match $cursor {
-            Cursor::Entries($iter) => $body,
-            Cursor::Keys($iter) => $body,
+/// The positioning of whichever engine iterator it holds.
+impl std::ops::Deref for Cursor {
+    type Target = dyn engine::Cursor;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Cursor::Entries(i) => i,
+            Cursor::Keys(i) => i,
         }
-    };
+    }
+}
+
+impl std::ops::DerefMut for Cursor {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            Cursor::Entries(i) => i,
+            Cursor::Keys(i) => i,
+        }
+    }
 }
 
 impl Cursor {
-    fn valid(&self) -> bool {
-        either!(self, i => i.valid())
-    }
-    fn seek_to_first(&mut self) {
-        either!(self, i => i.seek_to_first())
-    }
-    fn seek_to_last(&mut self) {
-        either!(self, i => i.seek_to_last())
-    }
-    fn seek(&mut self, target: &[u8]) {
-        either!(self, i => i.seek(target))
-    }
-    fn next(&mut self) {
-        either!(self, i => i.next())
-    }
-    fn prev(&mut self) {
-        either!(self, i => i.prev())
-    }
-    fn key(&self) -> &[u8] {
-        either!(self, i => i.key())
-    }
-    fn status(&self) -> engine::Result<()> {
-        either!(self, i => i.status())
-    }
-
     /// The value; empty for a key iterator.
     fn value(&self) -> &[u8] {
         match self {
@@ -121,13 +107,13 @@ pub unsafe extern "C" fn leveldb_iter_valid(it: *const leveldb_iterator_t) -> u8
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_seek_to_first(it: *mut leveldb_iterator_t) {
     // SAFETY: per the crate contract `it` is NULL or a live handle.
-    unsafe { step(it, Cursor::seek_to_first) }
+    unsafe { step(it, |i| i.seek_to_first()) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_seek_to_last(it: *mut leveldb_iterator_t) {
     // SAFETY: per the crate contract `it` is NULL or a live handle.
-    unsafe { step(it, Cursor::seek_to_last) }
+    unsafe { step(it, |i| i.seek_to_last()) }
 }
 
 /// Positions at the first key `>= k`.
@@ -150,14 +136,14 @@ pub unsafe extern "C" fn leveldb_iter_seek(
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_next(it: *mut leveldb_iterator_t) {
     // SAFETY: per the crate contract `it` is NULL or a live handle.
-    unsafe { step(it, Cursor::next) }
+    unsafe { step(it, |i| i.next()) }
 }
 
 /// Moves to the previous entry (does nothing when not valid).
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_prev(it: *mut leveldb_iterator_t) {
     // SAFETY: per the crate contract `it` is NULL or a live handle.
-    unsafe { step(it, Cursor::prev) }
+    unsafe { step(it, |i| i.prev()) }
 }
 
 /// The current key (empty when not valid); valid until the iterator moves.

@@ -35,7 +35,7 @@ pub mod testing;
 struct ReadmeExamples;
 
 pub use compaction::filter::{CompactionFilter, FilterDecision};
-pub use db::{destroy, repair, DbIterator, KeyIterator, Range, CLEAR_RANGE_BATCH, DB};
+pub use db::{destroy, repair, Cursor, DbIterator, KeyIterator, Range, CLEAR_RANGE_BATCH, DB};
 pub use env::{
     Env, FileLock, Logger, MemEnv, PosixEnv, RandomAccessFile, SequentialFile, WritableFile,
 };

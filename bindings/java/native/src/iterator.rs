@@ -20,7 +20,7 @@ use jni::objects::{JByteArray, JClass, JObject, JObjectArray};
 use jni::sys::{jboolean, jint, jlong, jobject, JNIEnv};
 use jni::{jni_mangle, Env, EnvUnowned};
 use parking_lot::Mutex;
-use strata::{DbIterator, KeyIterator};
+use strata::DbIterator;
 
 use crate::bytes;
 use crate::database::Database;
@@ -31,31 +31,6 @@ use crate::scratch::Scratch;
 
 /// `nextBatchVia`'s answer when the next entry does not fit the scratch (nothing moved).
 const TOO_LARGE: jint = -2;
-
-/// An engine iterator a Java iterator moves: entries (`StrataIterator`) or keys with their
-/// values' lengths (`StrataKeyIterator`, `key_iterator`).
-pub(crate) trait EngineIterator: Send + 'static {
-    fn seek_to_first(&mut self);
-    fn status(&self) -> strata::Result<()>;
-}
-
-impl EngineIterator for DbIterator {
-    fn seek_to_first(&mut self) {
-        DbIterator::seek_to_first(self)
-    }
-    fn status(&self) -> strata::Result<()> {
-        DbIterator::status(self)
-    }
-}
-
-impl EngineIterator for KeyIterator {
-    fn seek_to_first(&mut self) {
-        KeyIterator::seek_to_first(self)
-    }
-    fn status(&self) -> strata::Result<()> {
-        KeyIterator::status(self)
-    }
-}
 
 /// An engine iterator, or nothing once its Java iterator or its database was closed.
 pub(crate) struct Cursor<I> {
@@ -106,7 +81,7 @@ impl<I: Send> IteratorHandle<I> {
 /// iterators `I`), then fails if the iterator met an error (its status) or the comparator
 /// threw. Unless `op` positions the iterator itself (`seeks`), a new iterator is first moved
 /// to the first entry.
-pub(crate) fn with_iter<I: EngineIterator, T>(
+pub(crate) fn with_iter<I: strata::Cursor + 'static, T>(
     handle: jlong,
     seeks: bool,
     op: impl FnOnce(&mut I) -> T,
@@ -119,7 +94,7 @@ pub(crate) fn with_iter<I: EngineIterator, T>(
 }
 
 /// [`with_iter`] without the check of the iterator's status: `op` reports it as it sees fit.
-fn with_cursor<I: EngineIterator, T>(
+fn with_cursor<I: strata::Cursor + 'static, T>(
     handle: jlong,
     seeks: bool,
     op: impl FnOnce(&mut I) -> T,

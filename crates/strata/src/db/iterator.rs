@@ -231,3 +231,60 @@ impl KeyIterator {
         self.inner.status()
     }
 }
+
+/// The positioning [`DbIterator`] and [`KeyIterator`] share, each method as the iterators'
+/// own: code that moves an iterator of either kind (a binding's iterator object, which may
+/// hold either) does it through `&mut dyn Cursor`.
+pub trait Cursor: Send {
+    /// True when positioned at an entry.
+    fn valid(&self) -> bool;
+    /// Positions at the first key (at or after the lower bound).
+    fn seek_to_first(&mut self);
+    /// Positions at the last key (before the upper bound).
+    fn seek_to_last(&mut self);
+    /// Positions at the first key `>= target`.
+    fn seek(&mut self, target: &[u8]);
+    /// Moves to the next key. Requires `valid()`.
+    fn next(&mut self);
+    /// Moves to the previous key. Requires `valid()`.
+    fn prev(&mut self);
+    /// The current key. Empty when not `valid()`.
+    fn key(&self) -> &[u8];
+    /// The first error met, if any. Iteration stops at an error.
+    fn status(&self) -> Result<()>;
+}
+
+/// Implements [`Cursor`] for an iterator type by its methods of the same names.
+macro_rules! cursor_by_own_methods {
+    ($iterator:ty) => {
+        impl Cursor for $iterator {
+            fn valid(&self) -> bool {
+                <$iterator>::valid(self)
+            }
+            fn seek_to_first(&mut self) {
+                <$iterator>::seek_to_first(self)
+            }
+            fn seek_to_last(&mut self) {
+                <$iterator>::seek_to_last(self)
+            }
+            fn seek(&mut self, target: &[u8]) {
+                <$iterator>::seek(self, target)
+            }
+            fn next(&mut self) {
+                <$iterator>::next(self)
+            }
+            fn prev(&mut self) {
+                <$iterator>::prev(self)
+            }
+            fn key(&self) -> &[u8] {
+                <$iterator>::key(self)
+            }
+            fn status(&self) -> Result<()> {
+                <$iterator>::status(self)
+            }
+        }
+    };
+}
+
+cursor_by_own_methods!(DbIterator);
+cursor_by_own_methods!(KeyIterator);

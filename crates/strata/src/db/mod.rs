@@ -73,7 +73,7 @@ use crate::write_batch::WriteBatch;
 
 use published::Published;
 
-pub use iterator::{DbIterator, KeyIterator};
+pub use iterator::{Cursor, DbIterator, KeyIterator};
 
 pub(crate) use info_log::InfoLog;
 
