@@ -142,7 +142,8 @@ struct BenchArgs {
           value_parser = BoolishValueParser::new())]
     histogram: bool,
 
-    /// Run the whole suite this many times; report medians and min–max.
+    /// Run the whole suite this many times; report medians and min–max. With --sweep: build
+    /// each cell's databases this many times and report medians over all of them.
     #[arg(long, default_value_t = 1)]
     repeat: usize,
 

@@ -480,7 +480,7 @@ fn unknown_workload_is_rejected_with_the_valid_names() {
 
 #[cfg(feature = "leveldb")]
 #[test]
-fn sweep_prints_table_one_with_medians_of_interleaved_rounds() {
+fn sweep_prints_table_one_with_medians_of_interleaved_rounds_of_each_build() {
     let stdout = bench(&[
         "--sweep",
         "paper",
@@ -489,13 +489,22 @@ fn sweep_prints_table_one_with_medians_of_interleaved_rounds() {
         "--engines",
         "strata,leveldb",
         "--repeat",
-        "1",
+        "2",
         "--no_settle",
     ]);
     assert!(
-        stdout.contains("reads run 5 rounds, engines taking turns"),
-        "at least five rounds whatever --repeat says:\n{stdout}"
+        stdout.contains("each database built 2 time(s), the reads of each build run 5 rounds"),
+        "{stdout}"
     );
+    for build in ["build 1/2", "build 2/2"] {
+        let shapes = stdout
+            .lines()
+            .filter(|l| l.contains(build) && l.contains("tables per level"))
+            .count();
+        // Each of the three columns, with and without compression, per engine: after the
+        // PUT and after the reads.
+        assert_eq!(shapes, 3 * 2 * 2 * 2, "{build}:\n{stdout}");
+    }
     assert!(stdout.contains("one clock reading costs"), "{stdout}");
     assert!(!stdout.contains("WARNING: WB"), "wrong answers:\n{stdout}");
     for row in ["GET from cache", "GET missing (bloom)", "GET from MemTable"] {

@@ -29,14 +29,20 @@
 //! The OS page cache is not dropped (that would disturb the whole machine), so "cold" means
 //! cold in the engine's caches: reads of files come from memory through the kernel.
 //!
-//! Timing: each PUT runs once per engine. The reads (2-6) then run `--repeat` times (at least
-//! 5: one round's 1000 reads take a few milliseconds, and a round disturbed by the machine or
-//! by a compaction the reads themselves set off (LevelDB's seek compaction, which both engines
-//! do) moves a cell by a third), the engines taking turns in each round (the first engine
-//! changes every round), each round on a fresh open; a cell shows the median of its rounds'
-//! p50 and of their p99. Each call is timed on its own, but for the memtable reads, which take
-//! well under a microsecond: they are timed in batches of [`MEMTABLE_BATCH`] calls, each call
-//! counted as the batch's mean. The header reports what one reading of the clock costs.
+//! Timing: each cell's databases are built `--repeat` times (default once; `--repeat 3` for a
+//! verdict on a row), the engines' builds one after the other. Each build's reads (2-6) run
+//! [`ROUNDS`] times, the engines taking turns (the first engine changes every round), each
+//! round on a fresh open. A GET cell shows the median over every round of every build of the
+//! rounds' p50 and of their p99, a PUT cell the median over the builds. Both are needed: one
+//! round's 1000 reads take a few milliseconds, and a round disturbed by the machine or by a
+//! compaction the reads themselves set off (LevelDB's seek compaction, which both engines do)
+//! moves a cell by a third; and two builds of the same engine end in different shapes (when
+//! background compactions ran against the puts decides how many tables each level holds), so
+//! cells of one build move as much between builds. Each build prints its tables per level
+//! after the PUT and after its reads. Each call is timed on its own, but for the memtable reads,
+//! which take well under a microsecond: they are timed in batches of [`MEMTABLE_BATCH`] calls,
+//! each call counted as the batch's mean. The header reports what one reading of the clock
+//! costs.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -48,7 +54,7 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::config::{BenchOptions, Compression, Config, EngineKind, Sweep};
-use super::engine::{not_compiled_in, BenchResult, Engine};
+use super::engine::{files_per_level, not_compiled_in, BenchResult, Engine};
 use super::keys::{KeyBuf, ValuePool, KEY_SIZE};
 use super::progress::{Progress, ProgressRun};
 use super::report::size;
@@ -63,8 +69,8 @@ const MEMTABLE_READS: u64 = 10_000;
 /// Memtable reads timed together (one call is far below the clock's resolution for a
 /// percentile to mean anything).
 const MEMTABLE_BATCH: u64 = 16;
-/// Fewest rounds of the reads.
-const MIN_ROUNDS: usize = 5;
+/// Rounds of the reads on each database built.
+const ROUNDS: usize = 5;
 /// Longest wait for an engine to settle.
 const SETTLE_LIMIT: Duration = Duration::from_secs(600);
 
@@ -264,10 +270,11 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
     if cfg!(debug_assertions) {
         println!("WARNING: built without optimizations; timings are not meaningful");
     }
-    let rounds = cfg.repeat.max(MIN_ROUNDS);
+    let builds = cfg.repeat;
     println!(
-        "Timing: one clock reading costs {} ns; reads run {rounds} rounds, engines taking \
-         turns; memtable reads timed in batches of {MEMTABLE_BATCH}",
+        "Timing: one clock reading costs {} ns; each database built {builds} time(s), the reads \
+         of each build run {ROUNDS} rounds, engines taking turns; memtable reads timed in \
+         batches of {MEMTABLE_BATCH}",
         clock_cost().as_nanos()
     );
     let mut cells = Vec::new();
@@ -299,22 +306,41 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
                     ),
                 })
                 .collect();
-            let mut runs: Vec<Vec<(Test, Measured)>> = Vec::with_capacity(params.len());
-            for p in &params {
-                let put = build_kind(p)?;
-                println!("  done: {}: PUT {:.2} s", p.label, put.seconds);
-                runs.push(vec![(Test::Put, put)]);
-            }
-            for round in 0..rounds {
-                for turn in 0..params.len() {
-                    let e = (round + turn) % params.len();
-                    let p = &params[e];
-                    for (test, m) in read_kind(p)? {
-                        if let Some(problem) = wrong_answers(test, &m, p) {
-                            println!("  WARNING: {}: {}: {problem}", p.label, test.id());
+            let mut runs: Vec<Vec<(Test, Measured)>> = vec![Vec::new(); params.len()];
+            for build in 0..builds {
+                for (e, p) in params.iter().enumerate() {
+                    let (put, shape) = build_kind(p)?;
+                    println!(
+                        "  done: {}: build {}/{builds}: PUT {:.2} s; tables per level: {}",
+                        p.label,
+                        build + 1,
+                        put.seconds,
+                        shape_text(shape.as_deref())
+                    );
+                    runs[e].push((Test::Put, put));
+                }
+                let mut shapes = vec![None; params.len()];
+                for round in 0..ROUNDS {
+                    for turn in 0..params.len() {
+                        let e = (round + turn) % params.len();
+                        let p = &params[e];
+                        let round = read_kind(p)?;
+                        shapes[e] = round.shape;
+                        for (test, m) in round.measured {
+                            if let Some(problem) = wrong_answers(test, &m, p) {
+                                println!("  WARNING: {}: {}: {problem}", p.label, test.id());
+                            }
+                            runs[e].push((test, m));
                         }
-                        runs[e].push((test, m));
                     }
+                }
+                for (p, shape) in params.iter().zip(shapes) {
+                    println!(
+                        "  done: {}: build {}/{builds}: reads; tables per level after them: {}",
+                        p.label,
+                        build + 1,
+                        shape_text(shape.as_deref())
+                    );
                 }
             }
             for (p, engine_runs) in params.iter().zip(runs) {
@@ -374,6 +400,13 @@ struct Params<'a> {
     label: String,
 }
 
+/// One round of the reads on one engine: each test's measurement, and the tables per level
+/// after them.
+struct Round {
+    measured: Vec<(Test, Measured)>,
+    shape: Option<String>,
+}
+
 #[derive(Clone)]
 struct Measured {
     hist: Histogram<u64>,
@@ -381,7 +414,17 @@ struct Measured {
     found: Option<u64>,
 }
 
-fn build_kind(p: &Params<'_>) -> BenchResult<Measured> {
+/// Tables per level as [`files_per_level`] gives them: `none` for an empty tree, `unknown` when
+/// the engine does not say.
+fn shape_text(shape: Option<&str>) -> &str {
+    match shape {
+        Some("") => "none",
+        Some(shape) => shape,
+        None => "unknown",
+    }
+}
+
+fn build_kind(p: &Params<'_>) -> BenchResult<(Measured, Option<String>)> {
     match p.engine {
         EngineKind::Strata => build::<super::strata_engine::StrataEngine>(p),
         #[cfg(feature = "leveldb")]
@@ -393,7 +436,7 @@ fn build_kind(p: &Params<'_>) -> BenchResult<Measured> {
     }
 }
 
-fn read_kind(p: &Params<'_>) -> BenchResult<Vec<(Test, Measured)>> {
+fn read_kind(p: &Params<'_>) -> BenchResult<Round> {
     match p.engine {
         EngineKind::Strata => reads::<super::strata_engine::StrataEngine>(p),
         #[cfg(feature = "leveldb")]
@@ -463,8 +506,8 @@ fn timed<T>(
 }
 
 /// The PUT test: a new database filled with shuffled keys, then duplicates; settled and
-/// closed.
-fn build<E: Engine>(p: &Params<'_>) -> BenchResult<Measured> {
+/// closed. Also returns its tables per level once settled: the reads' costs follow that shape.
+fn build<E: Engine>(p: &Params<'_>) -> BenchResult<(Measured, Option<String>)> {
     let dir = &p.dir;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     E::destroy(dir)?;
@@ -486,12 +529,14 @@ fn build<E: Engine>(p: &Params<'_>) -> BenchResult<Measured> {
     });
     bar.finish();
     settle(p);
-    put.map(|m| Measured { found: None, ..m })
+    let put = put?;
+    Ok((Measured { found: None, ..put }, files_per_level(&db)))
 }
 
 /// One round of the GET tests (2-6) on the database `build` made; it is opened afresh, so
-/// its caches start cold.
-fn reads<E: Engine>(p: &Params<'_>) -> BenchResult<Vec<(Test, Measured)>> {
+/// its caches start cold. Also gives its tables per level after the round: reads move tables
+/// down (seek compactions), so later rounds may search fewer levels.
+fn reads<E: Engine>(p: &Params<'_>) -> BenchResult<Round> {
     let dir = &p.dir;
     let mut key = KeyBuf::new();
     let mut out = Vec::new();
@@ -542,8 +587,11 @@ fn reads<E: Engine>(p: &Params<'_>) -> BenchResult<Vec<(Test, Measured)>> {
             Ok(db.get(key.key(p.num + i % fresh))?.is_some())
         })?;
         out.push((Test::GetMemtable, memtable));
+        Ok(Round {
+            measured: out,
+            shape: files_per_level(&db),
+        })
     }
-    Ok(out)
 }
 
 /// Narrowest column of the table.
@@ -634,7 +682,7 @@ pub fn table(r: &SweepResults) -> String {
     }
     let _ = writeln!(
         out,
-        "Latencies: p50 / p99 in µs (GETs: medians over the rounds). PUT: {} keys in shuffled \
+        "Latencies: p50 / p99 in µs (GETs: medians over the rounds of every build; PUT: over the builds). PUT: {} keys in shuffled \
          order then {} duplicates, {}-byte values. WB = write buffer, BS = block size \
          (asked→used).",
         r.num,
