@@ -201,6 +201,28 @@ pub(crate) fn read_block_into(
     Ok(contents)
 }
 
+/// Bytes of a mapped block [`touch_lines`] loads ahead of decoding it.
+const TOUCHED: usize = 4096;
+
+/// Reads a byte of each 64-byte line of the first [`TOUCHED`] bytes of `stored` (a block read
+/// straight out of a table's mapping, trailer included) and of its last line.
+///
+/// Such a block is usually in no CPU cache yet. Decoding reads the trailer, then the contents
+/// front to back, so each line would wait for memory in turn: the hardware prefetcher starts
+/// late on a block of a few lines. These loads depend on nothing, so the CPU has all of them in
+/// flight at once and decoding then finds the lines cached. In the paper sweep's uncached Snappy
+/// lookups (2 MiB write buffer, 1 KiB blocks) this cut a lookup from 4.3 to 3.6 µs. Past
+/// [`TOUCHED`] bytes the prefetcher has caught up, and touching a large block whole would only
+/// push its start out of the cache again.
+fn touch_lines(stored: &[u8]) {
+    let ahead = &stored[..stored.len().min(TOUCHED)];
+    let mut seen = stored.last().copied().unwrap_or(0);
+    for line in ahead.chunks(64) {
+        seen ^= line[0];
+    }
+    std::hint::black_box(seen);
+}
+
 fn read_stored_block(
     file: &dyn RandomAccessFile,
     file_size: u64,
@@ -222,6 +244,7 @@ fn read_stored_block(
     });
     if let Some(stored) = mapped {
         // No system call: check and decompress straight out of the mapping.
+        touch_lines(stored);
         let (contents, trailer) = stored.split_at(stored_len);
         return Ok(
             match decode_stored_block(contents, trailer, handle.offset, verify_checksum, buf)? {
