@@ -102,6 +102,18 @@ fn files_ending(dir: &Path, suffix: &str) -> usize {
         .count()
 }
 
+/// Runs `strata bench` with `args` and `--json` in a fresh directory; returns stdout and the
+/// JSON records.
+fn bench_json(args: &[&str]) -> (String, Vec<serde_json::Value>) {
+    let dir = disk_tempdir();
+    let json = dir.path().join("out/results.json");
+    let json_arg = json.to_string_lossy().into_owned();
+    let args: Vec<&str> = args.iter().copied().chain(["--json", &json_arg]).collect();
+    let stdout = bench_in(dir.path(), &args);
+    let records = json_records(&json);
+    (stdout, records)
+}
+
 /// The JSON records of a run.
 fn json_records(path: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read json: {e}"));
@@ -226,29 +238,21 @@ fn value_separation_keeps_large_values_in_value_files_and_reads_them_back() {
 
 #[test]
 fn every_run_reports_amplification_latency_and_the_engines_peak_memory() {
-    let dir = disk_tempdir();
-    let json = dir.path().join("out/results.json");
-    let json_arg = json.to_string_lossy().into_owned();
-    let stdout = bench_in(
-        dir.path(),
-        &[
-            "--num",
-            "2000",
-            "--engines",
-            "strata",
-            "--value_size",
-            "4096",
-            "--value_separation",
-            "2048",
-            // Uncompressed, every byte put reaches the disk at least once (checked below).
-            "--compression",
-            "none",
-            "--benchmarks",
-            "fillrandom,overwrite,readrandom,headrandom,leveledmix",
-            "--json",
-            &json_arg,
-        ],
-    );
+    let (stdout, records) = bench_json(&[
+        "--num",
+        "2000",
+        "--engines",
+        "strata",
+        "--value_size",
+        "4096",
+        "--value_separation",
+        "2048",
+        // Uncompressed, every byte put reaches the disk at least once (checked below).
+        "--compression",
+        "none",
+        "--benchmarks",
+        "fillrandom,overwrite,readrandom,headrandom,leveledmix",
+    ]);
     assert!(
         stdout.contains("Measured:   each engine in its own process"),
         "\n{stdout}"
@@ -298,7 +302,6 @@ fn every_run_reports_amplification_latency_and_the_engines_peak_memory() {
         "{memory:?}\n{stdout}"
     );
 
-    let records = json_records(&json);
     assert_eq!(records.len(), 5);
     let fill = record(&records, "fillrandom", "strata");
     assert!(
@@ -481,7 +484,7 @@ fn unknown_workload_is_rejected_with_the_valid_names() {
 #[cfg(feature = "leveldb")]
 #[test]
 fn sweep_prints_table_one_with_medians_of_interleaved_rounds_of_each_build() {
-    let stdout = bench(&[
+    let (stdout, records) = bench_json(&[
         "--sweep",
         "paper",
         "--num",
@@ -497,13 +500,31 @@ fn sweep_prints_table_one_with_medians_of_interleaved_rounds_of_each_build() {
         "{stdout}"
     );
     for build in ["build 1/2", "build 2/2"] {
-        let shapes = stdout
+        let shapes: Vec<&str> = stdout
             .lines()
             .filter(|l| l.contains(build) && l.contains("tables per level"))
-            .count();
+            .collect();
         // Each of the three columns, with and without compression, per engine: after the
-        // PUT and after the reads.
-        assert_eq!(shapes, 3 * 2 * 2 * 2, "{build}:\n{stdout}");
+        // PUT and after the reads; both engines say their shape.
+        assert_eq!(shapes.len(), 3 * 2 * 2 * 2, "{build}:\n{stdout}");
+        assert!(
+            shapes.iter().all(|l| !l.ends_with("unknown")),
+            "{build}:\n{stdout}"
+        );
+    }
+    // A PUT cell is the median of the builds, a GET cell of every round of every build.
+    assert_eq!(
+        records.len(),
+        3 * 2 * 2 * 6,
+        "a cell per test:\n{records:?}"
+    );
+    for record in &records {
+        let expected = if record["benchmark"] == "sweep/put" {
+            2
+        } else {
+            2 * 5
+        };
+        assert_eq!(record["rounds"], expected, "{record}");
     }
     assert!(stdout.contains("one clock reading costs"), "{stdout}");
     assert!(!stdout.contains("WARNING: WB"), "wrong answers:\n{stdout}");

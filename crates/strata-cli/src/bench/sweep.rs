@@ -182,7 +182,7 @@ pub struct Cell {
     pub ops: u64,
     /// Median wall time of a round.
     pub seconds: f64,
-    /// Rounds measured.
+    /// Rounds measured: of the reads, every build's; of the PUT, one per build.
     pub rounds: usize,
     /// Reads that found their key (for GETs), in the first round.
     pub found: Option<u64>,
