@@ -324,9 +324,9 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
                     for turn in 0..params.len() {
                         let e = (round + turn) % params.len();
                         let p = &params[e];
-                        let round = read_kind(p)?;
-                        shapes[e] = round.shape;
-                        for (test, m) in round.measured {
+                        let Round { measured, shape } = read_kind(p)?;
+                        shapes[e] = shape;
+                        for (test, m) in measured {
                             if let Some(problem) = wrong_answers(test, &m, p) {
                                 println!("  WARNING: {}: {}: {problem}", p.label, test.id());
                             }
@@ -682,9 +682,9 @@ pub fn table(r: &SweepResults) -> String {
     }
     let _ = writeln!(
         out,
-        "Latencies: p50 / p99 in µs (GETs: medians over the rounds of every build; PUT: over the builds). PUT: {} keys in shuffled \
-         order then {} duplicates, {}-byte values. WB = write buffer, BS = block size \
-         (asked→used).",
+        "Latencies: p50 / p99 in µs (GETs: medians over the rounds of every build; PUT: over \
+         the builds). PUT: {} keys in shuffled order then {} duplicates, {}-byte values. WB = \
+         write buffer, BS = block size (asked→used).",
         r.num,
         r.num / 10,
         r.value_size

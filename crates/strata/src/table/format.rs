@@ -212,9 +212,9 @@ const TOUCHED: usize = 4096;
 /// late on a block of a few lines. These loads depend on nothing, so the CPU has all of them in
 /// flight at once and decoding then finds the lines cached. Uncached Snappy lookups of absent
 /// keys as the paper sweep makes them (2 MiB write buffer, 1 KiB blocks, no filter; measured
-/// with a harness outside the repository) fell from 4.3 to 3.6 µs. Past
-/// [`TOUCHED`] bytes the prefetcher has caught up, and touching a large block whole would only
-/// push its start out of the cache again.
+/// with a harness outside the repository) fell from 4.3 to 3.6 µs. Past [`TOUCHED`] bytes the
+/// prefetcher has caught up, and touching a large block whole would only push its start out of
+/// the cache again.
 fn touch_lines(stored: &[u8]) {
     let ahead = &stored[..stored.len().min(TOUCHED)];
     let mut seen = stored.last().copied().unwrap_or(0);
