@@ -210,9 +210,9 @@ const TOUCHED: usize = 4096;
 /// Such a block is usually in no CPU cache yet. Decoding reads the trailer, then the contents
 /// front to back, so each line would wait for memory in turn: the hardware prefetcher starts
 /// late on a block of a few lines. These loads depend on nothing, so the CPU has all of them in
-/// flight at once and decoding then finds the lines cached. Uncached Snappy lookups of absent
-/// keys as the paper sweep makes them (2 MiB write buffer, 1 KiB blocks, no filter; measured
-/// with a harness outside the repository) fell from 4.3 to 3.6 µs. Past [`TOUCHED`] bytes the
+/// flight at once and decoding then finds the lines cached. In `strata bench --sweep paper
+/// --repeat 3`, uncached Snappy lookups of absent keys without a filter (1 KiB blocks) went
+/// from 0.88 and 0.86 of LevelDB's median to 0.81 and 0.81. Past [`TOUCHED`] bytes the
 /// prefetcher has caught up, and touching a large block whole would only push its start out of
 /// the cache again.
 fn touch_lines(stored: &[u8]) {
