@@ -66,6 +66,15 @@ pub trait RandomAccessFile: Send + Sync {
         None
     }
 
+    /// The bytes [`mapped`](Self::mapped) lends, as a handle that keeps the mapping alive: a
+    /// table keeps its index, filter and metaindex blocks, when they are stored uncompressed,
+    /// in the mapping for as long as it is open, instead of copying them onto the heap (as
+    /// LevelDB does with a mapped table). Only for a file whose mapped bytes never change.
+    /// `None` (the default) makes the table copy them.
+    fn shared(&self) -> Option<bytes::Bytes> {
+        None
+    }
+
     /// Whether reading the `len` bytes at `offset` would wait for no disk: they are in memory
     /// (an in-memory file; pages of a mapped file the operating system holds). `false` (the
     /// default) when that cannot be told; reads with `ReadOptions::memory_only` then leave

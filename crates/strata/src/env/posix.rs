@@ -389,7 +389,7 @@ impl Drop for Permit {
 /// A file mapped into memory as it was when opened, holding no descriptor. Reads past the
 /// mapping (the file grew since) open the file for that read.
 struct MappedFile {
-    map: memmap2::Mmap,
+    map: Arc<memmap2::Mmap>,
     path: PathBuf,
     /// Its [`MAPPED`] permit; `None` for a held file, mapped outside the count.
     _permit: Option<Permit>,
@@ -409,10 +409,20 @@ impl MappedFile {
         let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
         // The mapping keeps the contents; the caller's descriptor may close.
         Some(MappedFile {
-            map,
+            map: Arc::new(map),
             path: path.to_path_buf(),
             _permit: permit,
         })
+    }
+}
+
+/// A file's mapping as the owner of the [`bytes::Bytes`] a table keeps its meta blocks in
+/// ([`RandomAccessFile::shared`]): it stays mapped while any of them is held.
+struct SharedMapping(Arc<memmap2::Mmap>);
+
+impl AsRef<[u8]> for SharedMapping {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
     }
 }
 
@@ -433,6 +443,12 @@ impl RandomAccessFile for MappedFile {
 
     fn mapped(&self) -> Option<&[u8]> {
         Some(&self.map)
+    }
+
+    fn shared(&self) -> Option<bytes::Bytes> {
+        Some(bytes::Bytes::from_owner(SharedMapping(Arc::clone(
+            &self.map,
+        ))))
     }
 
     fn in_memory(&self, offset: u64, len: usize) -> bool {

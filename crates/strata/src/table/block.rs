@@ -1,5 +1,6 @@
 //! Reads blocks written by [`super::block_builder::BlockBuilder`] (layout documented there):
-//! [`Block`] owns a block's uncompressed contents and [`BlockIter`] walks its entries.
+//! [`Block`] holds a block's uncompressed contents (a buffer of its own, or a range of its table's
+//! mapping, see [`super::contents`]) and [`BlockIter`] walks its entries.
 //!
 //! Thread safety: a `Block` is immutable and shared through `Arc` (the block cache hands the same
 //! block to many readers); each `BlockIter` is owned by one thread and holds its own `Arc`.
@@ -18,6 +19,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use super::contents::Contents;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::util::coding::{decode_fixed32, get_varint32};
@@ -46,7 +48,7 @@ impl KeyOrder {
 ///
 /// Invariant: `restarts + 4 * num_restarts + 4 == data.len()`.
 pub(crate) struct Block {
-    data: Vec<u8>,
+    data: Contents,
     /// Offset of the restart array, which is also the end of the entries.
     restarts: usize,
     num_restarts: usize,
@@ -68,7 +70,8 @@ impl std::fmt::Debug for Block {
 
 impl Block {
     /// Takes ownership of a block's contents read from file offset `file_offset`.
-    pub(crate) fn new(data: Vec<u8>, file_offset: u64) -> Result<Block> {
+    pub(crate) fn new(data: impl Into<Contents>, file_offset: u64) -> Result<Block> {
+        let data = data.into();
         let len = data.len();
         let count = len
             .checked_sub(4)
@@ -116,12 +119,18 @@ impl Block {
     /// Bytes of memory the contents hold (a reused buffer may be larger than the block),
     /// charged against the block cache.
     pub(crate) fn memory(&self) -> usize {
-        self.data.capacity()
+        self.data.memory()
     }
 
     /// Gives the contents' buffer back, for the next block read to reuse.
     pub(crate) fn into_data(self) -> Vec<u8> {
-        self.data
+        self.data.into_buffer()
+    }
+
+    /// Whether the contents are a range of the table's mapping rather than a copy.
+    #[cfg(test)]
+    pub(crate) fn is_shared(&self) -> bool {
+        self.data.is_shared()
     }
 
     /// An unpositioned iterator over the block's entries, ordered by `order`.

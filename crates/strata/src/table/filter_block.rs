@@ -20,6 +20,7 @@
 
 use std::sync::Arc;
 
+use super::contents::Contents;
 use crate::util::bloom::FilterPolicy;
 use crate::util::coding::{decode_fixed32, put_fixed32};
 
@@ -110,7 +111,7 @@ impl FilterBlockBuilder {
 /// Thread safety: immutable after construction; shared by all readers of the table.
 pub(crate) struct FilterBlockReader {
     policy: Arc<dyn FilterPolicy>,
-    data: Vec<u8>,
+    data: Contents,
     /// Offset of the filter offsets array; `None` when the block is malformed (filtering off).
     array_offset: Option<usize>,
     num_filters: usize,
@@ -119,10 +120,13 @@ pub(crate) struct FilterBlockReader {
 
 impl FilterBlockReader {
     /// Wraps a filter block's contents. Never fails: a malformed block disables filtering.
-    pub(crate) fn new(policy: Arc<dyn FilterPolicy>, data: Vec<u8>) -> FilterBlockReader {
+    pub(crate) fn new(
+        policy: Arc<dyn FilterPolicy>,
+        data: impl Into<Contents>,
+    ) -> FilterBlockReader {
         let mut reader = FilterBlockReader {
             policy,
-            data,
+            data: data.into(),
             array_offset: None,
             num_filters: 0,
             base_lg: FILTER_BASE_LG,
@@ -146,6 +150,12 @@ impl FilterBlockReader {
             _ => {}
         }
         reader
+    }
+
+    /// Whether the filter block is a range of its table's mapping rather than a copy.
+    #[cfg(test)]
+    pub(crate) fn is_shared(&self) -> bool {
+        self.data.is_shared()
     }
 
     /// False only when the filter for the data block at `block_offset` rules `user_key` out.

@@ -21,6 +21,7 @@
 //! table layer attaches the file name. They never panic and never allocate by a length read from
 //! disk before checking it against the file size.
 
+use super::contents::Contents;
 use crate::env::{read_fully, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::util::coding::{decode_fixed32, decode_fixed64, get_varint64, put_varint64};
@@ -231,18 +232,10 @@ fn read_stored_block(
     verify_checksum: bool,
     buf: Vec<u8>,
 ) -> Result<Vec<u8>> {
-    handle.check_within(file_size)?;
-    // Fits in memory: it lies inside the file (checked above); on a 32-bit target a file larger
-    // than the address space is reported as corruption rather than truncated.
-    let stored_len = usize::try_from(handle.size)
-        .map_err(|_| Error::corruption_at(handle.offset, "block too large for this platform"))?;
-    let total = stored_len
-        .checked_add(BLOCK_TRAILER_LEN)
-        .ok_or_else(|| Error::corruption_at(handle.offset, "block too large"))?;
-    let mapped = file.mapped().and_then(|map| {
-        let start = usize::try_from(handle.offset).ok()?;
-        map.get(start..start.checked_add(total)?)
-    });
+    let (stored_len, total) = stored_extent(file_size, handle)?;
+    let mapped = file
+        .mapped()
+        .and_then(|map| map.get(stored_range(handle, total)?));
     if let Some(stored) = mapped {
         // No system call: check and decompress straight out of the mapping.
         touch_lines(stored);
@@ -276,6 +269,61 @@ fn read_stored_block(
             Ok(stored)
         }
     }
+}
+
+/// The length of the block at `handle` and that length with its trailer, once the handle is
+/// checked against `file_size`.
+fn stored_extent(file_size: u64, handle: &BlockHandle) -> Result<(usize, usize)> {
+    handle.check_within(file_size)?;
+    // Fits in memory: it lies inside the file (checked above); on a 32-bit target a file larger
+    // than the address space is reported as corruption rather than truncated.
+    let stored_len = usize::try_from(handle.size)
+        .map_err(|_| Error::corruption_at(handle.offset, "block too large for this platform"))?;
+    let total = stored_len
+        .checked_add(BLOCK_TRAILER_LEN)
+        .ok_or_else(|| Error::corruption_at(handle.offset, "block too large"))?;
+    Ok((stored_len, total))
+}
+
+/// Where in a mapping of its file the block at `handle` lies, `total` bytes with its trailer.
+fn stored_range(handle: &BlockHandle, total: usize) -> Option<std::ops::Range<usize>> {
+    let start = usize::try_from(handle.offset).ok()?;
+    Some(start..start.checked_add(total)?)
+}
+
+/// [`read_block`] for a block that lives as long as its table: the index, filter and
+/// metaindex blocks. One stored uncompressed in a file that shares its mapping
+/// ([`RandomAccessFile::shared`]) stays there (see [`super::contents`]), its checksum verified
+/// as for a copy when `verify_checksum` is set; any other is read as [`read_block`] reads it.
+pub(crate) fn read_lasting_block(
+    file: &dyn RandomAccessFile,
+    file_size: u64,
+    handle: &BlockHandle,
+    verify_checksum: bool,
+) -> Result<Contents> {
+    if let Some(map) = file.shared() {
+        let (stored_len, total) = stored_extent(file_size, handle)?;
+        if let Some(range) = stored_range(handle, total).filter(|range| range.end <= map.len()) {
+            let (contents, trailer) = map[range.clone()].split_at(stored_len);
+            let decoded = decode_stored_block(
+                contents,
+                trailer,
+                handle.offset,
+                verify_checksum,
+                Vec::new(),
+            )?;
+            return Ok(match decoded {
+                Decoded::Raw(_) => {
+                    Contents::Shared(map.slice(range.start..range.start + stored_len))
+                }
+                Decoded::Uncompressed(mut uncompressed) => {
+                    uncompressed.shrink_to_fit();
+                    Contents::Owned(uncompressed)
+                }
+            });
+        }
+    }
+    read_block(file, file_size, handle, verify_checksum).map(Contents::from)
 }
 
 /// What [`decode_stored_block`] made of a block.

@@ -12,6 +12,7 @@ pub(crate) mod block;
 pub(crate) mod block_builder;
 pub(crate) mod block_cache;
 pub(crate) mod builder;
+pub(crate) mod contents;
 pub(crate) mod filter_block;
 pub(crate) mod format;
 pub(crate) mod reader;

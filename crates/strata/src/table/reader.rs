@@ -33,7 +33,9 @@ use crate::util::internal_key::user_key;
 use super::block::{Block, BlockIter, KeyOrder};
 use super::builder::{FILTER_META_PREFIX, RANGE_DELETIONS_META_KEY};
 use super::filter_block::FilterBlockReader;
-use super::format::{read_block, read_block_into, read_footer, BlockHandle, BLOCK_TRAILER_LEN};
+use super::format::{
+    read_block, read_block_into, read_footer, read_lasting_block, BlockHandle, BLOCK_TRAILER_LEN,
+};
 use super::restart_prints::RestartPrints;
 use super::{BlockReads, TableOptions};
 
@@ -88,7 +90,7 @@ impl Table {
         file_name: String,
     ) -> Result<Arc<Table>> {
         let footer = read_footer(&*file, file_size).map_err(|e| e.in_file(&file_name))?;
-        let index_block = read_block(&*file, file_size, &footer.index, true)
+        let index_block = read_lasting_block(&*file, file_size, &footer.index, true)
             .and_then(|contents| Block::new(contents, footer.index.offset))
             .map_err(|e| e.in_file(&file_name))?;
         let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
@@ -138,6 +140,14 @@ impl Table {
             .as_ref()
     }
 
+    /// Whether the index block and the filter block are ranges of the file's mapping rather
+    /// than copies (`None` for the filter when the table has none).
+    #[cfg(test)]
+    pub(super) fn meta_blocks_shared(&self) -> (bool, Option<bool>) {
+        let filter = self.filter.as_ref().map(FilterBlockReader::is_shared);
+        (self.index_block.is_shared(), filter)
+    }
+
     /// Whether the index block's restart prints have been built.
     #[cfg(test)]
     pub(super) fn has_index_prints(&self) -> bool {
@@ -146,7 +156,8 @@ impl Table {
 
     /// The metaindex block, checksum verified.
     fn read_metaindex(&self) -> Result<Arc<Block>> {
-        let contents = read_block(&*self.file, self.file_size, &self.metaindex_handle, true)?;
+        let contents =
+            read_lasting_block(&*self.file, self.file_size, &self.metaindex_handle, true)?;
         Ok(Arc::new(Block::new(
             contents,
             self.metaindex_handle.offset,
@@ -177,7 +188,7 @@ impl Table {
         let metaindex = self.read_metaindex().ok()?;
         let name = format!("{FILTER_META_PREFIX}{}", policy.name());
         let handle = self.meta_block_handle(&metaindex, &name).ok()??;
-        let data = read_block(&*self.file, self.file_size, &handle, true).ok()?;
+        let data = read_lasting_block(&*self.file, self.file_size, &handle, true).ok()?;
         Some(FilterBlockReader::new(Arc::clone(policy), data))
     }
 
@@ -188,7 +199,7 @@ impl Table {
         let Some(handle) = self.meta_block_handle(&metaindex, RANGE_DELETIONS_META_KEY)? else {
             return Ok(None);
         };
-        let contents = read_block(&*self.file, self.file_size, &handle, true)?;
+        let contents = read_lasting_block(&*self.file, self.file_size, &handle, true)?;
         let block = Arc::new(Block::new(contents, handle.offset)?);
         let tombstones = read_range_tombstones(&block, self.order.clone(), handle.offset)?;
         let fragments = Fragments::new(&self.opts.icmp, tombstones);
