@@ -389,10 +389,24 @@ impl Drop for Permit {
 /// A file mapped into memory as it was when opened, holding no descriptor. Reads past the
 /// mapping (the file grew since) open the file for that read.
 struct MappedFile {
-    map: Arc<memmap2::Mmap>,
+    map: Arc<Mapping>,
     path: PathBuf,
-    /// Its [`MAPPED`] permit; `None` for a held file, mapped outside the count.
+}
+
+/// A mapping with its [`MAPPED`] permit (`None` for a held file, mapped outside the count),
+/// shared by the file and the blocks kept in it ([`RandomAccessFile::shared`]): the permit is
+/// given back when the last of them lets the mapping go.
+struct Mapping {
+    map: memmap2::Mmap,
     _permit: Option<Permit>,
+}
+
+impl std::ops::Deref for Mapping {
+    type Target = memmap2::Mmap;
+
+    fn deref(&self) -> &memmap2::Mmap {
+        &self.map
+    }
 }
 
 impl MappedFile {
@@ -409,20 +423,22 @@ impl MappedFile {
         let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
         // The mapping keeps the contents; the caller's descriptor may close.
         Some(MappedFile {
-            map: Arc::new(map),
+            map: Arc::new(Mapping {
+                map,
+                _permit: permit,
+            }),
             path: path.to_path_buf(),
-            _permit: permit,
         })
     }
 }
 
 /// A file's mapping as the owner of the [`bytes::Bytes`] a table keeps its meta blocks in
 /// ([`RandomAccessFile::shared`]): it stays mapped while any of them is held.
-struct SharedMapping(Arc<memmap2::Mmap>);
+struct SharedMapping(Arc<Mapping>);
 
 impl AsRef<[u8]> for SharedMapping {
     fn as_ref(&self) -> &[u8] {
-        &self.0
+        &self.0.map
     }
 }
 

@@ -128,7 +128,6 @@ impl Block {
     }
 
     /// Whether the contents are a range of the table's mapping rather than a copy.
-    #[cfg(test)]
     pub(crate) fn is_shared(&self) -> bool {
         self.data.is_shared()
     }

@@ -42,7 +42,6 @@ impl Contents {
     }
 
     /// Whether the bytes are a range of a mapping rather than a buffer of their own.
-    #[cfg(test)]
     pub(crate) fn is_shared(&self) -> bool {
         matches!(self, Contents::Shared(_))
     }

@@ -153,7 +153,6 @@ impl FilterBlockReader {
     }
 
     /// Whether the filter block is a range of its table's mapping rather than a copy.
-    #[cfg(test)]
     pub(crate) fn is_shared(&self) -> bool {
         self.data.is_shared()
     }

@@ -19,6 +19,8 @@ pub(crate) mod reader;
 pub(crate) mod restart_prints;
 
 #[cfg(test)]
+mod mapped_tests;
+#[cfg(test)]
 mod tests;
 
 use std::sync::Arc;

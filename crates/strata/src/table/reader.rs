@@ -67,6 +67,10 @@ pub(crate) struct Table {
     index_handle: BlockHandle,
     metaindex_handle: BlockHandle,
     filter: Option<FilterBlockReader>,
+    /// The part of the file from the first to the end of the last meta block the table keeps
+    /// in the file's mapping (offset, length), `None` when it keeps copies: what a read that
+    /// must not wait for the disk checks is in memory ([`Table::check_meta_in_memory`]).
+    shared_meta: Option<(u64, u64)>,
     /// The table's range tombstones (`None` when it has none, or they are not read).
     range_tombstones: Option<Arc<Fragments>>,
 }
@@ -108,9 +112,27 @@ impl Table {
             index_handle: footer.index,
             metaindex_handle: footer.metaindex,
             filter: None,
+            shared_meta: None,
             range_tombstones: None,
         };
-        table.filter = table.read_filter();
+        let filter = table.read_filter();
+        let kept = [
+            table.index_block.is_shared().then_some(footer.index),
+            filter
+                .as_ref()
+                .and_then(|(handle, filter)| filter.is_shared().then_some(*handle)),
+        ];
+        table.shared_meta = kept.into_iter().flatten().fold(None, |span, handle| {
+            let end = handle.offset + handle.size + BLOCK_TRAILER_LEN as u64;
+            Some(match span {
+                None => (handle.offset, end - handle.offset),
+                Some((from, len)) => {
+                    let from_now = from.min(handle.offset);
+                    (from_now, (from + len).max(end) - from_now)
+                }
+            })
+        });
+        table.filter = filter.map(|(_, filter)| filter);
         if table.opts.range_deletions {
             table.range_tombstones = table
                 .read_range_deletions()
@@ -182,14 +204,15 @@ impl Table {
             })
     }
 
-    /// The filter named after the configured policy, if the table has a readable one.
-    fn read_filter(&self) -> Option<FilterBlockReader> {
+    /// The filter named after the configured policy, with its block's handle, if the table
+    /// has a readable one.
+    fn read_filter(&self) -> Option<(BlockHandle, FilterBlockReader)> {
         let policy = self.opts.filter_policy.as_ref()?;
         let metaindex = self.read_metaindex().ok()?;
         let name = format!("{FILTER_META_PREFIX}{}", policy.name());
         let handle = self.meta_block_handle(&metaindex, &name).ok()??;
         let data = read_lasting_block(&*self.file, self.file_size, &handle, true).ok()?;
-        Some(FilterBlockReader::new(Arc::clone(policy), data))
+        Some((handle, FilterBlockReader::new(Arc::clone(policy), data)))
     }
 
     /// The table's range tombstones, from the range-deletion block the metaindex names (none
@@ -289,15 +312,32 @@ impl Table {
     /// For a read that must not wait for the disk (`memory_only`): `Error::WouldBlock` unless
     /// the stored block at `handle` (with its trailer) is in memory.
     fn check_in_memory(&self, memory_only: bool, handle: BlockHandle) -> Result<()> {
-        let stored = usize::try_from(handle.size)
-            .ok()
-            .and_then(|size| size.checked_add(BLOCK_TRAILER_LEN));
-        match stored {
-            _ if !memory_only => Ok(()),
-            Some(len) if self.file.in_memory(handle.offset, len) => Ok(()),
+        if !memory_only {
+            return Ok(());
+        }
+        let stored = handle.size.checked_add(BLOCK_TRAILER_LEN as u64);
+        self.check_range_in_memory("block", handle.offset, stored)
+    }
+
+    /// For a read that must not wait for the disk: `Error::WouldBlock` unless the meta blocks
+    /// the table keeps in its file's mapping (index, filter) are in memory. Unlike copies on
+    /// the heap, the pages of a mapping are dropped under memory pressure, and the lookup's
+    /// search of them would then wait for the disk.
+    pub(crate) fn check_meta_in_memory(&self) -> Result<()> {
+        match self.shared_meta {
+            Some((offset, len)) => self.check_range_in_memory("index", offset, Some(len)),
+            None => Ok(()),
+        }
+    }
+
+    /// `Error::WouldBlock`, naming `what` is there, unless the `len` bytes at `offset` are in
+    /// memory.
+    fn check_range_in_memory(&self, what: &str, offset: u64, len: Option<u64>) -> Result<()> {
+        match len.and_then(|len| usize::try_from(len).ok()) {
+            Some(len) if self.file.in_memory(offset, len) => Ok(()),
             _ => Err(Error::WouldBlock(format!(
-                "the block at offset {} of {} is not in memory",
-                handle.offset, self.file_name
+                "the {what} at offset {offset} of {} is not in memory",
+                self.file_name
             ))),
         }
     }
@@ -346,6 +386,9 @@ impl Table {
         recent: &mut RecentBlock,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
+        if reads.memory_only {
+            self.check_meta_in_memory()?;
+        }
         let in_file = |e: Error| e.in_file(&self.file_name);
         let within = self.index_prints().map(|p| p.narrow(internal_key));
         let Some(handle) = self
@@ -539,6 +582,24 @@ impl TableIter {
         self.data.as_ref().is_some_and(|d| d.valid())
     }
 
+    /// Whether the index may be searched or stepped: always, but for a read that must not
+    /// wait for the disk whose table's meta blocks, kept in the file's mapping, are not in
+    /// memory ([`Table::check_meta_in_memory`]); the iterator is then left invalid with
+    /// `WouldBlock`.
+    fn index_in_memory(&mut self) -> bool {
+        if !self.reads.memory_only {
+            return true;
+        }
+        match self.table.check_meta_in_memory() {
+            Ok(()) => true,
+            Err(e) => {
+                self.save_error(e);
+                self.set_data(None);
+                false
+            }
+        }
+    }
+
     fn skip_empty_blocks_forward(&mut self) {
         while !self.data_valid() {
             if !self.index.valid() {
@@ -550,6 +611,9 @@ impl TableIter {
             // above, which stops only at a child invalid with an error, cannot see, and
             // older entries the block hides would be yielded.
             if self.reads.memory_only && self.data.as_ref().is_none_or(|d| d.status().is_err()) {
+                return;
+            }
+            if !self.index_in_memory() {
                 return;
             }
             self.index.next();
@@ -571,6 +635,9 @@ impl TableIter {
             // above, which stops only at a child invalid with an error, cannot see, and
             // older entries the block hides would be yielded.
             if self.reads.memory_only && self.data.as_ref().is_none_or(|d| d.status().is_err()) {
+                return;
+            }
+            if !self.index_in_memory() {
                 return;
             }
             self.index.prev();
@@ -597,6 +664,9 @@ impl InternalIterator for TableIter {
     }
 
     fn seek_to_first(&mut self) {
+        if !self.index_in_memory() {
+            return;
+        }
         self.index.seek_to_first();
         self.init_data_block();
         if let Some(d) = &mut self.data {
@@ -606,6 +676,9 @@ impl InternalIterator for TableIter {
     }
 
     fn seek_to_last(&mut self) {
+        if !self.index_in_memory() {
+            return;
+        }
         self.index.seek_to_last();
         self.init_data_block();
         if let Some(d) = &mut self.data {
@@ -615,6 +688,9 @@ impl InternalIterator for TableIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
+        if !self.index_in_memory() {
+            return;
+        }
         let within = self.table.index_prints().map(|p| p.narrow(target));
         self.index.seek_within(target, within);
         self.init_data_block();

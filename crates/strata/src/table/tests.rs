@@ -1,4 +1,4 @@
-//! Table round trips: builder to reader, through in-memory files.
+//! Table round trips: builder to reader, through in-memory files (and a mapped one).
 
 use std::sync::Arc;
 

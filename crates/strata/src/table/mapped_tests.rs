@@ -1,0 +1,391 @@
+//! Tables read out of their file's mapping: the index, filter and metaindex blocks a table
+//! keeps there (`read_lasting_block`, `Contents::Shared`) are checked as copies are, and a
+//! read that must not wait for the disk does not search them once they left memory.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+
+use super::builder::TableBuilder;
+use super::format::{
+    block_trailer, read_block, read_footer, read_lasting_block, BlockHandle, CompressionType,
+    BLOCK_TRAILER_LEN,
+};
+use super::reader::Table;
+use super::{BlockReads, TableOptions};
+use crate::env::vec_files::{VecFile, VecSink};
+use crate::env::{Env, PosixEnv, RandomAccessFile};
+use crate::error::Result;
+use crate::iter::InternalIterator;
+use crate::util::bloom::BloomFilterPolicy;
+use crate::util::comparator::BytewiseComparator;
+use crate::util::internal_key::{internal_key, InternalKeyComparator, ValueType, MAX_SEQUENCE};
+
+/// A file whose "mapping" (`shared`) is its first `map_len` bytes (shorter: the file grew since
+/// it was mapped; longer than the bytes is clipped), the rest read with `read_at`.
+struct SharedVec {
+    bytes: Vec<u8>,
+    map_len: usize,
+}
+
+impl RandomAccessFile for SharedVec {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        VecFile::new(self.bytes.clone()).read_at(offset, buf)
+    }
+    fn mapped(&self) -> Option<&[u8]> {
+        Some(&self.bytes[..self.map_len.min(self.bytes.len())])
+    }
+    fn shared(&self) -> Option<bytes::Bytes> {
+        Some(bytes::Bytes::copy_from_slice(
+            &self.bytes[..self.map_len.min(self.bytes.len())],
+        ))
+    }
+}
+
+fn stored_block(prefix: usize, contents: &[u8], ctype: CompressionType) -> Vec<u8> {
+    let mut file = vec![7u8; prefix];
+    file.extend_from_slice(contents);
+    file.extend_from_slice(&block_trailer(contents, ctype));
+    file
+}
+
+type Outcome = std::result::Result<(Vec<u8>, bool), (String, Option<Option<u64>>)>;
+
+fn lasting(f: &dyn RandomAccessFile, size: u64, h: &BlockHandle, verify: bool) -> Outcome {
+    read_lasting_block(f, size, h, verify)
+        .map(|c| (c.to_vec(), c.is_shared()))
+        .map_err(|e| (e.to_string(), e.corruption_details().map(|d| d.offset)))
+}
+
+fn copied(bytes: &[u8], size: u64, h: &BlockHandle, verify: bool) -> Outcome {
+    read_block(&VecFile::new(bytes.to_vec()), size, h, verify)
+        .map(|c| (c, false))
+        .map_err(|e| (e.to_string(), e.corruption_details().map(|d| d.offset)))
+}
+
+/// The shared path verifies the checksum when asked (and only then), with the block's offset.
+#[test]
+fn a_damaged_shared_block_is_a_checksum_corruption_at_its_offset() {
+    let raw = b"hello hello hello hello hello".repeat(10);
+    let compressed = snap::raw::Encoder::new().compress_vec(&raw).unwrap();
+    for (stored, ctype) in [
+        (&raw[..], CompressionType::None),
+        (&compressed[..], CompressionType::Snappy),
+    ] {
+        let mut bytes = stored_block(3, stored, ctype);
+        let handle = BlockHandle::new(3, stored.len() as u64);
+        let len = bytes.len() as u64;
+        let good = SharedVec {
+            bytes: bytes.clone(),
+            map_len: usize::MAX,
+        };
+        let (got, shared) = lasting(&good, len, &handle, true).unwrap();
+        assert_eq!((got, shared), (raw.clone(), ctype == CompressionType::None));
+
+        bytes[10] ^= 0x40;
+        let bad = SharedVec {
+            bytes: bytes.clone(),
+            map_len: usize::MAX,
+        };
+        let err = read_lasting_block(&bad, len, &handle, true)
+            .map(|_| ())
+            .unwrap_err();
+        let details = err.corruption_details().expect("a corruption");
+        assert_eq!(details.offset, Some(3), "{ctype:?}: {err}");
+        assert!(details.reason.contains("checksum"), "{ctype:?}: {err}");
+        if ctype == CompressionType::None {
+            // Unverified, the damage is kept as is, in the mapping.
+            let (got, shared) = lasting(&bad, len, &handle, false).unwrap();
+            assert!(shared && got != raw);
+        }
+    }
+}
+
+/// A bad compression type and a Snappy length bomb are corruptions on the shared path too.
+#[test]
+fn the_shared_path_rejects_bad_types_and_snappy_bombs() {
+    let bytes = stored_block(3, b"abc", CompressionType::None);
+    let mut bad_type = bytes.clone();
+    bad_type[6] = 9;
+    let f = SharedVec {
+        bytes: bad_type,
+        map_len: usize::MAX,
+    };
+    let err = read_lasting_block(&f, bytes.len() as u64, &BlockHandle::new(3, 3), false)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(err.to_string().contains("compression type"), "{err}");
+
+    let bomb = [0xff, 0xff, 0xff, 0xff, 0x0f];
+    let bytes = stored_block(3, &bomb, CompressionType::Snappy);
+    let f = SharedVec {
+        bytes: bytes.clone(),
+        map_len: usize::MAX,
+    };
+    let err = read_lasting_block(&f, bytes.len() as u64, &BlockHandle::new(3, 5), true)
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(err.corruption_details().unwrap().offset, Some(3), "{err}");
+}
+
+proptest! {
+    /// `read_lasting_block` on a file that shares its mapping gives exactly what `read_block`
+    /// gives on a copy of the file (bytes, or the same error at the same offset), for any
+    /// handle, damage, mapping shorter than the file (it grew since) and `file_size` shorter
+    /// or longer than the bytes; never a panic.
+    #[test]
+    fn lasting_reads_agree_with_read_block(
+        contents in proptest::collection::vec(prop_oneof![Just(b'a'), any::<u8>()], 0..400),
+        snappy in any::<bool>(),
+        prefix in 0usize..20,
+        damage in proptest::option::of((0usize..500, 1u8..=255)),
+        handle_shift in prop_oneof![Just((0i64, 0i64)), (-10i64..10, -10i64..10)],
+        map_cut in prop_oneof![Just(None), (0usize..500).prop_map(Some)],
+        size_shift in prop_oneof![Just(0i64), -20i64..20],
+        verify in any::<bool>(),
+    ) {
+        let (stored, ctype) = if snappy {
+            (snap::raw::Encoder::new().compress_vec(&contents).unwrap(), CompressionType::Snappy)
+        } else {
+            (contents.clone(), CompressionType::None)
+        };
+        let mut bytes = stored_block(prefix, &stored, ctype);
+        if let Some((at, x)) = damage {
+            let at = at % bytes.len();
+            bytes[at] ^= x;
+        }
+        let offset = (prefix as i64 + handle_shift.0).max(0) as u64;
+        let size = (stored.len() as i64 + handle_shift.1).max(0) as u64;
+        let handle = BlockHandle::new(offset, size);
+        let file_size = (bytes.len() as i64 + size_shift).max(0) as u64;
+        let map_len = map_cut.map_or(usize::MAX, |cut| cut % (bytes.len() + 1));
+        let f = SharedVec { bytes: bytes.clone(), map_len };
+        let got = lasting(&f, file_size, &handle, verify);
+        let want = copied(&bytes, file_size, &handle, verify);
+        match (&got, &want) {
+            (Ok((g, _)), Ok((w, _))) => prop_assert_eq!(g, w),
+            _ => prop_assert_eq!(got, want),
+        }
+    }
+}
+
+fn options(compression: CompressionType) -> TableOptions {
+    TableOptions {
+        icmp: InternalKeyComparator::new(BytewiseComparator::shared()),
+        block_size: 1024,
+        block_restart_interval: 16,
+        compression,
+        filter_policy: Some(Arc::new(BloomFilterPolicy::new(10)) as _),
+        block_cache: None,
+        paranoid_checks: false,
+        range_deletions: false,
+    }
+}
+
+fn key(i: usize) -> Vec<u8> {
+    format!("key{:06}", i * 2).into_bytes()
+}
+
+fn build(opts: &TableOptions, n: usize) -> Vec<u8> {
+    let out = VecSink::new();
+    let mut b = TableBuilder::new(opts.clone(), Box::new(out.clone()));
+    for i in 0..n {
+        let k = internal_key(&key(i), 1000 + i as u64, ValueType::Value);
+        b.add(&k, &[b'v'; 100]).unwrap();
+    }
+    b.finish().unwrap();
+    out.contents()
+}
+
+fn found(table: &Table, reads: BlockReads, i: usize) -> Result<bool> {
+    let lookup = internal_key(&key(i), MAX_SEQUENCE, ValueType::Value);
+    table
+        .get(reads, &lookup, |k, _| k[..k.len() - 8] == key(i)[..])
+        .map(|f| f == Some(true))
+}
+
+/// Asserts that `table` finds each of the `n` keys `build` wrote.
+fn finds_every_key(table: &Table, n: usize) {
+    for i in 0..n {
+        assert!(
+            found(table, BlockReads::default(), i).unwrap(),
+            "key {i} missing"
+        );
+    }
+}
+
+/// The handle the metaindex of `bytes` (a table) stores for its filter.
+fn filter_handle(bytes: &[u8], metaindex: &BlockHandle) -> BlockHandle {
+    let contents = read_block(
+        &VecFile::new(bytes.to_vec()),
+        bytes.len() as u64,
+        metaindex,
+        true,
+    );
+    let block = Arc::new(super::block::Block::new(contents.unwrap(), metaindex.offset).unwrap());
+    let mut it = block.iter(super::block::KeyOrder::Bytewise);
+    it.seek_to_first();
+    assert!(it.key().starts_with(b"filter."));
+    BlockHandle::decode_from(&mut it.value()).unwrap()
+}
+
+/// Damage in the index, filter and metaindex blocks of a mapped table (kept in the mapping
+/// when intact): a damaged index is a corruption at open at the index's offset, naming the
+/// file; a damaged filter or metaindex is ignored and every key is still found. Each damage
+/// is one only the checksum can catch: a byte of the stored CRC, or a byte change the block's
+/// structure survives (a separator byte, filter bits).
+#[test]
+fn damaged_meta_blocks_of_a_mapped_table_are_caught_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(CompressionType::None);
+    let n = 2000;
+    let bytes = build(&opts, n);
+    let len = bytes.len() as u64;
+    let footer = read_footer(&VecFile::new(bytes.clone()), len).unwrap();
+    let filter = filter_handle(&bytes, &footer.metaindex);
+    let path = dir.path().join("000042.ldb");
+    let open = |bytes: &[u8]| {
+        std::fs::write(&path, bytes).unwrap();
+        let file = PosixEnv::new().new_random_access_file(&path).unwrap();
+        assert!(file.shared().is_some(), "setup: the file is mapped");
+        Table::open(opts.clone(), file, len, "000042.ldb".into())
+    };
+    let intact = open(&bytes).unwrap();
+    assert_eq!(
+        intact.meta_blocks_shared(),
+        (true, Some(true)),
+        "setup: the shared path"
+    );
+    let crc_byte = |h: &BlockHandle| (h.offset + h.size + 2) as usize;
+
+    // Index: a byte of its CRC; the 6th byte of the first separator (after its three
+    // one-byte varints), a digit.
+    for at in [
+        crc_byte(&footer.index),
+        footer.index.offset as usize + 3 + 5,
+    ] {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x01;
+        let err = open(&damaged).map(|_| ()).unwrap_err();
+        let details = err.corruption_details().expect("a corruption");
+        assert_eq!(details.offset, Some(footer.index.offset), "{err}");
+        assert!(err.to_string().contains("000042.ldb"), "{err}");
+    }
+
+    // Filter: a byte of its CRC, or its first 16 bytes of bits cleared; metaindex: a byte of
+    // its CRC.
+    let filter_bits = filter.offset as usize..filter.offset as usize + 16;
+    for range in [
+        crc_byte(&filter)..crc_byte(&filter) + 1,
+        filter_bits,
+        crc_byte(&footer.metaindex)..crc_byte(&footer.metaindex) + 1,
+    ] {
+        let mut damaged = bytes.clone();
+        for b in &mut damaged[range.clone()] {
+            *b = !*b & if range.len() > 1 { 0 } else { 0xff };
+        }
+        let table = open(&damaged).unwrap();
+        assert!(
+            !table.has_filter(),
+            "a damaged meta block ({range:?}) was used"
+        );
+        finds_every_key(&table, n);
+    }
+}
+
+/// A table whose file grew after it was mapped (its meta blocks past the mapping) is read
+/// through `pread`: opens, finds every key, and keeps copies.
+#[test]
+fn a_table_past_its_mapping_is_read_with_pread() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(CompressionType::None);
+    let bytes = build(&opts, 500);
+    let path = dir.path().join("000042.ldb");
+    let half = bytes.len() / 2;
+    std::fs::write(&path, &bytes[..half]).unwrap();
+    let file = PosixEnv::new().new_random_access_file(&path).unwrap();
+    assert_eq!(file.mapped().map(<[u8]>::len), Some(half));
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes[half..]))
+        .unwrap();
+    let table = Table::open(opts, file, bytes.len() as u64, "000042.ldb".into()).unwrap();
+    assert_eq!(table.meta_blocks_shared(), (false, Some(false)));
+    finds_every_key(&table, 500);
+}
+
+/// `ReadOptions::memory_only` promises a read that never waits for the disk. Copies of the
+/// index and filter blocks on the heap always answered from memory; pages of the mapping are
+/// dropped under memory pressure, and a search of them would then wait. Staged here: every page
+/// of the table dropped (out of the process's page tables, then out of the page cache), then
+/// only its first data block read back. A memory-only lookup of a key in that block, and a
+/// memory-only scan, must give `WouldBlock` rather than read the index from the disk.
+#[test]
+fn a_memory_only_read_does_not_search_an_index_no_longer_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(CompressionType::None);
+    let bytes = build(&opts, 6000);
+    let len = bytes.len() as u64;
+    let path = dir.path().join("000042.ldb");
+    {
+        let f = std::fs::File::create(&path).unwrap();
+        std::io::Write::write_all(&mut &f, &bytes).unwrap();
+        f.sync_all().unwrap(); // clean pages, which fadvise can drop
+    }
+    let file = PosixEnv::new().new_random_access_file(&path).unwrap();
+    let footer = read_footer(&*file, len).unwrap();
+    let table = Table::open(opts, Arc::clone(&file), len, "000042.ldb".into()).unwrap();
+    assert_eq!(table.meta_blocks_shared(), (true, Some(true)), "setup");
+    let reads = BlockReads {
+        memory_only: true,
+        ..BlockReads::default()
+    };
+    assert!(found(&table, reads, 0).unwrap(), "in memory after the open");
+
+    file.release(0, len);
+    let fd = std::fs::File::open(&path).unwrap();
+    // SAFETY: posix_fadvise only reads its integer arguments; the descriptor is open.
+    let advised = unsafe {
+        libc::posix_fadvise(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            0,
+            0,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    assert_eq!(advised, 0);
+    let index_len = footer.index.size as usize + BLOCK_TRAILER_LEN;
+    if file.in_memory(footer.index.offset, index_len) {
+        // A file system that keeps every page (tmpfs) cannot stage this.
+        eprintln!("the OS kept the dropped pages in memory: nothing to check here");
+        return;
+    }
+    let mut page = [0u8; 4096];
+    std::os::unix::fs::FileExt::read_exact_at(&fd, &mut page, 0).unwrap();
+    assert!(
+        file.in_memory(0, 1024) && !file.in_memory(footer.index.offset, index_len),
+        "setup: the first data block in memory, the index not"
+    );
+
+    let answer = found(&table, reads, 0);
+    assert!(
+        matches!(answer, Err(crate::error::Error::WouldBlock(_))),
+        "a memory-only lookup answered {answer:?}"
+    );
+    let mut scan = table.iter(reads);
+    scan.seek_to_first();
+    assert!(!scan.valid());
+    assert!(
+        matches!(scan.status(), Err(crate::error::Error::WouldBlock(_))),
+        "{:?}",
+        scan.status()
+    );
+    assert!(
+        !file.in_memory(footer.index.offset, index_len),
+        "the index was read from the disk"
+    );
+    // A read that may wait reads it, and memory-only reads answer again.
+    assert!(found(&table, BlockReads::default(), 0).unwrap());
+    assert!(found(&table, reads, 0).unwrap());
+}
