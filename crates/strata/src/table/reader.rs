@@ -136,16 +136,14 @@ impl Table {
                 .as_ref()
                 .and_then(|(handle, filter)| filter.is_shared().then_some(*handle)),
         ];
-        table.shared_meta = kept.into_iter().flatten().fold(None, |span, handle| {
-            let end = handle.offset + handle.size + BLOCK_TRAILER_LEN as u64;
-            Some(match span {
-                None => (handle.offset, end - handle.offset),
-                Some((from, len)) => {
-                    let from_now = from.min(handle.offset);
-                    (from_now, (from + len).max(end) - from_now)
-                }
-            })
-        });
+        // Both handles lie inside the file: reading the blocks checked them.
+        let from = kept.iter().flatten().map(|h| h.offset).min();
+        let to = kept
+            .iter()
+            .flatten()
+            .map(|h| h.offset + h.size + BLOCK_TRAILER_LEN as u64)
+            .max();
+        table.shared_meta = from.zip(to).map(|(from, to)| (from, to - from));
         table.filter = filter.map(|(_, filter)| filter);
         if table.opts.range_deletions {
             table.range_tombstones = table
@@ -330,7 +328,7 @@ impl Table {
             return Ok(());
         }
         let stored = handle.size.checked_add(BLOCK_TRAILER_LEN as u64);
-        self.check_range_in_memory("block", handle.offset, stored)
+        self.check_range_in_memory("the block", handle.offset, stored)
     }
 
     /// For a read that must not wait for the disk: `Error::WouldBlock` unless the meta blocks
@@ -349,7 +347,7 @@ impl Table {
         if seen != 0 && now.saturating_sub(seen) < META_RECHECK.as_micros() as u64 {
             return Ok(());
         }
-        self.check_range_in_memory("index", offset, Some(len))?;
+        self.check_range_in_memory("the index and filter blocks", offset, Some(len))?;
         self.meta_in_memory_at.store(now, Ordering::Relaxed);
         Ok(())
     }
@@ -360,7 +358,7 @@ impl Table {
         match len.and_then(|len| usize::try_from(len).ok()) {
             Some(len) if self.file.in_memory(offset, len) => Ok(()),
             _ => Err(Error::WouldBlock(format!(
-                "the {what} at offset {offset} of {} is not in memory",
+                "{what} at offset {offset} of {}: not in memory",
                 self.file_name
             ))),
         }
