@@ -87,14 +87,27 @@ impl SequentialFile for VecSource {
     }
 }
 
-/// A read-only file holding `bytes`.
+/// A read-only file holding `bytes`; made with [`VecFile::sharing`], it also shares them as a
+/// mapped file does ([`RandomAccessFile::shared`]), so a table kept in it keeps its meta blocks
+/// in them.
 pub(crate) struct VecFile {
-    bytes: Vec<u8>,
+    bytes: bytes::Bytes,
+    sharing: bool,
 }
 
 impl VecFile {
     pub(crate) fn new(bytes: Vec<u8>) -> VecFile {
-        VecFile { bytes }
+        VecFile {
+            bytes: bytes.into(),
+            sharing: false,
+        }
+    }
+
+    pub(crate) fn sharing(bytes: Vec<u8>) -> VecFile {
+        VecFile {
+            bytes: bytes.into(),
+            sharing: true,
+        }
     }
 }
 
@@ -107,6 +120,10 @@ impl RandomAccessFile for VecFile {
         let n = src.len().min(buf.len());
         buf[..n].copy_from_slice(&src[..n]);
         Ok(n)
+    }
+
+    fn shared(&self) -> Option<bytes::Bytes> {
+        self.sharing.then(|| self.bytes.clone())
     }
 
     fn in_memory(&self, _offset: u64, _len: usize) -> bool {

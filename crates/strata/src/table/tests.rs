@@ -381,10 +381,18 @@ fn lookups_answer_alike_before_and_after_the_index_prints_are_built() {
     assert!(table.has_index_prints());
 }
 
+/// Opens `bytes` as a table twice, reading its meta blocks as copies and as a mapped file's
+/// shared bytes, and walks, seeks and looks up in each: nothing may panic.
 fn exercise(opts: &TableOptions, bytes: Vec<u8>) {
-    let Ok(table) = open(opts, bytes) else {
-        return;
-    };
+    let len = bytes.len() as u64;
+    for file in [VecFile::new(bytes.clone()), VecFile::sharing(bytes)] {
+        if let Ok(table) = Table::open(opts.clone(), Arc::new(file), len, "000042.ldb".into()) {
+            exercise_table(&table);
+        }
+    }
+}
+
+fn exercise_table(table: &Arc<Table>) {
     let verify = BlockReads {
         verify_checksums: false,
         ..BlockReads::default()

@@ -188,7 +188,7 @@ fn table_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
     let len = encoded.len() as u64;
     let table = match Table::open(
         opts.clone(),
-        Arc::new(VecFile::new(encoded.clone())),
+        Arc::new(VecFile::sharing(encoded.clone())),
         len,
         "built".into(),
     ) {
@@ -256,7 +256,9 @@ fn table_round_trip(u: &mut Unstructured<'_>) -> Result<()> {
         if let Ok(read) = read_table(damaged.clone(), &paranoid, &[]) {
             assert_eq!(read, entries, "a byte flipped at {at} went unnoticed");
         }
-        let file = Arc::new(VecFile::new(damaged));
+        // Here the meta blocks stay in the file's bytes, as in a mapped table; `read_table`
+        // above reads copies.
+        let file = Arc::new(VecFile::sharing(damaged));
         if let Ok(table) = Table::open(paranoid.clone(), file, len, "damaged".into()) {
             check_gets(&table, &user_keys, &versions, true);
             // The range-deletion block is verified when the table opens: exact, or no open.
