@@ -6,20 +6,18 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 
-use super::builder::TableBuilder;
 use super::format::{
     block_trailer, read_block, read_footer, read_lasting_block, BlockHandle, CompressionType,
     BLOCK_TRAILER_LEN,
 };
 use super::reader::{Table, META_RECHECK};
+use super::tests::Entries;
 use super::{BlockReads, TableOptions};
-use crate::env::vec_files::{VecFile, VecSink};
+use crate::env::vec_files::VecFile;
 use crate::env::{Env, PosixEnv, RandomAccessFile};
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::util::bloom::BloomFilterPolicy;
-use crate::util::comparator::BytewiseComparator;
-use crate::util::internal_key::{internal_key, InternalKeyComparator, ValueType, MAX_SEQUENCE};
+use crate::util::internal_key::{internal_key, ValueType, MAX_SEQUENCE};
 
 /// A file whose "mapping" (`shared`) is its first `map_len` bytes (shorter: the file grew since
 /// it was mapped; longer than the bytes is clipped), the rest read with `read_at`.
@@ -169,32 +167,24 @@ proptest! {
     }
 }
 
+/// Options of the table round trips, with a bloom filter.
 fn options(compression: CompressionType) -> TableOptions {
-    TableOptions {
-        icmp: InternalKeyComparator::new(BytewiseComparator::shared()),
-        block_size: 1024,
-        block_restart_interval: 16,
-        compression,
-        filter_policy: Some(Arc::new(BloomFilterPolicy::new(10)) as _),
-        block_cache: None,
-        paranoid_checks: false,
-        range_deletions: false,
-    }
+    super::tests::options(compression, true)
 }
 
 fn key(i: usize) -> Vec<u8> {
     format!("key{:06}", i * 2).into_bytes()
 }
 
+/// A table of the `n` keys `key(i)`, each with a 100-byte value.
 fn build(opts: &TableOptions, n: usize) -> Vec<u8> {
-    let out = VecSink::new();
-    let mut b = TableBuilder::new(opts.clone(), Box::new(out.clone()));
-    for i in 0..n {
-        let k = internal_key(&key(i), 1000 + i as u64, ValueType::Value);
-        b.add(&k, &[b'v'; 100]).unwrap();
-    }
-    b.finish().unwrap();
-    out.contents()
+    let entries: Entries = (0..n)
+        .map(|i| {
+            let k = internal_key(&key(i), 1000 + i as u64, ValueType::Value);
+            (k, vec![b'v'; 100])
+        })
+        .collect();
+    super::tests::build(opts, &entries)
 }
 
 fn found(table: &Table, reads: BlockReads, i: usize) -> Result<bool> {

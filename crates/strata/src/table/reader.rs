@@ -51,6 +51,10 @@ pub(super) const PRINTS_AFTER: usize = 8;
 /// lookup; pages searched this recently sit on the kernel's active list, the last it reclaims.
 pub(super) const META_RECHECK: Duration = Duration::from_millis(50);
 
+/// `Table::meta_in_memory_at` before any read found its meta blocks in memory: later than
+/// every time, so no age is measured from it.
+const NEVER: u64 = u64::MAX;
+
 /// The data block a lookup in one table read last (with its file offset), kept for the next
 /// lookup in the same table; see [`Table::get_in`].
 #[derive(Default)]
@@ -80,7 +84,7 @@ pub(crate) struct Table {
     /// must not wait for the disk checks is in memory ([`Table::check_meta_in_memory`]).
     shared_meta: Option<(u64, u64)>,
     /// When a read last found the blocks of `shared_meta` in memory, in microseconds after
-    /// `opened`, plus one (0: never).
+    /// `opened` ([`NEVER`]: no read has yet).
     meta_in_memory_at: AtomicU64,
     opened: Instant,
     /// The table's range tombstones (`None` when it has none, or they are not read).
@@ -125,7 +129,7 @@ impl Table {
             metaindex_handle: footer.metaindex,
             filter: None,
             shared_meta: None,
-            meta_in_memory_at: AtomicU64::new(0),
+            meta_in_memory_at: AtomicU64::new(NEVER),
             opened: Instant::now(),
             range_tombstones: None,
         };
@@ -340,11 +344,12 @@ impl Table {
         let Some((offset, len)) = self.shared_meta else {
             return Ok(());
         };
-        let now = u64::try_from(self.opened.elapsed().as_micros())
-            .unwrap_or(u64::MAX - 1)
-            .saturating_add(1);
+        let now = u64::try_from(self.opened.elapsed().as_micros()).unwrap_or(NEVER);
         let seen = self.meta_in_memory_at.load(Ordering::Relaxed);
-        if seen != 0 && now.saturating_sub(seen) < META_RECHECK.as_micros() as u64 {
+        if now
+            .checked_sub(seen)
+            .is_some_and(|age| u128::from(age) < META_RECHECK.as_micros())
+        {
             return Ok(());
         }
         self.check_range_in_memory("the index and filter blocks", offset, Some(len))?;

@@ -18,7 +18,7 @@ use crate::util::bloom::BloomFilterPolicy;
 use crate::util::comparator::BytewiseComparator;
 use crate::util::internal_key::{internal_key, user_key, InternalKeyComparator, ValueType};
 
-fn options(compression: CompressionType, filter: bool) -> TableOptions {
+pub(super) fn options(compression: CompressionType, filter: bool) -> TableOptions {
     TableOptions {
         icmp: InternalKeyComparator::new(BytewiseComparator::shared()),
         block_size: 1024,
@@ -31,9 +31,9 @@ fn options(compression: CompressionType, filter: bool) -> TableOptions {
     }
 }
 
-type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+pub(super) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
-fn build(opts: &TableOptions, entries: &Entries) -> Vec<u8> {
+pub(super) fn build(opts: &TableOptions, entries: &Entries) -> Vec<u8> {
     let out = VecSink::new();
     let mut b = TableBuilder::new(opts.clone(), Box::new(out.clone()));
     for (k, v) in entries {
