@@ -1,11 +1,13 @@
 //! The bytes of a block: a buffer of its own, or a range of its table file's mapping that it
 //! shares.
 //!
-//! A table opened from a mapped file ([`RandomAccessFile::shared`]) keeps its index, filter and
-//! metaindex blocks in the mapping when they are stored uncompressed, checksums verified as for
-//! a copy: they live as long as the table, and a copy would only duplicate on the heap what the
-//! page cache already holds (LevelDB reads a mapped table's blocks in place the same way). Data
-//! blocks are always buffers of their own, which the block cache charges and recycles.
+//! A table opened from a mapped file ([`RandomAccessFile::shared`]) reads the blocks stored
+//! uncompressed in place, checksums verified as for a copy: its index, filter and metaindex
+//! blocks, which live as long as the table, and its data blocks, which are then not cached. A
+//! copy would only duplicate on the heap what the page cache already holds (LevelDB reads a
+//! mapped table's uncompressed blocks in place the same way, uncached). Decompressed blocks,
+//! and every block of a file read with system calls, are buffers of their own, which the block
+//! cache charges and recycles.
 //!
 //! [`RandomAccessFile::shared`]: crate::env::RandomAccessFile::shared
 
@@ -23,9 +25,9 @@ pub(crate) enum Contents {
 
 impl Contents {
     /// Bytes of memory the contents are charged for: a buffer's capacity (a reused one may be
-    /// larger than the block), or a shared range's length, as if it were a copy. Only data
-    /// blocks enter the block cache, and they are never shared; charging a shared range
-    /// nothing would let one in without bound.
+    /// larger than the block), or a shared range's length, as if it were a copy. Shared data
+    /// blocks never enter the block cache; charging one nothing would let it in without
+    /// bound.
     pub(crate) fn memory(&self) -> usize {
         match self {
             Contents::Owned(buf) => buf.capacity(),

@@ -21,6 +21,8 @@
 //! table layer attaches the file name. They never panic and never allocate by a length read from
 //! disk before checking it against the file size.
 
+use bytes::Bytes;
+
 use super::contents::Contents;
 use crate::env::{read_fully, RandomAccessFile};
 use crate::error::{Error, Result};
@@ -195,11 +197,16 @@ pub(crate) fn read_block_into(
     verify_checksum: bool,
     buf: Vec<u8>,
 ) -> Result<Vec<u8>> {
-    let mut contents = read_stored_block(file, file_size, handle, verify_checksum, buf)?;
+    read_stored_block(file, file_size, handle, verify_checksum, buf).map(fit)
+}
+
+/// `contents`, shrunk when its buffer is more than twice as large as it (see
+/// [`read_block_into`]).
+fn fit(mut contents: Vec<u8>) -> Vec<u8> {
     if contents.capacity() / 2 > contents.len() {
         contents.shrink_to_fit();
     }
-    Ok(contents)
+    contents
 }
 
 /// Bytes of a mapped block [`touch_lines`] loads ahead of decoding it.
@@ -292,38 +299,84 @@ fn stored_range(handle: &BlockHandle, total: usize) -> Option<std::ops::Range<us
 }
 
 /// [`read_block`] for a block that lives as long as its table: the index, filter and
-/// metaindex blocks. One stored uncompressed in a file that shares its mapping
-/// ([`RandomAccessFile::shared`]) stays there (see [`super::contents`]), its checksum verified
-/// as for a copy when `verify_checksum` is set; any other is read as [`read_block`] reads it.
+/// metaindex blocks. With `map`, the shared mapping of `file` ([`RandomAccessFile::shared`]),
+/// one stored uncompressed stays in the mapping (see [`super::contents`]), its checksum
+/// verified as for a copy when `verify_checksum` is set; any other is read as [`read_block`]
+/// reads it.
 pub(crate) fn read_lasting_block(
+    map: Option<&Bytes>,
     file: &dyn RandomAccessFile,
     file_size: u64,
     handle: &BlockHandle,
     verify_checksum: bool,
 ) -> Result<Contents> {
-    if let Some(map) = file.shared() {
-        let (stored_len, total) = stored_extent(file_size, handle)?;
-        if let Some(range) = stored_range(handle, total).filter(|range| range.end <= map.len()) {
-            let (contents, trailer) = map[range.clone()].split_at(stored_len);
-            let decoded = decode_stored_block(
-                contents,
-                trailer,
-                handle.offset,
-                verify_checksum,
-                Vec::new(),
-            )?;
-            return Ok(match decoded {
-                Decoded::Raw(_) => {
-                    Contents::Shared(map.slice(range.start..range.start + stored_len))
-                }
-                Decoded::Uncompressed(mut uncompressed) => {
-                    uncompressed.shrink_to_fit();
-                    Contents::Owned(uncompressed)
-                }
-            });
+    if let Some(map) = map {
+        match read_shared_block(map, file_size, handle, verify_checksum, Vec::new)? {
+            // Never recycled: no room kept.
+            Some(Contents::Owned(mut uncompressed)) => {
+                uncompressed.shrink_to_fit();
+                return Ok(Contents::Owned(uncompressed));
+            }
+            Some(shared) => return Ok(shared),
+            None => {}
         }
     }
     read_block(file, file_size, handle, verify_checksum).map(Contents::from)
+}
+
+/// [`read_block_into`] for a data block: with `map`, the shared mapping of `file`
+/// ([`RandomAccessFile::shared`]), a block stored uncompressed is read in place, a range of the
+/// mapping (no copy); any other is decompressed or copied into `buf()`, which is only called
+/// then.
+pub(crate) fn read_data_block(
+    map: Option<&Bytes>,
+    file: &dyn RandomAccessFile,
+    file_size: u64,
+    handle: &BlockHandle,
+    verify_checksum: bool,
+    buf: impl FnOnce() -> Vec<u8>,
+) -> Result<Contents> {
+    if let Some(map) = map {
+        match read_shared_block(map, file_size, handle, verify_checksum, buf)? {
+            Some(Contents::Owned(uncompressed)) => return Ok(Contents::Owned(fit(uncompressed))),
+            Some(shared) => return Ok(shared),
+            // Past the mapping: read through the file, into a fresh buffer (`buf` was taken).
+            None => {}
+        }
+        return read_block_into(file, file_size, handle, verify_checksum, Vec::new())
+            .map(Contents::from);
+    }
+    read_block_into(file, file_size, handle, verify_checksum, buf()).map(Contents::from)
+}
+
+/// The block at `handle` read out of `map`, the shared mapping of its file: a block stored
+/// uncompressed is a range of the mapping, a compressed one is decompressed into `buf()` (only
+/// called then). `None` when the block lies past the end of the mapping.
+fn read_shared_block(
+    map: &Bytes,
+    file_size: u64,
+    handle: &BlockHandle,
+    verify_checksum: bool,
+    buf: impl FnOnce() -> Vec<u8>,
+) -> Result<Option<Contents>> {
+    let (stored_len, total) = stored_extent(file_size, handle)?;
+    let Some(range) = stored_range(handle, total).filter(|range| range.end <= map.len()) else {
+        return Ok(None);
+    };
+    let stored = &map[range.clone()];
+    touch_lines(stored);
+    let (contents, trailer) = stored.split_at(stored_len);
+    let out = if trailer.first() == Some(&(CompressionType::None as u8)) {
+        Vec::new()
+    } else {
+        buf()
+    };
+    Ok(Some(
+        match decode_stored_block(contents, trailer, handle.offset, verify_checksum, out)? {
+            Decoded::Raw(_) => Contents::Shared(map.slice(range.start..range.start + stored_len)),
+            Decoded::Uncompressed(uncompressed) => Contents::Owned(uncompressed),
+        },
+    ))
 }
 
 /// What [`decode_stored_block`] made of a block.

@@ -1,14 +1,17 @@
-//! Tables read out of their file's mapping: the index, filter and metaindex blocks a table
-//! keeps there (`read_lasting_block`, `Contents::Shared`) are checked as copies are, and a
-//! read that must not wait for the disk does not search them once they left memory.
+//! Tables read out of their file's mapping: the blocks a table reads in place there
+//! (`read_lasting_block` for the index, filter and metaindex blocks, `read_data_block` for data
+//! blocks; `Contents::Shared`) are checked as copies are, data blocks read in place stay out of
+//! the block cache, and a read that must not wait for the disk does not search the meta blocks
+//! once they left memory.
 
 use std::sync::Arc;
 
 use proptest::prelude::*;
 
+use super::block_cache::BlockCache;
 use super::format::{
-    block_trailer, read_block, read_footer, read_lasting_block, BlockHandle, CompressionType,
-    BLOCK_TRAILER_LEN,
+    block_trailer, read_block, read_data_block, read_footer, read_lasting_block, BlockHandle,
+    CompressionType, BLOCK_TRAILER_LEN,
 };
 use super::reader::{Table, META_RECHECK};
 use super::tests::Entries;
@@ -50,8 +53,24 @@ fn stored_block(prefix: usize, contents: &[u8], ctype: CompressionType) -> Vec<u
 type Outcome = std::result::Result<(Vec<u8>, bool), (String, Option<Option<u64>>)>;
 
 fn lasting(f: &dyn RandomAccessFile, size: u64, h: &BlockHandle, verify: bool) -> Outcome {
-    read_lasting_block(f, size, h, verify)
-        .map(|c| (c.to_vec(), c.is_shared()))
+    outcome(read_lasting_block(f.shared().as_ref(), f, size, h, verify))
+}
+
+/// `read_data_block` into a recycled buffer full of stale bytes.
+fn data(f: &dyn RandomAccessFile, size: u64, h: &BlockHandle, verify: bool) -> Outcome {
+    let stale = || vec![0xa5; 700];
+    outcome(read_data_block(
+        f.shared().as_ref(),
+        f,
+        size,
+        h,
+        verify,
+        stale,
+    ))
+}
+
+fn outcome(read: Result<super::contents::Contents>) -> Outcome {
+    read.map(|c| (c.to_vec(), c.is_shared()))
         .map_err(|e| (e.to_string(), e.corruption_details().map(|d| d.offset)))
 }
 
@@ -77,24 +96,25 @@ fn a_damaged_shared_block_is_a_checksum_corruption_at_its_offset() {
             bytes: bytes.clone(),
             map_len: usize::MAX,
         };
-        let (got, shared) = lasting(&good, len, &handle, true).unwrap();
-        assert_eq!((got, shared), (raw.clone(), ctype == CompressionType::None));
+        for read in [lasting, data] {
+            let (got, shared) = read(&good, len, &handle, true).unwrap();
+            assert_eq!((got, shared), (raw.clone(), ctype == CompressionType::None));
+        }
 
         bytes[10] ^= 0x40;
         let bad = SharedVec {
             bytes: bytes.clone(),
             map_len: usize::MAX,
         };
-        let err = read_lasting_block(&bad, len, &handle, true)
-            .map(|_| ())
-            .unwrap_err();
-        let details = err.corruption_details().expect("a corruption");
-        assert_eq!(details.offset, Some(3), "{ctype:?}: {err}");
-        assert!(details.reason.contains("checksum"), "{ctype:?}: {err}");
-        if ctype == CompressionType::None {
-            // Unverified, the damage is kept as is, in the mapping.
-            let (got, shared) = lasting(&bad, len, &handle, false).unwrap();
-            assert!(shared && got != raw);
+        for read in [lasting, data] {
+            let (reason, offset) = read(&bad, len, &handle, true).unwrap_err();
+            assert_eq!(offset, Some(Some(3)), "{ctype:?}: {reason}");
+            assert!(reason.contains("checksum"), "{ctype:?}: {reason}");
+            if ctype == CompressionType::None {
+                // Unverified, the damage is kept as is, in the mapping.
+                let (got, shared) = read(&bad, len, &handle, false).unwrap();
+                assert!(shared && got != raw);
+            }
         }
     }
 }
@@ -109,10 +129,10 @@ fn the_shared_path_rejects_bad_types_and_snappy_bombs() {
         bytes: bad_type,
         map_len: usize::MAX,
     };
-    let err = read_lasting_block(&f, bytes.len() as u64, &BlockHandle::new(3, 3), false)
-        .map(|_| ())
-        .unwrap_err();
-    assert!(err.to_string().contains("compression type"), "{err}");
+    for read in [lasting, data] {
+        let (err, _) = read(&f, bytes.len() as u64, &BlockHandle::new(3, 3), false).unwrap_err();
+        assert!(err.contains("compression type"), "{err}");
+    }
 
     let bomb = [0xff, 0xff, 0xff, 0xff, 0x0f];
     let bytes = stored_block(3, &bomb, CompressionType::Snappy);
@@ -120,15 +140,16 @@ fn the_shared_path_rejects_bad_types_and_snappy_bombs() {
         bytes: bytes.clone(),
         map_len: usize::MAX,
     };
-    let err = read_lasting_block(&f, bytes.len() as u64, &BlockHandle::new(3, 5), true)
-        .map(|_| ())
-        .unwrap_err();
-    assert_eq!(err.corruption_details().unwrap().offset, Some(3), "{err}");
+    for read in [lasting, data] {
+        let (err, offset) =
+            read(&f, bytes.len() as u64, &BlockHandle::new(3, 5), true).unwrap_err();
+        assert_eq!(offset, Some(Some(3)), "{err}");
+    }
 }
 
 proptest! {
-    /// `read_lasting_block` on a file that shares its mapping gives exactly what `read_block`
-    /// gives on a copy of the file (bytes, or the same error at the same offset), for any
+    /// `read_lasting_block` and `read_data_block` (into a stale recycled buffer) on a file that
+    /// shares its mapping give exactly what `read_block` gives on a copy of the file (bytes, or the same error at the same offset), for any
     /// handle, damage, mapping shorter than the file (it grew since) and `file_size` shorter
     /// or longer than the bytes; never a panic.
     #[test]
@@ -158,11 +179,12 @@ proptest! {
         let file_size = (bytes.len() as i64 + size_shift).max(0) as u64;
         let map_len = map_cut.map_or(usize::MAX, |cut| cut % (bytes.len() + 1));
         let f = SharedVec { bytes: bytes.clone(), map_len };
-        let got = lasting(&f, file_size, &handle, verify);
         let want = copied(&bytes, file_size, &handle, verify);
-        match (&got, &want) {
-            (Ok((g, _)), Ok((w, _))) => prop_assert_eq!(g, w),
-            _ => prop_assert_eq!(got, want),
+        for got in [lasting(&f, file_size, &handle, verify), data(&f, file_size, &handle, verify)] {
+            match (&got, &want) {
+                (Ok((g, _)), Ok((w, _))) => prop_assert_eq!(g, w),
+                _ => prop_assert_eq!(got, want.clone()),
+            }
         }
     }
 }
@@ -303,6 +325,66 @@ fn a_table_past_its_mapping_is_read_with_pread() {
     let table = Table::open(opts, file, bytes.len() as u64, "000042.ldb".into()).unwrap();
     assert_eq!(table.meta_blocks_shared(), (false, Some(false)));
     finds_every_key(&table, 500);
+}
+
+/// Data blocks of a table whose file shares its mapping: stored uncompressed, lookups and scans
+/// read them in place and leave the block cache empty, but for a memory-only read that fills
+/// the cache, which caches a copy (the next such read then asks the kernel nothing); stored
+/// compressed, they are cached as before.
+#[test]
+fn uncompressed_data_blocks_of_a_mapped_table_are_read_in_place_uncached() {
+    for compression in [CompressionType::None, CompressionType::Snappy] {
+        let cache = BlockCache::new(1 << 20);
+        let mut opts = options(compression);
+        opts.block_cache = Some(Arc::clone(&cache));
+        let n = 2000;
+        let bytes = build(&opts, n);
+        let len = bytes.len() as u64;
+        let file = Arc::new(VecFile::sharing(bytes));
+        let table = Table::open(opts, file, len, "000042.ldb".into()).unwrap();
+        finds_every_key(&table, n);
+        let mut scan = table.iter(BlockReads::default());
+        scan.seek_to_first();
+        let mut scanned = 0;
+        while scan.valid() {
+            scanned += 1;
+            scan.next();
+        }
+        assert_eq!((scanned, scan.status().is_ok()), (n, true));
+        let in_place = compression == CompressionType::None;
+        assert_eq!(cache.total_charge() == 0, in_place, "{compression:?}");
+        let memory_only = BlockReads {
+            memory_only: true,
+            ..BlockReads::default()
+        };
+        assert!(found(&table, memory_only, 0).unwrap());
+        assert!(cache.total_charge() > 0, "{compression:?}: nothing cached");
+    }
+}
+
+/// A damaged data block read in place reads back damaged without verification, and is a
+/// checksum corruption naming the file and the block's offset with it.
+#[test]
+fn a_damaged_data_block_read_in_place_fails_verification() {
+    let opts = options(CompressionType::None);
+    let mut bytes = build(&opts, 100);
+    let len = bytes.len() as u64;
+    let at = bytes.iter().position(|&b| b == b'v').unwrap();
+    bytes[at] = b'w';
+    let file = Arc::new(VecFile::sharing(bytes));
+    let table = Table::open(opts, file, len, "000042.ldb".into()).unwrap();
+    let lookup = internal_key(&key(0), MAX_SEQUENCE, ValueType::Value);
+    let value = table.get(BlockReads::default(), &lookup, |_, v| v.to_vec());
+    assert_eq!(value.unwrap().unwrap()[0], b'w');
+    let verify = BlockReads {
+        verify_checksums: true,
+        ..BlockReads::default()
+    };
+    let err = table.get(verify, &lookup, |_, _| ()).unwrap_err();
+    let details = err.corruption_details().expect("a corruption");
+    assert_eq!(details.file.as_deref(), Some("000042.ldb"), "{err}");
+    assert_eq!(details.offset, Some(0), "{err}");
+    assert!(details.reason.contains("checksum"), "{err}");
 }
 
 /// `ReadOptions::memory_only` promises a read that never waits for the disk. Copies of the

@@ -8,7 +8,8 @@
 //! metaindex or range-deletion block fails the open, since reading on without the tombstones
 //! would return deleted keys. Data blocks
 //! are read on demand through the block cache when one is configured, keyed by
-//! `(cache id of this table, block offset)`.
+//! `(cache id of this table, block offset)`; those stored uncompressed in a file that shares
+//! its mapping are read in place and not cached (see [`Table::data_block`]).
 //!
 //! Checksums of the index, metaindex and filter blocks are always verified when the table is
 //! opened (they are read once and then serve every lookup, so one unverified flipped byte would
@@ -25,6 +26,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -33,9 +36,10 @@ use crate::util::internal_key::user_key;
 
 use super::block::{Block, BlockIter, KeyOrder};
 use super::builder::{FILTER_META_PREFIX, RANGE_DELETIONS_META_KEY};
+use super::contents::Contents;
 use super::filter_block::FilterBlockReader;
 use super::format::{
-    read_block, read_block_into, read_footer, read_lasting_block, BlockHandle, BLOCK_TRAILER_LEN,
+    read_block, read_data_block, read_footer, read_lasting_block, BlockHandle, BLOCK_TRAILER_LEN,
 };
 use super::restart_prints::RestartPrints;
 use super::{BlockReads, TableOptions};
@@ -64,6 +68,9 @@ pub(crate) struct RecentBlock(Option<(u64, Arc<Block>)>);
 pub(crate) struct Table {
     opts: TableOptions,
     file: Arc<dyn RandomAccessFile>,
+    /// The file's mapping, when it shares one ([`RandomAccessFile::shared`]): blocks stored
+    /// uncompressed are read in place out of it.
+    mapping: Option<Bytes>,
     file_name: String,
     file_size: u64,
     /// Key space of this table's blocks in the block cache (0 without a cache).
@@ -110,15 +117,18 @@ impl Table {
         file_name: String,
     ) -> Result<Arc<Table>> {
         let footer = read_footer(&*file, file_size).map_err(|e| e.in_file(&file_name))?;
-        let index_block = read_lasting_block(&*file, file_size, &footer.index, true)
-            .and_then(|contents| Block::new(contents, footer.index.offset))
-            .map_err(|e| e.in_file(&file_name))?;
+        let mapping = file.shared();
+        let index_block =
+            read_lasting_block(mapping.as_ref(), &*file, file_size, &footer.index, true)
+                .and_then(|contents| Block::new(contents, footer.index.offset))
+                .map_err(|e| e.in_file(&file_name))?;
         let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
         let order = KeyOrder::Internal(opts.icmp.clone());
         let mut table = Table {
             order,
             opts,
             file,
+            mapping,
             file_name,
             file_size,
             cache_id,
@@ -192,10 +202,15 @@ impl Table {
         matches!(self.index_prints.get(), Some(Some(_)))
     }
 
+    /// The meta block at `handle` (metaindex, filter, range deletions), checksum verified.
+    fn read_meta_block(&self, handle: &BlockHandle) -> Result<Contents> {
+        let (map, file) = (self.mapping.as_ref(), &*self.file);
+        read_lasting_block(map, file, self.file_size, handle, true)
+    }
+
     /// The metaindex block, checksum verified.
     fn read_metaindex(&self) -> Result<Arc<Block>> {
-        let contents =
-            read_lasting_block(&*self.file, self.file_size, &self.metaindex_handle, true)?;
+        let contents = self.read_meta_block(&self.metaindex_handle)?;
         Ok(Arc::new(Block::new(
             contents,
             self.metaindex_handle.offset,
@@ -227,7 +242,7 @@ impl Table {
         let metaindex = self.read_metaindex().ok()?;
         let name = format!("{FILTER_META_PREFIX}{}", policy.name());
         let handle = self.meta_block_handle(&metaindex, &name).ok()??;
-        let data = read_lasting_block(&*self.file, self.file_size, &handle, true).ok()?;
+        let data = self.read_meta_block(&handle).ok()?;
         Some((handle, FilterBlockReader::new(Arc::clone(policy), data)))
     }
 
@@ -238,7 +253,7 @@ impl Table {
         let Some(handle) = self.meta_block_handle(&metaindex, RANGE_DELETIONS_META_KEY)? else {
             return Ok(None);
         };
-        let contents = read_lasting_block(&*self.file, self.file_size, &handle, true)?;
+        let contents = self.read_meta_block(&handle)?;
         let block = Arc::new(Block::new(contents, handle.offset)?);
         let tombstones = read_range_tombstones(&block, self.order.clone(), handle.offset)?;
         let fragments = Fragments::new(&self.opts.icmp, tombstones);
@@ -294,6 +309,12 @@ impl Table {
 
     /// The data block at `handle`, from the cache or the file; with `reads.memory_only`
     /// `Error::WouldBlock` when it is in neither the cache nor memory.
+    ///
+    /// A block stored uncompressed in a file that shares its mapping is read in place and not
+    /// cached (a copy would only duplicate what the page cache holds, as LevelDB does with a
+    /// mapped table), but for a memory-only read that fills the cache: it caches a copy, so
+    /// the next such read of the block finds it there rather than asking the kernel whether
+    /// its pages are in memory again.
     fn data_block(&self, reads: BlockReads, handle: BlockHandle) -> Result<Arc<Block>> {
         let BlockReads {
             verify_checksums: verify,
@@ -301,11 +322,8 @@ impl Table {
             memory_only,
             ..
         } = reads;
-        let Some(cache) = &self.opts.block_cache else {
-            self.check_in_memory(memory_only, handle)?;
-            return self.load_block(verify, handle, Vec::new()).map(Arc::new);
-        };
-        if let Some(block) = cache.lookup(self.cache_id, handle.offset) {
+        let cache = self.opts.block_cache.as_ref();
+        if let Some(block) = cache.and_then(|cache| cache.lookup(self.cache_id, handle.offset)) {
             // A block cached by a read that did not verify it is read again (and replaced) when
             // this read asks for verification.
             if block.verified() || !(verify || self.opts.paranoid_checks) {
@@ -313,13 +331,17 @@ impl Table {
             }
         }
         self.check_in_memory(memory_only, handle)?;
-        let buf = if fill_cache {
-            cache.take_buffer()
-        } else {
-            Vec::new()
-        };
-        let block = Arc::new(self.load_block(verify, handle, buf)?);
-        if fill_cache {
+        let fill = cache.filter(|_| fill_cache);
+        let in_place = !(memory_only && fill.is_some());
+        let map = self.mapping.as_ref().filter(|_| in_place);
+        let verify = verify || self.opts.paranoid_checks;
+        let buf = || fill.map(|cache| cache.take_buffer()).unwrap_or_default();
+        let mut block = read_data_block(map, &*self.file, self.file_size, &handle, verify, buf)
+            .and_then(|contents| Block::new(contents, handle.offset))
+            .map_err(|e| e.in_file(&self.file_name))?;
+        block.set_verified(verify);
+        let block = Arc::new(block);
+        if let Some(cache) = fill.filter(|_| !block.is_shared()) {
             cache.insert(self.cache_id, handle.offset, Arc::clone(&block));
         }
         Ok(block)
@@ -367,16 +389,6 @@ impl Table {
                 self.file_name
             ))),
         }
-    }
-
-    /// Reads the data block at `handle` into `buf` (see [`read_block_into`]).
-    fn load_block(&self, verify: bool, handle: BlockHandle, buf: Vec<u8>) -> Result<Block> {
-        let verify = verify || self.opts.paranoid_checks;
-        let mut block = read_block_into(&*self.file, self.file_size, &handle, verify, buf)
-            .and_then(|contents| Block::new(contents, handle.offset))
-            .map_err(|e| e.in_file(&self.file_name))?;
-        block.set_verified(verify);
-        Ok(block)
     }
 
     /// Point lookup: finds the first entry with key `>= internal_key` in the one data block
