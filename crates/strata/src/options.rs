@@ -241,7 +241,9 @@ pub struct WriteOptions {
 pub struct ReadOptions {
     /// Verify the checksum of every block read from a table.
     pub verify_checksums: bool,
-    /// Keep blocks read by this operation in the block cache (turn off for bulk scans).
+    /// Keep blocks read by this operation in the block cache (turn off for bulk scans). Blocks
+    /// stored uncompressed in a memory-mapped table are read in place and never cached, as
+    /// LevelDB reads them, but by a `memory_only` read.
     pub fill_cache: bool,
     /// Read as of this snapshot; `None` reads the latest state.
     pub snapshot: Option<Snapshot>,

@@ -67,9 +67,9 @@ pub trait RandomAccessFile: Send + Sync {
     }
 
     /// The bytes [`mapped`](Self::mapped) lends, as a handle that keeps the mapping alive: a
-    /// table keeps its index, filter and metaindex blocks, when they are stored uncompressed,
-    /// in the mapping for as long as it is open, instead of copying them onto the heap (as
-    /// LevelDB does with a mapped table). Only for a file whose mapped bytes never change.
+    /// table reads the blocks stored uncompressed in place there instead of copying them onto
+    /// the heap (as LevelDB does with a mapped table), keeping its index, filter and metaindex
+    /// blocks for as long as it is open. Only for a file whose mapped bytes never change.
     /// `None` (the default) makes the table copy them.
     fn shared(&self) -> Option<bytes::Bytes> {
         None

@@ -432,8 +432,8 @@ impl MappedFile {
     }
 }
 
-/// A file's mapping as the owner of the [`bytes::Bytes`] a table keeps its meta blocks in
-/// ([`RandomAccessFile::shared`]): it stays mapped while any of them is held.
+/// A file's mapping as the owner of the [`bytes::Bytes`] a table reads its uncompressed blocks
+/// in place from ([`RandomAccessFile::shared`]): it stays mapped while any of them is held.
 struct SharedMapping(Arc<Mapping>);
 
 impl AsRef<[u8]> for SharedMapping {

@@ -88,8 +88,8 @@ impl SequentialFile for VecSource {
 }
 
 /// A read-only file holding `bytes`; made with [`VecFile::sharing`], it also shares them as a
-/// mapped file does ([`RandomAccessFile::shared`]), so a table kept in it keeps its meta blocks
-/// in them.
+/// mapped file does ([`RandomAccessFile::shared`]), so a table kept in it reads its
+/// uncompressed blocks in place there.
 pub(crate) struct VecFile {
     bytes: bytes::Bytes,
     sharing: bool,

@@ -245,15 +245,15 @@ fn read_stored_block(
         .and_then(|map| map.get(stored_range(handle, total)?));
     if let Some(stored) = mapped {
         // No system call: check and decompress straight out of the mapping.
-        touch_lines(stored);
-        let (contents, trailer) = stored.split_at(stored_len);
+        let mut buf = Some(buf);
+        let take = || buf.take().unwrap_or_default();
         return Ok(
-            match decode_stored_block(contents, trailer, handle.offset, verify_checksum, buf)? {
+            match decode_mapped(stored, stored_len, handle.offset, verify_checksum, take)? {
                 Decoded::Uncompressed(uncompressed) => uncompressed,
-                Decoded::Raw(buf) => {
-                    let mut buf = with_room(buf, contents.len());
+                Decoded::Raw => {
+                    let mut buf = with_room(buf.unwrap_or_default(), stored_len);
                     buf.clear();
-                    buf.extend_from_slice(contents);
+                    buf.extend_from_slice(&stored[..stored_len]);
                     buf
                 }
             },
@@ -268,9 +268,9 @@ fn read_stored_block(
         ));
     }
     let (contents, trailer) = stored.split_at(stored_len);
-    match decode_stored_block(contents, trailer, handle.offset, verify_checksum, buf)? {
+    match decode_stored_block(contents, trailer, handle.offset, verify_checksum, || buf)? {
         Decoded::Uncompressed(uncompressed) => Ok(uncompressed),
-        Decoded::Raw(_) => {
+        Decoded::Raw => {
             // Stored raw: the read buffer is the block.
             stored.truncate(stored_len);
             Ok(stored)
@@ -337,14 +337,16 @@ pub(crate) fn read_data_block(
     buf: impl FnOnce() -> Vec<u8>,
 ) -> Result<Contents> {
     if let Some(map) = map {
-        match read_shared_block(map, file_size, handle, verify_checksum, buf)? {
+        let mut buf = Some(buf);
+        let take = || buf.take().map_or_else(Vec::new, |buf| buf());
+        match read_shared_block(map, file_size, handle, verify_checksum, take)? {
             Some(Contents::Owned(uncompressed)) => return Ok(Contents::Owned(fit(uncompressed))),
             Some(shared) => return Ok(shared),
-            // Past the mapping: read through the file, into a fresh buffer (`buf` was taken).
+            // Past the mapping (the file grew since it was mapped): read through the file.
             None => {}
         }
-        return read_block_into(file, file_size, handle, verify_checksum, Vec::new())
-            .map(Contents::from);
+        let buf = buf.map_or_else(Vec::new, |buf| buf());
+        return read_block_into(file, file_size, handle, verify_checksum, buf).map(Contents::from);
     }
     read_block_into(file, file_size, handle, verify_checksum, buf()).map(Contents::from)
 }
@@ -364,37 +366,45 @@ fn read_shared_block(
         return Ok(None);
     };
     let stored = &map[range.clone()];
-    touch_lines(stored);
-    let (contents, trailer) = stored.split_at(stored_len);
-    let out = if trailer.first() == Some(&(CompressionType::None as u8)) {
-        Vec::new()
-    } else {
-        buf()
-    };
     Ok(Some(
-        match decode_stored_block(contents, trailer, handle.offset, verify_checksum, out)? {
-            Decoded::Raw(_) => Contents::Shared(map.slice(range.start..range.start + stored_len)),
+        match decode_mapped(stored, stored_len, handle.offset, verify_checksum, buf)? {
+            Decoded::Raw => Contents::Shared(map.slice(range.start..range.start + stored_len)),
             Decoded::Uncompressed(uncompressed) => Contents::Owned(uncompressed),
         },
     ))
+}
+
+/// Checks and decodes a block read straight out of a table's mapping (`stored`: its
+/// `stored_len` bytes of contents, then its trailer, found at file offset `offset`), once its
+/// lines are touched ([`touch_lines`]); see [`decode_stored_block`].
+fn decode_mapped(
+    stored: &[u8],
+    stored_len: usize,
+    offset: u64,
+    verify_checksum: bool,
+    out: impl FnOnce() -> Vec<u8>,
+) -> Result<Decoded> {
+    touch_lines(stored);
+    let (contents, trailer) = stored.split_at(stored_len);
+    decode_stored_block(contents, trailer, offset, verify_checksum, out)
 }
 
 /// What [`decode_stored_block`] made of a block.
 enum Decoded {
     /// Decompressed into the output buffer.
     Uncompressed(Vec<u8>),
-    /// Stored raw: the stored contents are the block; the output buffer is handed back unused.
-    Raw(Vec<u8>),
+    /// Stored raw: the stored contents are the block (no output buffer was asked for).
+    Raw,
 }
 
 /// Checks a stored block (`contents`, then its 5-byte `trailer`) found at file offset
-/// `offset`, decompressing it into `out` when it is compressed.
+/// `offset`, decompressing it into `out()` when it is compressed (`out` is called only then).
 fn decode_stored_block(
     contents: &[u8],
     trailer: &[u8],
     offset: u64,
     verify_checksum: bool,
-    out: Vec<u8>,
+    out: impl FnOnce() -> Vec<u8>,
 ) -> Result<Decoded> {
     let type_byte = trailer.first().copied().unwrap_or(0xff);
     if verify_checksum {
@@ -405,9 +415,9 @@ fn decode_stored_block(
         }
     }
     match CompressionType::from_byte(type_byte) {
-        Some(CompressionType::None) => Ok(Decoded::Raw(out)),
+        Some(CompressionType::None) => Ok(Decoded::Raw),
         Some(CompressionType::Snappy) => {
-            snappy_decompress_into(contents, offset, out).map(Decoded::Uncompressed)
+            snappy_decompress_into(contents, offset, out()).map(Decoded::Uncompressed)
         }
         None => Err(Error::corruption_at(
             offset,

@@ -149,11 +149,11 @@ fn the_shared_path_rejects_bad_types_and_snappy_bombs() {
 
 proptest! {
     /// `read_lasting_block` and `read_data_block` (into a stale recycled buffer) on a file that
-    /// shares its mapping give exactly what `read_block` gives on a copy of the file (bytes, or the same error at the same offset), for any
-    /// handle, damage, mapping shorter than the file (it grew since) and `file_size` shorter
-    /// or longer than the bytes; never a panic.
+    /// shares its mapping give exactly what `read_block` gives on a copy of the file (bytes, or
+    /// the same error at the same offset), for any handle, damage, mapping shorter than the
+    /// file (it grew since) and `file_size` shorter or longer than the bytes; never a panic.
     #[test]
-    fn lasting_reads_agree_with_read_block(
+    fn mapped_reads_agree_with_read_block(
         contents in proptest::collection::vec(prop_oneof![Just(b'a'), any::<u8>()], 0..400),
         snappy in any::<bool>(),
         prefix in 0usize..20,
@@ -512,7 +512,11 @@ fn a_memory_only_scan_does_not_step_through_a_block_no_longer_in_memory() {
     };
     let mut scan = table.iter(reads);
     scan.seek_to_first();
-    assert!(scan.valid(), "{:?}: the first block in memory", scan.status());
+    assert!(
+        scan.valid(),
+        "{:?}: the first block in memory",
+        scan.status()
+    );
 
     if !drop_pages(&*file, &path, len) {
         eprintln!("the OS kept the dropped pages in memory: nothing to check here");

@@ -78,7 +78,8 @@ impl std::fmt::Debug for TableOptions {
 pub(crate) struct BlockReads {
     /// Verify each data block's checksum (index, filter and metaindex blocks always are).
     pub(crate) verify_checksums: bool,
-    /// Keep the blocks read in the block cache.
+    /// Keep the blocks read in the block cache (but those read in place, see
+    /// `Table::data_block`).
     pub(crate) fill_cache: bool,
     /// Fail with `Error::WouldBlock` rather than read a block whose pages are not in memory
     /// (or open a table file): `ReadOptions::memory_only`.

@@ -312,9 +312,10 @@ impl Table {
     ///
     /// A block stored uncompressed in a file that shares its mapping is read in place and not
     /// cached (a copy would only duplicate what the page cache holds, as LevelDB does with a
-    /// mapped table), but for a memory-only read that fills the cache: it caches a copy, so
-    /// the next such read of the block finds it there rather than asking the kernel whether
-    /// its pages are in memory again.
+    /// mapped table), but for a memory-only read, which copies it as before: its pages were in
+    /// memory when checked, but may leave before the read (or an iterator stepping through the
+    /// block) is done with them, and reading them then would wait for the disk. A copy that
+    /// fills the cache also spares the next such read asking the kernel again.
     fn data_block(&self, reads: BlockReads, handle: BlockHandle) -> Result<Arc<Block>> {
         let BlockReads {
             verify_checksums: verify,
@@ -324,16 +325,15 @@ impl Table {
         } = reads;
         let cache = self.opts.block_cache.as_ref();
         if let Some(block) = cache.and_then(|cache| cache.lookup(self.cache_id, handle.offset)) {
-            // A block cached by a read that did not verify it is read again (and replaced) when
-            // this read asks for verification.
+            // A block cached by a read that did not verify it is read again (and, unless read
+            // in place, replaced) when this read asks for verification.
             if block.verified() || !(verify || self.opts.paranoid_checks) {
                 return Ok(block);
             }
         }
         self.check_in_memory(memory_only, handle)?;
         let fill = cache.filter(|_| fill_cache);
-        let in_place = !(memory_only && fill.is_some());
-        let map = self.mapping.as_ref().filter(|_| in_place);
+        let map = self.mapping.as_ref().filter(|_| !memory_only);
         let verify = verify || self.opts.paranoid_checks;
         let buf = || fill.map(|cache| cache.take_buffer()).unwrap_or_default();
         let mut block = read_data_block(map, &*self.file, self.file_size, &handle, verify, buf)
