@@ -341,3 +341,159 @@ fn each_engine_refuses_to_open_while_the_other_holds_the_lock() {
         "Strata opens once LevelDB closed"
     );
 }
+
+/// The trailer type byte of each block a Strata table lists in its index, with its index and
+/// metaindex blocks' own type bytes and index entry count.
+struct StoredTypes {
+    index: u8,
+    metaindex: u8,
+    index_entries: usize,
+    index_len: u64,
+    snappy_data_blocks: usize,
+    raw_data_blocks: usize,
+}
+
+fn stored_types(table: &[u8]) -> StoredTypes {
+    use strata::testing::{decode_block, decode_footer, read_block_at};
+    let footer = decode_footer(&table[table.len() - 48..]).expect("footer");
+    let type_at = |offset: u64, size: u64| table[usize::try_from(offset + size).unwrap()];
+    let entries = decode_block(read_block_at(table, footer.index, true).expect("index"))
+        .expect("index entries");
+    let (mut snappy, mut raw) = (0, 0);
+    for (_, handle) in &entries {
+        let mut h = handle.as_slice();
+        let mut varint = || {
+            let mut out = 0u64;
+            for shift in (0..64).step_by(7) {
+                let (&b, rest) = h.split_first().expect("handle");
+                h = rest;
+                out |= u64::from(b & 0x7f) << shift;
+                if b < 0x80 {
+                    break;
+                }
+            }
+            out
+        };
+        let (offset, size) = (varint(), varint());
+        match type_at(offset, size) {
+            0 => raw += 1,
+            1 => snappy += 1,
+            other => panic!("data block type {other}"),
+        }
+    }
+    StoredTypes {
+        index: type_at(footer.index.offset, footer.index.size),
+        metaindex: type_at(footer.metaindex.offset, footer.metaindex.size),
+        index_entries: entries.len(),
+        index_len: footer.index.size,
+        snappy_data_blocks: snappy,
+        raw_data_blocks: raw,
+    }
+}
+
+/// A Strata database with Snappy on (its default) and compressible values: every table holds
+/// Snappy data blocks while its index and metaindex blocks are stored raw (Strata never
+/// compresses them), and indexes of hundreds of entries, larger than a data block. LevelDB
+/// 1.23 opens it with paranoid checks and reads every key by verified scans both ways and
+/// verified gets, compacts all of it (reading every table whole) and still reads it exactly;
+/// Strata then reads LevelDB's rewrite (Snappy-compressed indexes) exactly.
+#[test]
+fn strata_snappy_tables_with_raw_indexes_open_in_leveldb() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("db");
+    let mut rng = StdRng::seed_from_u64(0x5eed_13);
+    let mut model = Model::new();
+    let options = Options {
+        write_buffer_size: 1 << 20,
+        max_file_size: 1 << 20,
+        ..strata_options(true, true)
+    };
+    assert_eq!(Options::default().compression, CompressionType::Snappy);
+    let mut put_all = |db: &DB, model: &mut Model, range: std::ops::Range<u32>| {
+        for i in range {
+            let key = format!("user/{:08}/{}", rng.gen_range(0..80_000u32), i % 3).into_bytes();
+            let pattern: [u8; 24] = rng.gen();
+            let len = rng.gen_range(20..500);
+            let value: Vec<u8> = pattern.iter().copied().cycle().take(len).collect();
+            db.put(&key, &value).expect("put");
+            model.insert(key, value);
+        }
+    };
+    {
+        let db = DB::open(&path, options.clone()).expect("open");
+        put_all(&db, &mut model, 0..60_000);
+        db.compact_range(None, None).expect("compact");
+        put_all(&db, &mut model, 60_000..66_000);
+        for key in model.keys().step_by(13).cloned().collect::<Vec<_>>() {
+            db.delete(&key).expect("delete");
+            model.remove(&key);
+        }
+        let levels = levels_in_use_strata(&db);
+        assert!(levels.len() >= 2, "levels in use: {levels:?}");
+    }
+
+    let (mut tables, mut biggest_index) = (0, (0, 0u64));
+    for entry in std::fs::read_dir(&path).expect("dir") {
+        let entry = entry.expect("entry");
+        if !entry.file_name().to_string_lossy().ends_with(".ldb") {
+            continue;
+        }
+        let bytes = std::fs::read(entry.path()).expect("table");
+        let t = stored_types(&bytes);
+        let name = entry.file_name();
+        assert_eq!(
+            (t.index, t.metaindex),
+            (0, 0),
+            "{name:?}: raw index, metaindex"
+        );
+        assert!(t.snappy_data_blocks > 0, "{name:?}: no Snappy data block");
+        assert!(t.snappy_data_blocks > t.raw_data_blocks, "{name:?}");
+        println!(
+            "{name:?}: {} bytes, {} Snappy and {} raw data blocks, index {} entries, {} bytes",
+            bytes.len(),
+            t.snappy_data_blocks,
+            t.raw_data_blocks,
+            t.index_entries,
+            t.index_len
+        );
+        biggest_index = biggest_index.max((t.index_entries, t.index_len));
+        tables += 1;
+    }
+    assert!(tables >= 3, "{tables} tables");
+    assert!(
+        biggest_index.0 >= 200 && biggest_index.1 > 4096,
+        "largest index: {biggest_index:?} (entries, bytes)"
+    );
+
+    let leveldb = LevelDbOptions {
+        paranoid_checks: true,
+        ..leveldb_options(true, true)
+    };
+    {
+        let db = LevelDb::open(&path, &leveldb).expect("LevelDB opens Strata's db");
+        assert!(read_all(&db).expect("scan") == model, "LevelDB's scan");
+        let mut it = db.iter_with(false, true);
+        let mut backward = Vec::new();
+        it.seek_to_last();
+        while it.valid() {
+            backward.push(it.key().to_vec());
+            it.prev();
+        }
+        it.status().expect("backward scan");
+        drop(it);
+        backward.reverse();
+        assert!(backward == model.keys().cloned().collect::<Vec<_>>());
+        for (k, v) in &model {
+            assert_eq!(db.get_with(k, false, true).expect("get").as_ref(), Some(v));
+            let absent = [k.as_slice(), b"~"].concat();
+            assert_eq!(db.get_with(&absent, false, true).expect("get"), None);
+        }
+        db.compact_range(None, None);
+        assert!(
+            read_all(&db).expect("scan") == model,
+            "after LevelDB's compaction"
+        );
+    }
+    let db = DB::open(&path, options).expect("Strata reopens");
+    assert!(scan(&db, &ReadOptions::default()) == model);
+}
