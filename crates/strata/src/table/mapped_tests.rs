@@ -465,6 +465,62 @@ fn a_memory_only_read_does_not_search_an_index_no_longer_in_memory() {
     assert!(found(&table, reads, 0).unwrap());
 }
 
+/// Review of ade265a: a Snappy table without a filter kept no meta block in the mapping
+/// before (its index was decompressed onto the heap), so memory-only reads never asked
+/// whether its meta blocks were in memory. Its index is now stored raw and searched in the
+/// mapping: once its pages left memory, a memory-only lookup of a key whose (compressed) data
+/// block is in memory must give `WouldBlock` rather than read the index from the disk.
+#[test]
+fn a_memory_only_read_of_a_snappy_table_does_not_search_an_index_no_longer_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = super::tests::options(CompressionType::Snappy, false);
+    let bytes = build(&opts, 6000);
+    let len = bytes.len() as u64;
+    let path = dir.path().join("000042.ldb");
+    {
+        let f = std::fs::File::create(&path).unwrap();
+        std::io::Write::write_all(&mut &f, &bytes).unwrap();
+        f.sync_all().unwrap(); // clean pages, which fadvise can drop
+    }
+    let file = PosixEnv::new().new_random_access_file(&path).unwrap();
+    let footer = read_footer(&*file, len).unwrap();
+    assert_eq!(bytes[(footer.index.offset + footer.index.size) as usize], 0);
+    assert!(
+        footer.index.offset > 8192,
+        "setup: the index is past the first pages"
+    );
+    let table = Table::open(opts, Arc::clone(&file), len, "000042.ldb".into()).unwrap();
+    assert_eq!(table.meta_blocks_shared(), (true, None), "setup");
+    let reads = BlockReads {
+        memory_only: true,
+        ..BlockReads::default()
+    };
+    assert!(found(&table, reads, 0).unwrap(), "in memory after the open");
+
+    if !drop_pages(&*file, &path, len) {
+        eprintln!("the OS kept the dropped pages in memory: nothing to check here");
+        return;
+    }
+    let fd = std::fs::File::open(&path).unwrap();
+    let mut page = [0u8; 4096];
+    std::os::unix::fs::FileExt::read_exact_at(&fd, &mut page, 0).unwrap();
+    let index_len = footer.index.size as usize + BLOCK_TRAILER_LEN;
+    assert!(
+        file.in_memory(0, 1024) && !file.in_memory(footer.index.offset, index_len),
+        "setup: the first data block in memory, the index not"
+    );
+    std::thread::sleep(META_RECHECK);
+    let answer = found(&table, reads, 0);
+    assert!(
+        matches!(answer, Err(crate::error::Error::WouldBlock(_))),
+        "a memory-only lookup answered {answer:?}"
+    );
+    assert!(
+        !file.in_memory(footer.index.offset, index_len),
+        "the index was read from the disk"
+    );
+}
+
 /// Drops every page of the file at `path` (mapped as `file`) out of the process's page tables
 /// and then out of the page cache; false when the OS keeps them anyway (tmpfs), and nothing
 /// can be staged.
