@@ -401,7 +401,7 @@ fn stored_types(table: &[u8]) -> StoredTypes {
 fn strata_snappy_tables_with_raw_indexes_open_in_leveldb() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("db");
-    let mut rng = StdRng::seed_from_u64(0x5eed_13);
+    let mut rng = StdRng::seed_from_u64(0x005e_ed13);
     let mut model = Model::new();
     let options = Options {
         write_buffer_size: 1 << 20,
