@@ -82,7 +82,10 @@ impl BlockCache {
     /// that no reader holds any more are kept for [`take_buffer`](Self::take_buffer). Readers
     /// never wait for the spare list: when another thread has it, buffers are just freed.
     pub(crate) fn insert(&self, id: u64, offset: u64, block: Arc<Block>) {
-        debug_assert!(!block.is_shared(), "a block read in place entered the cache");
+        debug_assert!(
+            !block.is_shared(),
+            "a block read in place entered the cache"
+        );
         let charge = block.memory();
         let evicted = self.lru.insert((id, offset), block, charge);
         let mut reusable = evicted

@@ -34,7 +34,8 @@ use crate::util::{crc, snappy};
 pub enum CompressionType {
     /// Blocks are stored as they are.
     None = 0,
-    /// Blocks are Snappy-compressed when that saves at least 1/8 of their size.
+    /// Data blocks are Snappy-compressed when that saves at least 1/8 of their size (Strata
+    /// stores index, metaindex and filter blocks raw; a reader takes either).
     #[default]
     Snappy = 1,
 }
