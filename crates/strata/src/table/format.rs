@@ -311,18 +311,19 @@ pub(crate) fn read_lasting_block(
     handle: &BlockHandle,
     verify_checksum: bool,
 ) -> Result<Contents> {
-    if let Some(map) = map {
-        match read_shared_block(map, file_size, handle, verify_checksum, Vec::new)? {
+    let Some((map, stored)) = in_mapping(map, file_size, handle)? else {
+        return read_block(file, file_size, handle, verify_checksum).map(Contents::from);
+    };
+    Ok(
+        match read_shared_block(map, stored, handle, verify_checksum, Vec::new)? {
             // Never recycled: no room kept.
-            Some(Contents::Owned(mut uncompressed)) => {
+            Contents::Owned(mut uncompressed) => {
                 uncompressed.shrink_to_fit();
-                return Ok(Contents::Owned(uncompressed));
+                Contents::Owned(uncompressed)
             }
-            Some(shared) => return Ok(shared),
-            None => {}
-        }
-    }
-    read_block(file, file_size, handle, verify_checksum).map(Contents::from)
+            shared => shared,
+        },
+    )
 }
 
 /// [`read_block_into`] for a data block: with `map`, the shared mapping of `file`
@@ -337,42 +338,57 @@ pub(crate) fn read_data_block(
     verify_checksum: bool,
     buf: impl FnOnce() -> Vec<u8>,
 ) -> Result<Contents> {
-    if let Some(map) = map {
-        let mut buf = Some(buf);
-        let take = || buf.take().map_or_else(Vec::new, |buf| buf());
-        match read_shared_block(map, file_size, handle, verify_checksum, take)? {
-            Some(Contents::Owned(uncompressed)) => return Ok(Contents::Owned(fit(uncompressed))),
-            Some(shared) => return Ok(shared),
-            // Past the mapping (the file grew since it was mapped): read through the file.
-            None => {}
-        }
-        let buf = buf.map_or_else(Vec::new, |buf| buf());
-        return read_block_into(file, file_size, handle, verify_checksum, buf).map(Contents::from);
-    }
-    read_block_into(file, file_size, handle, verify_checksum, buf()).map(Contents::from)
+    let Some((map, stored)) = in_mapping(map, file_size, handle)? else {
+        return read_block_into(file, file_size, handle, verify_checksum, buf())
+            .map(Contents::from);
+    };
+    Ok(
+        match read_shared_block(map, stored, handle, verify_checksum, buf)? {
+            Contents::Owned(uncompressed) => Contents::Owned(fit(uncompressed)),
+            shared => shared,
+        },
+    )
 }
 
-/// The block at `handle` read out of `map`, the shared mapping of its file: a block stored
-/// uncompressed is a range of the mapping, a compressed one is decompressed into `buf()` (only
-/// called then). `None` when the block lies past the end of the mapping.
+/// `map` and where in it the block at `handle` lies with its trailer, once the handle is
+/// checked against `file_size`; `None` without a mapping, or when the block lies past its end
+/// (the file grew since it was mapped) and is read through the file instead.
+fn in_mapping<'m>(
+    map: Option<&'m Bytes>,
+    file_size: u64,
+    handle: &BlockHandle,
+) -> Result<Option<(&'m Bytes, std::ops::Range<usize>)>> {
+    let Some(map) = map else {
+        return Ok(None);
+    };
+    let (_, total) = stored_extent(file_size, handle)?;
+    Ok(stored_range(handle, total)
+        .filter(|range| range.end <= map.len())
+        .map(|range| (map, range)))
+}
+
+/// The block at `handle`, stored at `stored` (with its trailer) in `map`, the shared mapping
+/// of its file: a block stored uncompressed is a range of the mapping, a compressed one is
+/// decompressed into `buf()` (only called then).
 fn read_shared_block(
     map: &Bytes,
-    file_size: u64,
+    stored: std::ops::Range<usize>,
     handle: &BlockHandle,
     verify_checksum: bool,
     buf: impl FnOnce() -> Vec<u8>,
-) -> Result<Option<Contents>> {
-    let (stored_len, total) = stored_extent(file_size, handle)?;
-    let Some(range) = stored_range(handle, total).filter(|range| range.end <= map.len()) else {
-        return Ok(None);
-    };
-    let stored = &map[range.clone()];
-    Ok(Some(
-        match decode_mapped(stored, stored_len, handle.offset, verify_checksum, buf)? {
-            Decoded::Raw => Contents::Shared(map.slice(range.start..range.start + stored_len)),
-            Decoded::Uncompressed(uncompressed) => Contents::Owned(uncompressed),
-        },
-    ))
+) -> Result<Contents> {
+    let contents = stored.start..stored.end - BLOCK_TRAILER_LEN;
+    let decoded = decode_mapped(
+        &map[stored],
+        contents.len(),
+        handle.offset,
+        verify_checksum,
+        buf,
+    )?;
+    Ok(match decoded {
+        Decoded::Raw => Contents::Shared(map.slice(contents)),
+        Decoded::Uncompressed(uncompressed) => Contents::Owned(uncompressed),
+    })
 }
 
 /// Checks and decodes a block read straight out of a table's mapping (`stored`: its

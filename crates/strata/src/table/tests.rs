@@ -73,7 +73,7 @@ fn sample(n: usize, value_len: usize) -> Entries {
         .collect()
 }
 
-fn scan_forward(table: &Arc<Table>) -> Entries {
+pub(super) fn scan_forward(table: &Arc<Table>) -> Entries {
     let mut it = table.iter(BlockReads::default());
     let mut out = Vec::new();
     it.seek_to_first();
