@@ -382,10 +382,7 @@ impl Round<'_> {
             // installed edit gone bad, so open refuses and asks for repair, which must then
             // keep every synced write; it salvages, so it may keep unsynced writes whose
             // predecessors were lost (checked below).
-            Err(e)
-                if self.mode == PowerLossMode::GarbageTail
-                    && e.to_string().contains("run repair") =>
-            {
+            Err(e) if self.repair_refusal(&e) => {
                 self.trail.push(format!("repair after: {e}"));
                 self.tally.repairs += 1;
                 repaired = true;
@@ -445,6 +442,12 @@ impl Round<'_> {
         db
     }
 
+    /// Whether `e`, from an open after a power loss, refuses a manifest whose last edit
+    /// garbage replaced and asks for repair (see `reopen_and_check`).
+    fn repair_refusal(&self, e: &strata::Error) -> bool {
+        self.mode == PowerLossMode::GarbageTail && e.to_string().contains("run repair")
+    }
+
     /// Whether `e`, from a paranoid open after a power loss, refuses a write-ahead log whose
     /// mapped pages reached the disk out of order (see `reopen_and_check`), or one naming a
     /// value that a torn value-file tail cut (a write never synced).
@@ -501,7 +504,10 @@ impl Round<'_> {
                 self.arm_crash(self.open_counts, RECOVERY_TARGETS);
                 let opened = self.open();
                 if let Err(e) = &opened {
-                    if self.env.crash_point().is_none() && !self.torn_log_refusal(e) {
+                    // The refusals `reopen_and_check` accepts come before any crash point;
+                    // the reopen after this attempt meets them again.
+                    let refusal = self.torn_log_refusal(e) || self.repair_refusal(e);
+                    if self.env.crash_point().is_none() && !refusal {
                         self.fail("open failed before its crash point");
                     }
                 }
