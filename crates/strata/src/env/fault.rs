@@ -89,6 +89,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
@@ -586,6 +587,10 @@ impl Env for FaultEnv {
 
     fn lowest_thread_priority(&self) {
         self.shared.inner.lowest_thread_priority()
+    }
+
+    fn set_thread_time_slice(&self, slice: Duration) {
+        self.shared.inner.set_thread_time_slice(slice)
     }
 }
 

@@ -36,6 +36,7 @@ pub(crate) mod vec_files;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::error::Result;
 
@@ -200,6 +201,14 @@ pub trait Env: Send + Sync {
     /// it has not closed yet holds a descriptor, a mapping and the deleted file's blocks. The
     /// default does nothing; `PosixEnv` sets nice 19 on Linux.
     fn lowest_thread_priority(&self) {}
+    /// Asks the scheduler to run the calling thread (and the threads it starts) in turns of
+    /// `slice` on the processor. Background threads call it when they start, to decide how
+    /// they share a busy processor with the application's threads (`db/background.rs`). The
+    /// default does nothing; `PosixEnv` sets the thread's time slice on Linux (which honours
+    /// it from 6.12 and ignores it before).
+    fn set_thread_time_slice(&self, slice: Duration) {
+        let _ = slice;
+    }
 }
 
 impl std::fmt::Debug for dyn Env {

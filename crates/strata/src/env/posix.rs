@@ -29,7 +29,7 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
@@ -232,6 +232,37 @@ impl Env for PosixEnv {
         // SAFETY: the call takes integers and touches no memory of ours; on Linux, `who` 0
         // with `PRIO_PROCESS` is the calling thread.
         let _ = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, LOWEST_NICE) };
+    }
+
+    /// The calling thread's time slice, its policy and nice value kept (Linux 6.12's
+    /// `sched_setattr` takes a slice for a thread of the normal policy, between 0.1 and
+    /// 100 ms; earlier kernels ignore it). A failure leaves the thread as it was.
+    #[cfg(target_os = "linux")]
+    fn set_thread_time_slice(&self, slice: Duration) {
+        // SAFETY: `errno` is the calling thread's; reading and writing it touches nothing else.
+        let errno = || unsafe { libc::__errno_location() };
+        // SAFETY: see `errno`.
+        unsafe { *errno() = 0 };
+        // SAFETY: the call takes integers and touches no memory of ours; `who` 0 with
+        // `PRIO_PROCESS` is the calling thread on Linux.
+        let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        // SAFETY: see `errno`.
+        if nice == -1 && unsafe { *errno() } != 0 {
+            return;
+        }
+        let attr = libc::sched_attr {
+            size: std::mem::size_of::<libc::sched_attr>() as u32,
+            sched_policy: 0,
+            sched_flags: libc::SCHED_FLAG_KEEP_POLICY as u64,
+            sched_nice: nice,
+            sched_priority: 0,
+            sched_runtime: u64::try_from(slice.as_nanos()).unwrap_or(u64::MAX),
+            sched_deadline: 0,
+            sched_period: 0,
+        };
+        // SAFETY: the kernel reads `attr` (its `size` bytes, all initialized) during the call
+        // and keeps no reference to it; `pid` 0 is the calling thread.
+        let _ = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr, 0) };
     }
 }
 
@@ -1052,6 +1083,54 @@ mod tests {
         assert_eq!(lowered, (before + BACKGROUND_NICE).min(19));
         assert_eq!(started, lowered, "a thread it starts inherits the priority");
         assert_eq!(thread_nice(), before);
+    }
+
+    /// The calling thread's time slice in nanoseconds, as `sched_getattr` reports it (0 from
+    /// a kernel before 6.12, which has no per-thread slices).
+    #[cfg(target_os = "linux")]
+    fn thread_slice() -> u64 {
+        // SAFETY: all-zero bytes are a valid `sched_attr` (integers only).
+        let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::sched_attr>() as libc::c_uint;
+        // SAFETY: the kernel writes at most `size` bytes into `attr` during the call.
+        let done = unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &mut attr, size, 0) };
+        assert_eq!(done, 0, "{}", std::io::Error::last_os_error());
+        attr.sched_runtime
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn set_thread_time_slice_sets_the_calling_threads_and_keeps_its_priority() {
+        // SAFETY: no arguments; returns the calling thread's policy.
+        let policy = || unsafe { libc::sched_getscheduler(0) };
+        let before = (policy(), thread_nice(), thread_slice());
+        let slice = Duration::from_micros(7250);
+        let (set, lowered, started) = std::thread::spawn(move || {
+            let env = PosixEnv::new();
+            env.set_thread_time_slice(slice);
+            let set = (policy(), thread_nice(), thread_slice());
+            // As a compaction thread does next: the slice stays.
+            env.lower_thread_priority();
+            let lowered = (thread_nice(), thread_slice());
+            let started = std::thread::spawn(move || (thread_nice(), thread_slice()));
+            (set, lowered, started.join().unwrap())
+        })
+        .join()
+        .unwrap();
+        if before.2 == 0 {
+            // A kernel without per-thread slices: the call must change nothing.
+            assert_eq!(set, before);
+            return;
+        }
+        let slice = slice.as_nanos() as u64;
+        assert_ne!(
+            before.2, slice,
+            "the default slice is the one set: nothing to tell"
+        );
+        assert_eq!(set, (before.0, before.1, slice), "policy and nice kept");
+        assert_eq!(lowered, ((before.1 + BACKGROUND_NICE).min(19), slice));
+        assert_eq!(started, lowered, "a thread it starts inherits the slice");
+        assert_eq!((policy(), thread_nice(), thread_slice()), before);
     }
 
     #[cfg(target_os = "linux")]

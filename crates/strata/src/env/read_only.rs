@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
@@ -146,6 +147,10 @@ impl Env for ReadOnlyEnv {
 
     fn lowest_thread_priority(&self) {
         self.inner.lowest_thread_priority()
+    }
+
+    fn set_thread_time_slice(&self, slice: Duration) {
+        self.inner.set_thread_time_slice(slice)
     }
 }
 

@@ -23,6 +23,7 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::env::{Env, FileLock, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::Result;
@@ -235,6 +236,10 @@ impl Env for HookEnv {
 
     fn lowest_thread_priority(&self) {
         self.inner.lowest_thread_priority()
+    }
+
+    fn set_thread_time_slice(&self, slice: Duration) {
+        self.inner.set_thread_time_slice(slice)
     }
 }
 
