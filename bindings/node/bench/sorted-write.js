@@ -15,7 +15,7 @@
 // batch over time, one line per engine (each engine's run with the median total), as an SVG
 // (Vega-Lite).
 //
-//   node bench/sorted-write.js [--num 10000000] [--repeat 3] [--out out]
+//   node bench/sorted-write.js [--num 10000000] [--repeat 3] [--values pool|fresh] [--out out]
 //
 // Writes <out>/sorted-write.svg and <out>/sorted-write.json.
 
@@ -23,24 +23,35 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { PerformanceObserver, performance } = require('node:perf_hooks')
 const { parseArgs } = require('node:util')
-const { ENGINES, assertReleaseBuild, freshDir, removeDir, now, median, random, key, value } = require('./common')
+const { ENGINES, assertReleaseBuild, freshDir, removeDir, now, median, random, key, value, values } = require('./common')
 
 const { values: args } = parseArgs({
   options: {
     num: { type: 'string', default: '10000000' },
     repeat: { type: 'string', default: '3' },
+    values: { type: 'string', default: 'pool' },
     out: { type: 'string', default: path.join(__dirname, 'out') }
   }
 })
 const NUM = Number(args.num)
 const REPEAT = Number(args.repeat)
 const BATCH = 1000
+if (!['pool', 'fresh'].includes(args.values)) throw new Error(`--values must be pool or fresh, not ${args.values}`)
+
+// The values' source: `pool` hands out 1024 pregenerated values in turn, as db_bench does and
+// as seed 000's benchmark did (it wrote one random buffer over and over); `fresh` builds each
+// value by concatenation, which leaves V8 a tree of 50 strings per value to collect.
+function valueSource () {
+  if (args.values === 'pool') return values(random(42))
+  const rand = random(42)
+  return () => value(rand)
+}
 
 async function run1 (Engine, label) {
   const dir = freshDir(label)
   const db = new Engine(dir)
   await db.open()
-  const rand = random(42)
+  const nextValue = valueSource()
   const latencies = []
   const points = []
   // Each batch's span and each of V8's garbage collections, on performance.now()'s clock,
@@ -60,7 +71,7 @@ async function run1 (Engine, label) {
   for (let i = 0; i < NUM; i += BATCH) {
     const made = now()
     const ops = []
-    for (let j = i; j < Math.min(i + BATCH, NUM); j++) ops.push({ type: 'put', key: key(j), value: value(rand) })
+    for (let j = i; j < Math.min(i + BATCH, NUM); j++) ops.push({ type: 'put', key: key(j), value: nextValue() })
     const before = now()
     const spanStart = performance.now()
     const written = db.batch(ops)
@@ -130,7 +141,7 @@ async function main () {
     }
   }
 
-  console.log(`\n${NUM.toLocaleString('en-US')} sorted entries in batches of ${BATCH}, ${REPEAT} runs per engine\n`)
+  console.log(`\n${NUM.toLocaleString('en-US')} sorted entries in batches of ${BATCH}, values: ${args.values}, ${REPEAT} runs per engine\n`)
   console.log('| engine, run | total (s) | CPU (s) | making ops (s) | in batch() call (s) | awaiting batch() (s) | V8 GC (s) | median batch (ms) | p99 batch (ms) | max batch (ms) | max / median | batches > 10x median | of those, with a V8 GC in them |')
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   const summary = {}
@@ -155,7 +166,7 @@ async function main () {
   const svg = await latencyChart(series, `${NUM.toLocaleString('en-US')} sorted writes in batches of ${BATCH}: Strata vs classic-level (each engine's median run)`)
   fs.writeFileSync(path.join(args.out, 'sorted-write.svg'), svg)
   const figures = Object.fromEntries(names.map((name) => [name, runs[name].map(summarize)]))
-  fs.writeFileSync(path.join(args.out, 'sorted-write.json'), JSON.stringify({ num: NUM, batch: BATCH, repeat: REPEAT, ratio, cpuRatio, inBatchRatio, summary, runs: figures }, null, 2))
+  fs.writeFileSync(path.join(args.out, 'sorted-write.json'), JSON.stringify({ num: NUM, batch: BATCH, values: args.values, repeat: REPEAT, ratio, cpuRatio, inBatchRatio, summary, runs: figures }, null, 2))
   console.log(`chart: ${path.join(args.out, 'sorted-write.svg')}`)
 }
 
