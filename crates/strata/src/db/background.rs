@@ -16,9 +16,9 @@
 //! Compaction threads lower their CPU priority when they start (`Env::lower_thread_priority`;
 //! their sub-compaction threads inherit it), so that with fewer cores than busy threads a
 //! compaction, not a write, waits for the processor. Flushing threads keep the application's
-//! priority: a full memtable makes writers wait for its flush. Each asks for a time slice
-//! (`Env::set_thread_time_slice`) chosen so that a writer waking while they hold every core
-//! gets a processor soon (`FLUSH_TIME_SLICE`).
+//! priority: a full memtable makes writers wait for its flush, and a long time slice
+//! (`Env::set_thread_time_slice`, `FLUSH_TIME_SLICE`), so a writer that wakes while it runs
+//! may take the processor from it at once.
 //!
 //! A compaction thread takes, in this order: the next step of a `compact_range`, a redone
 //! garbage-collection plan, the next rewrite garbage collection asks for, then an automatic
@@ -81,15 +81,6 @@ impl Role {
         self != Role::Flush
     }
 
-    /// The time slice its thread asks for (see [`FLUSH_TIME_SLICE`]). The only thread, which
-    /// flushes, takes the flushing thread's.
-    fn time_slice(self) -> Duration {
-        match self {
-            Role::All | Role::Flush => FLUSH_TIME_SLICE,
-            Role::Compact => COMPACTION_TIME_SLICE,
-        }
-    }
-
     fn thread_name(self) -> &'static str {
         match self {
             Role::All => "strata-bg",
@@ -99,23 +90,21 @@ impl Role {
     }
 }
 
-/// The flushing thread's time slice (`Env::set_thread_time_slice`): long, where the default
-/// is a few milliseconds. Linux's scheduler (EEVDF, 6.6 on) runs the thread whose virtual
-/// deadline, a slice past the start of its turn, comes first, and from 6.12 a waking thread
-/// with a shorter slice than the running one's may take the processor at once: with a long
-/// slice the flush gives way to a writer that wakes, instead of keeping the processor until
-/// its turn ends. In 10M sorted writes in batches of 1000 through the Node binding here (two
-/// cores, Linux 6.18; the loop of `bindings/node/bench/sorted-write.js`, Strata alone), these
-/// slices left 4-13 batches over 10x the median (6 runs), the default slices 17-54 (21 runs),
-/// 1 ms for both threads 6-27 (18 runs). In `strata bench --num 10000000 --benchmarks
-/// fillseq,fillrandom`: `fillseq` 0-1 (9 runs) against 2-27 (8 runs); `fillrandom` 2-13 (9
-/// runs) against 3-18 (11 runs), which is no difference I can tell from noise.
+/// The time slice of a thread that flushes (`Env::set_thread_time_slice`): long, where the
+/// default is a few milliseconds. Linux's scheduler (EEVDF, 6.6 on) runs the thread whose
+/// virtual deadline, a slice past the start of its turn, comes first, and from 6.12 a waking
+/// thread with a shorter slice than the running one's may take the processor at once: with a
+/// long slice the flush gives way to a writer that wakes, instead of keeping the processor
+/// until its turn ends. In 10M sorted writes in batches of 1000 through the Node binding here
+/// (two cores, Linux 6.18; the loop of `bindings/node/bench/sorted-write.js`, Strata alone),
+/// it left 4-11 batches over 10x the median (5 runs), where the default slices left 17-54
+/// (21 runs). A 1 ms slice for the compaction threads besides, tried with it, changed nothing
+/// measurable (4-13 in 11 runs); alone it left 14-24 (4 runs), and 1 ms for both threads
+/// 6-27 (18 runs). In `strata bench --num 10000000 --benchmarks fillseq,fillrandom`,
+/// `fillseq` left 0-2 of 10,000 batches over 10x (15 runs with it) against 2-27 (8 runs
+/// without); `fillrandom` varied from hour to hour as much with it as without (2-27 in 15
+/// runs against 3-18 in 11).
 const FLUSH_TIME_SLICE: Duration = Duration::from_millis(20);
-
-/// A compaction thread's time slice: short, so that at its low priority
-/// (`Env::lower_thread_priority`) it still gives way within a millisecond to a thread that
-/// wakes while it runs (see [`FLUSH_TIME_SLICE`] for what was measured).
-const COMPACTION_TIME_SLICE: Duration = Duration::from_millis(1);
 
 /// Starts the background threads of `db` (see the module documentation). If one cannot be
 /// started, those already started are stopped.
@@ -221,7 +210,9 @@ impl Quiet {
 }
 
 fn worker_loop(db: &Arc<DbInner>, role: Role) {
-    db.env.set_thread_time_slice(role.time_slice());
+    if role.flushes() {
+        db.env.set_thread_time_slice(FLUSH_TIME_SLICE);
+    }
     if role == Role::Compact {
         // Its sub-compaction threads inherit the priority. Flushes keep the writers' own:
         // writers wait for them when the memtable is full.

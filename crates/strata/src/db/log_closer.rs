@@ -17,6 +17,7 @@
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crate::env::Env;
 use crate::log::LogWriter;
@@ -63,6 +64,9 @@ impl LogCloser {
                 .name("strata-log-closer".into())
                 .spawn(move || {
                     env.lowest_thread_priority();
+                    // The default time slice, not the one of the thread that starts it (the
+                    // flushing thread's, say): the slice is a choice made for that thread.
+                    env.set_thread_time_slice(Duration::ZERO);
                     receiver.into_iter().for_each(close_quietly)
                 })
                 .ok()?;

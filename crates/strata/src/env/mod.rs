@@ -205,7 +205,7 @@ pub trait Env: Send + Sync {
     /// `slice` on the processor. Background threads call it when they start, to decide how
     /// they share a busy processor with the application's threads (`db/background.rs`). The
     /// default does nothing; `PosixEnv` sets the thread's time slice on Linux (which honours
-    /// it from 6.12 and ignores it before).
+    /// it from 6.12 and ignores it before). `Duration::ZERO` asks for the scheduler's default.
     fn set_thread_time_slice(&self, slice: Duration) {
         let _ = slice;
     }

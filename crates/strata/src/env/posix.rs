@@ -29,7 +29,9 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+#[cfg(target_os = "linux")]
+use std::time::Duration;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
@@ -236,7 +238,8 @@ impl Env for PosixEnv {
 
     /// The calling thread's time slice, its policy and nice value kept (Linux 6.12's
     /// `sched_setattr` takes a slice for a thread of the normal policy, between 0.1 and
-    /// 100 ms; earlier kernels ignore it). A failure leaves the thread as it was.
+    /// 100 ms, 0 for the default; earlier kernels ignore it). A failure leaves the thread as
+    /// it was.
     #[cfg(target_os = "linux")]
     fn set_thread_time_slice(&self, slice: Duration) {
         // SAFETY: `errno` is the calling thread's; reading and writing it touches nothing else.
@@ -1131,6 +1134,37 @@ mod tests {
         assert_eq!(lowered, ((before.1 + BACKGROUND_NICE).min(19), slice));
         assert_eq!(started, lowered, "a thread it starts inherits the slice");
         assert_eq!((policy(), thread_nice(), thread_slice()), before);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn set_thread_time_slice_keeps_a_batch_policy_and_a_raised_nice() {
+        // SAFETY: no arguments; returns the calling thread's policy.
+        let policy = || unsafe { libc::sched_getscheduler(0) };
+        let default_slice = thread_slice();
+        let (kept, set, reset) = std::thread::spawn(move || {
+            let param = libc::sched_param { sched_priority: 0 };
+            // SAFETY: the kernel reads `param` during the call only; `pid` 0 is this thread,
+            // and a normal thread may switch to `SCHED_BATCH` without privilege.
+            assert_eq!(
+                unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) },
+                0
+            );
+            let env = PosixEnv::new();
+            env.lower_thread_priority();
+            let kept = (policy(), thread_nice());
+            env.set_thread_time_slice(Duration::from_micros(7250));
+            let set = (policy(), thread_nice(), thread_slice());
+            env.set_thread_time_slice(Duration::ZERO);
+            (kept, set, thread_slice())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(kept.0, libc::SCHED_BATCH);
+        assert_ne!(kept.1, 0, "the tests run at nice -10: nothing to tell");
+        let slice = if default_slice == 0 { 0 } else { 7_250_000 };
+        assert_eq!(set, (kept.0, kept.1, slice), "policy and nice kept");
+        assert_eq!(reset, default_slice, "a zero slice is the default");
     }
 
     #[cfg(target_os = "linux")]
