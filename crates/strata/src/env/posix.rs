@@ -1112,7 +1112,7 @@ mod tests {
             let env = PosixEnv::new();
             env.set_thread_time_slice(slice);
             let set = (policy(), thread_nice(), thread_slice());
-            // As a compaction thread does next: the slice stays.
+            // A nice value lowered after it keeps the slice.
             env.lower_thread_priority();
             let lowered = (thread_nice(), thread_slice());
             let started = std::thread::spawn(move || (thread_nice(), thread_slice()));
