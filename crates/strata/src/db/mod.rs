@@ -34,6 +34,7 @@ mod published;
 mod read;
 mod read_only;
 mod repair;
+mod sync_rejoin;
 mod table_build;
 mod value_files;
 mod value_gc;
@@ -161,6 +162,8 @@ pub(crate) struct DbState {
     pub(crate) flush_unannounced: bool,
     /// Writers queued behind the leader, in arrival order.
     pub(crate) writers: VecDeque<Arc<write::Writer>>,
+    /// Whom the next synced write group waits for (`db/sync_rejoin.rs`).
+    pub(crate) sync_rejoin: sync_rejoin::SyncRejoin,
     /// How far writes are behind the pace level 0 allows (`db/write_pace.rs`).
     pub(crate) write_pace: write_pace::WritePace,
     /// The current super version and last sequence number, as reads load them without this

@@ -367,6 +367,7 @@ pub(super) fn new_inner(
             leading: false,
             flush_unannounced: false,
             writers: VecDeque::new(),
+            sync_rejoin: Default::default(),
             write_pace: Default::default(),
             super_versions,
             published: Arc::clone(&published),

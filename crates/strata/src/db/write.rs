@@ -22,6 +22,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -43,7 +44,7 @@ use crate::write_batch::{BatchOp, WriteBatch, HEADER_SIZE};
 
 /// A batch group never grows past this many bytes.
 const MAX_GROUP_BYTES: usize = 1 << 20;
-/// A small leading batch only takes followers up to this much more, so it is not delayed much.
+/// A small leading batch only takes followers up to this much more (see [`Followers::new`]).
 const SMALL_BATCH_BYTES: usize = 128 << 10;
 /// Longest a queued writer watches for its outcome before it blocks (`util/spin.rs`).
 const QUEUED_WRITER_SPIN: Duration = Duration::from_micros(100);
@@ -54,6 +55,8 @@ pub(crate) struct Writer {
     /// for room: forces a memtable switch (used by `compact_range`).
     batch: Mutex<Option<WriteBatch>>,
     sync: bool,
+    /// The writing thread, for a synced write (`db/sync_rejoin.rs`).
+    thread: Option<ThreadId>,
     /// Set by the leader that committed this writer.
     outcome: Mutex<Option<Result<()>>>,
     /// Set when this writer was made the leader.
@@ -162,6 +165,7 @@ fn write_waiting(
         let writer = Arc::new(Writer {
             batch: Mutex::new(batch.cloned()),
             sync: options.sync,
+            thread: options.sync.then(|| thread::current().id()),
             outcome: Mutex::new(None),
             promoted: Mutex::new(false),
             signalled: AtomicBool::new(false),
@@ -220,8 +224,15 @@ fn lead(
     };
     let mut followers = Vec::new();
     if let (Ok(()), Some(batch)) = (&result, batch) {
-        let (taken, count) = take_followers(state, batch, sync);
-        followers = taken;
+        let mut group = Followers::new(batch);
+        group.take(state, sync);
+        let waited = if sync {
+            rejoin(state, &mut group)
+        } else {
+            None
+        };
+        let count = group.count;
+        followers = group.taken;
         let sequence = state.versions.last_sequence + 1;
         let last = state.versions.last_sequence + count;
         // `MAX_SEQUENCE` is left to table bounds after range tombstones (`range_del::end_bound`).
@@ -250,11 +261,20 @@ fn lead(
             }
             // A panic (a comparator's, during the memtable insert) must not leave `leading`
             // set with followers waiting: it fails the group like a failed log write.
+            let start = Instant::now();
             result = MutexGuard::unlocked(state, || {
                 panics_as_errors("a write", || commit_group(db, &group, &mem, sync))
             });
             match &result {
                 Ok(()) => {
+                    if sync.is_some() {
+                        let threads = followers.iter().filter_map(|(writer, _)| writer.thread);
+                        state.sync_rejoin.record(
+                            std::iter::once(thread::current().id()).chain(threads),
+                            start.elapsed(),
+                            waited,
+                        );
+                    }
                     state.versions.last_sequence = last;
                     state.publish_last_sequence();
                     let level0 = state.versions.current().num_files(0);
@@ -445,43 +465,84 @@ fn insert_batch(batch: &WriteBatch, sequence: u64, mem: &MemTable) -> Result<()>
     Ok(())
 }
 
-/// Takes the batches of the writers queued behind the leader into its group, in order, and
-/// returns them with the group's total update count. A `sync` write is never added to a group
-/// led by a non-`sync` one, and a flush request (no batch) ends the group.
-fn take_followers(
-    state: &mut DbState,
-    leader: &WriteBatch,
-    leader_sync: bool,
-) -> (Vec<(Arc<Writer>, WriteBatch)>, u64) {
-    let mut count = u64::from(leader.count());
-    let mut size = leader.contents().len();
-    let max_size = if size <= SMALL_BATCH_BYTES {
-        size + SMALL_BATCH_BYTES
-    } else {
-        MAX_GROUP_BYTES
-    };
-    let mut taken = Vec::new();
-    while let Some(writer) = state.writers.front() {
-        if writer.sync && !leader_sync {
-            break;
-        }
-        let mut slot = writer.batch.lock();
-        let Some(batch) = slot.as_ref() else {
-            break;
-        };
-        size += batch.contents().len() - HEADER_SIZE;
-        let total = count + u64::from(batch.count());
-        if size > max_size || total > u64::from(u32::MAX) {
-            break;
-        }
-        count = total;
-        let batch = slot.take().unwrap_or_default();
-        drop(slot);
-        if let Some(writer) = state.writers.pop_front() {
-            taken.push((writer, batch));
+/// The writers a leader takes into its group, from the front of the queue.
+struct Followers {
+    taken: Vec<(Arc<Writer>, WriteBatch)>,
+    /// Updates in the group, the leader's included.
+    count: u64,
+    /// Bytes of the group's batches.
+    size: usize,
+    /// What the group may grow to.
+    max_size: usize,
+}
+
+impl Followers {
+    /// A group of `leader`'s batch alone.
+    fn new(leader: &WriteBatch) -> Followers {
+        let size = leader.contents().len();
+        Followers {
+            taken: Vec::new(),
+            count: u64::from(leader.count()),
+            size,
+            // A small leading batch only takes followers up to this much more, so it is not
+            // delayed much.
+            max_size: if size <= SMALL_BATCH_BYTES {
+                size + SMALL_BATCH_BYTES
+            } else {
+                MAX_GROUP_BYTES
+            },
         }
     }
-    (taken, count)
+
+    /// Takes the queued writers that fit, in order, stopping at a synced one behind a leader
+    /// that does not sync (its sync would delay the group), at one asking for room only, and
+    /// at one past the group's size or count; returns whether the queue's front is such a
+    /// writer (no later writer can join).
+    fn take(&mut self, state: &mut DbState, leader_sync: bool) -> bool {
+        while let Some(writer) = state.writers.front() {
+            if writer.sync && !leader_sync {
+                return true;
+            }
+            let mut slot = writer.batch.lock();
+            let Some(batch) = slot.as_ref() else {
+                return true;
+            };
+            let size = self.size + batch.contents().len() - HEADER_SIZE;
+            let count = self.count + u64::from(batch.count());
+            if size > self.max_size || count > u64::from(u32::MAX) {
+                return true;
+            }
+            (self.size, self.count) = (size, count);
+            let batch = slot.take().unwrap_or_default();
+            drop(slot);
+            if let Some(writer) = state.writers.pop_front() {
+                self.taken.push((writer, batch));
+            }
+        }
+        false
+    }
+}
+
+/// Before a synced group commits: waits (with the state mutex released) for the threads of
+/// the last synced group to queue again, up to the bound `db/sync_rejoin.rs` sets, taking
+/// them into `group` as they come. Returns whether it waited, and if so whether any of them
+/// joined.
+fn rejoin(state: &mut MutexGuard<'_, DbState>, group: &mut Followers) -> Option<bool> {
+    let (limit, awaited) = state.sync_rejoin.awaited(thread::current().id())?;
+    let joined = |group: &Followers| {
+        awaited
+            .iter()
+            .filter(|&&thread| group.taken.iter().any(|(w, _)| w.thread == Some(thread)))
+            .count()
+    };
+    let start = Instant::now();
+    while joined(group) < awaited.len() && start.elapsed() < limit {
+        MutexGuard::unlocked(state, thread::yield_now);
+        if group.take(state, true) {
+            break;
+        }
+    }
+    Some(joined(group) > 0)
 }
 
 /// Makes sure the memtable can take a write: slows writers down while level 0 is crowded,
