@@ -6,7 +6,7 @@
 //! needs to queue its next write, so the count of syncs depends little on the machine's
 //! speed. Measured on the project's 2-core VM, for 240 writes (and one sync at the open):
 //! without the wait, 93-102 syncs (one per 2.5 writes), 101-104 beside three processor hogs;
-//! with it, 61 (one per four), 65-74 beside the hogs.
+//! with it, 61 (one per four), 62-77 beside three or five hogs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 

@@ -3,8 +3,10 @@
 //! One writer at a time leads (`DbState::leading`); writers arriving meanwhile queue up in
 //! `DbState::writers` with a copy of their batch. The leader makes room (maybe switching the
 //! memtable and waiting for the background threads), takes the batches of the writers queued
-//! behind it into its group, and with the state mutex released appends the group as one log
-//! record (one `fsync` for every `sync` writer in it) and applies it to the memtable. Then it
+//! behind it into its group (a synced group first waits a moment, with the state mutex
+//! released, for the writers of the previous synced group to queue again, and takes them in as
+//! they come: `db/sync_rejoin.rs`), and with the state mutex released appends the group as one
+//! log record (one `fsync` for every `sync` writer in it) and applies it to the memtable. Then it
 //! wakes the writers it committed and hands leadership to the next in line. A writer that
 //! finds no leader leads at once, with its own batch by reference: the uncontended write
 //! allocates nothing and takes each lock once. A queued writer first watches for its outcome
@@ -55,8 +57,8 @@ pub(crate) struct Writer {
     /// for room: forces a memtable switch (used by `compact_range`).
     batch: Mutex<Option<WriteBatch>>,
     sync: bool,
-    /// The writing thread, for a synced write (`db/sync_rejoin.rs`).
-    thread: Option<ThreadId>,
+    /// The writing thread (`db/sync_rejoin.rs`).
+    thread: ThreadId,
     /// Set by the leader that committed this writer.
     outcome: Mutex<Option<Result<()>>>,
     /// Set when this writer was made the leader.
@@ -165,7 +167,7 @@ fn write_waiting(
         let writer = Arc::new(Writer {
             batch: Mutex::new(batch.cloned()),
             sync: options.sync,
-            thread: options.sync.then(|| thread::current().id()),
+            thread: thread::current().id(),
             outcome: Mutex::new(None),
             promoted: Mutex::new(false),
             signalled: AtomicBool::new(false),
@@ -225,8 +227,13 @@ fn lead(
     let mut followers = Vec::new();
     if let (Ok(()), Some(batch)) = (&result, batch) {
         let mut group = Followers::new(batch);
-        group.take(state, sync);
-        let waited = if sync {
+        let front_blocked = group.take(state, sync);
+        if sync {
+            // A synced commit waits for the disk (and maybe for more writers), not the
+            // processor: the flush need not wait for it.
+            announce_flush(db, state);
+        }
+        let waited = if sync && !front_blocked {
             rejoin(state, &mut group)
         } else {
             None
@@ -254,11 +261,6 @@ fn lead(
             };
             let mem = Arc::clone(&state.mem);
             let sync = sync.then_some(state.versions.log_number);
-            if sync.is_some() {
-                // A synced commit waits for the disk, not the processor: the flush need not
-                // wait for it.
-                announce_flush(db, state);
-            }
             // A panic (a comparator's, during the memtable insert) must not leave `leading`
             // set with followers waiting: it fails the group like a failed log write.
             let start = Instant::now();
@@ -268,7 +270,10 @@ fn lead(
             match &result {
                 Ok(()) => {
                     if sync.is_some() {
-                        let threads = followers.iter().filter_map(|(writer, _)| writer.thread);
+                        let threads = followers
+                            .iter()
+                            .filter(|(writer, _)| writer.sync)
+                            .map(|(writer, _)| writer.thread);
                         state.sync_rejoin.record(
                             std::iter::once(thread::current().id()).chain(threads),
                             start.elapsed(),
@@ -312,7 +317,7 @@ impl Group<'_> {
         std::iter::once(self.leader).chain(self.followers.iter().map(|(_, batch)| batch))
     }
 
-    /// The log record: one batch header (`count` fits 32 bits: `take_followers` sees to it)
+    /// The log record: one batch header (`count` fits 32 bits: `Followers::take` sees to it)
     /// and every batch's records.
     fn encode(&self, out: &mut Vec<u8>) {
         out.clear();
@@ -525,24 +530,34 @@ impl Followers {
 
 /// Before a synced group commits: waits (with the state mutex released) for the threads of
 /// the last synced group to queue again, up to the bound `db/sync_rejoin.rs` sets, taking
-/// them into `group` as they come. Returns whether it waited, and if so whether any of them
-/// joined.
+/// them into `group` as they come (with a write that syncs or not). `None` when there was
+/// nobody to wait for; otherwise whether any of them joined. The wait ends early once the
+/// queue's front cannot join, or once a background error is set: a writer queued after it
+/// must get it from the next leader, as when followers are taken under the mutex that
+/// `make_room_for_write` checked it under.
 fn rejoin(state: &mut MutexGuard<'_, DbState>, group: &mut Followers) -> Option<bool> {
-    let (limit, awaited) = state.sync_rejoin.awaited(thread::current().id())?;
-    let joined = |group: &Followers| {
-        awaited
-            .iter()
-            .filter(|&&thread| group.taken.iter().any(|(w, _)| w.thread == Some(thread)))
-            .count()
-    };
+    let (limit, mut missing) = state.sync_rejoin.awaited(thread::current().id())?;
+    let awaited = missing.len();
+    let mut seen = 0;
     let start = Instant::now();
-    while joined(group) < awaited.len() && start.elapsed() < limit {
+    loop {
+        for (writer, _) in &group.taken[seen..] {
+            missing.retain(|&thread| thread != writer.thread);
+        }
+        seen = group.taken.len();
+        if missing.is_empty() || start.elapsed() >= limit {
+            break;
+        }
         MutexGuard::unlocked(state, thread::yield_now);
-        if group.take(state, true) {
+        if state.bg_error.is_some() || group.take(state, true) {
             break;
         }
     }
-    Some(joined(group) > 0)
+    // Writers taken in the last `take` are counted too.
+    for (writer, _) in &group.taken[seen..] {
+        missing.retain(|&thread| thread != writer.thread);
+    }
+    Some(missing.len() < awaited)
 }
 
 /// Makes sure the memtable can take a write: slows writers down while level 0 is crowded,
