@@ -538,26 +538,18 @@ impl Followers {
 fn rejoin(state: &mut MutexGuard<'_, DbState>, group: &mut Followers) -> Option<bool> {
     let (limit, mut missing) = state.sync_rejoin.awaited(thread::current().id())?;
     let awaited = missing.len();
-    let mut seen = 0;
-    let start = Instant::now();
+    let (start, mut seen, mut stop) = (Instant::now(), 0, false);
     loop {
         for (writer, _) in &group.taken[seen..] {
             missing.retain(|&thread| thread != writer.thread);
         }
         seen = group.taken.len();
-        if missing.is_empty() || start.elapsed() >= limit {
-            break;
+        if stop || missing.is_empty() || start.elapsed() >= limit {
+            return Some(missing.len() < awaited);
         }
         MutexGuard::unlocked(state, thread::yield_now);
-        if state.bg_error.is_some() || group.take(state, true) {
-            break;
-        }
+        stop = state.bg_error.is_some() || group.take(state, true);
     }
-    // Writers taken in the last `take` are counted too.
-    for (writer, _) in &group.taken[seen..] {
-        missing.retain(|&thread| thread != writer.thread);
-    }
-    Some(missing.len() < awaited)
 }
 
 /// Makes sure the memtable can take a write: slows writers down while level 0 is crowded,
