@@ -161,7 +161,10 @@ mod tests {
         use std::time::Duration;
 
         use super::other_thread;
-        use crate::{Error, MemEnv, Options, WriteOptions, DB};
+        use crate::db::DB;
+        use crate::env::MemEnv;
+        use crate::error::Error;
+        use crate::options::{Options, WriteOptions};
 
         const SYNCED: WriteOptions = WriteOptions { sync: true };
 
