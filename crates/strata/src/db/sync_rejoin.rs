@@ -76,7 +76,7 @@ impl SyncRejoin {
     /// awaited thread joined it).
     pub(crate) fn record(
         &mut self,
-        threads: impl Iterator<Item = ThreadId>,
+        threads: impl IntoIterator<Item = ThreadId>,
         commit_time: Duration,
         waited: Option<bool>,
     ) {
@@ -100,13 +100,17 @@ mod tests {
             .unwrap()
     }
 
+    /// This thread's id, another's, and no synced group yet.
+    fn two_threads() -> (ThreadId, ThreadId, SyncRejoin) {
+        let me = std::thread::current().id();
+        (me, other_thread(), SyncRejoin::default())
+    }
+
     #[test]
     fn awaits_the_last_groups_other_threads_for_half_its_commit() {
-        let me = std::thread::current().id();
-        let other = other_thread();
-        let mut rejoin = SyncRejoin::default();
+        let (me, other, mut rejoin) = two_threads();
         assert_eq!(rejoin.awaited(me), None, "no group yet");
-        rejoin.record([me, other].into_iter(), Duration::from_micros(100), None);
+        rejoin.record([me, other], Duration::from_micros(100), None);
         assert_eq!(
             rejoin.awaited(me),
             Some((Duration::from_micros(50), vec![other]))
@@ -116,41 +120,33 @@ mod tests {
             Some((Duration::from_micros(50), vec![me]))
         );
         // A lone writer after a group of itself waits for nobody.
-        rejoin.record([me].into_iter(), Duration::from_micros(100), None);
+        rejoin.record([me], Duration::from_micros(100), None);
         assert_eq!(rejoin.awaited(me), None);
     }
 
     #[test]
     fn the_wait_is_bounded_whatever_the_commit_took() {
-        let me = std::thread::current().id();
-        let other = other_thread();
-        let mut rejoin = SyncRejoin::default();
-        rejoin.record([other].into_iter(), Duration::from_secs(1), None);
+        let (me, other, mut rejoin) = two_threads();
+        rejoin.record([other], Duration::from_secs(1), None);
         assert_eq!(rejoin.awaited(me), Some((MAX_WAIT, vec![other])));
     }
 
     #[test]
     fn a_wait_nobody_joined_stops_waiting_until_writers_meet_again() {
-        let me = std::thread::current().id();
-        let other = other_thread();
-        let mut rejoin = SyncRejoin::default();
-        rejoin.record([other].into_iter(), Duration::from_micros(100), None);
+        let (me, other, mut rejoin) = two_threads();
+        rejoin.record([other], Duration::from_micros(100), None);
         assert!(rejoin.awaited(me).is_some());
         // `me` waited for `other`, who did not come.
-        rejoin.record([me].into_iter(), Duration::from_micros(100), Some(false));
-        rejoin.record([other].into_iter(), Duration::from_micros(100), None);
+        rejoin.record([me], Duration::from_micros(100), Some(false));
+        rejoin.record([other], Duration::from_micros(100), None);
         assert_eq!(rejoin.awaited(me), None, "a lone group is no sign");
-        rejoin.record([other, me].into_iter(), Duration::from_micros(100), None);
+        rejoin.record([other, me], Duration::from_micros(100), None);
         assert!(
             rejoin.awaited(me).is_some(),
             "two writers met without waiting"
         );
         // A wait some thread joined keeps groups waiting.
-        rejoin.record(
-            [me, other].into_iter(),
-            Duration::from_micros(100),
-            Some(true),
-        );
+        rejoin.record([me, other], Duration::from_micros(100), Some(true));
         assert!(rejoin.awaited(me).is_some());
     }
 

@@ -228,15 +228,16 @@ fn lead(
     if let (Ok(()), Some(batch)) = (&result, batch) {
         let mut group = Followers::new(batch);
         let front_blocked = group.take(state, sync);
+        // A synced group's leader, for `db/sync_rejoin.rs`.
+        let leader = sync.then(|| thread::current().id());
         if sync {
             // A synced commit waits for the disk (and maybe for more writers), not the
             // processor: the flush need not wait for it.
             announce_flush(db, state);
         }
-        let waited = if sync && !front_blocked {
-            rejoin(state, &mut group)
-        } else {
-            None
+        let waited = match leader {
+            Some(me) if !front_blocked => rejoin(state, &mut group, me),
+            _ => None,
         };
         let count = group.count;
         followers = group.taken;
@@ -263,19 +264,20 @@ fn lead(
             let sync = sync.then_some(state.versions.log_number);
             // A panic (a comparator's, during the memtable insert) must not leave `leading`
             // set with followers waiting: it fails the group like a failed log write.
-            let start = Instant::now();
+            // Synced commits are timed (the clock is not read for the others).
+            let timed = leader.map(|me| (me, Instant::now()));
             result = MutexGuard::unlocked(state, || {
                 panics_as_errors("a write", || commit_group(db, &group, &mem, sync))
             });
             match &result {
                 Ok(()) => {
-                    if sync.is_some() {
+                    if let Some((me, start)) = timed {
                         let threads = followers
                             .iter()
                             .filter(|(writer, _)| writer.sync)
                             .map(|(writer, _)| writer.thread);
                         state.sync_rejoin.record(
-                            std::iter::once(thread::current().id()).chain(threads),
+                            std::iter::once(me).chain(threads),
                             start.elapsed(),
                             waited,
                         );
@@ -535,8 +537,12 @@ impl Followers {
 /// queue's front cannot join, or once a background error is set: a writer queued after it
 /// must get it from the next leader, as when followers are taken under the mutex that
 /// `make_room_for_write` checked it under.
-fn rejoin(state: &mut MutexGuard<'_, DbState>, group: &mut Followers) -> Option<bool> {
-    let (limit, mut missing) = state.sync_rejoin.awaited(thread::current().id())?;
+fn rejoin(
+    state: &mut MutexGuard<'_, DbState>,
+    group: &mut Followers,
+    leader: ThreadId,
+) -> Option<bool> {
+    let (limit, mut missing) = state.sync_rejoin.awaited(leader)?;
     let awaited = missing.len();
     let (start, mut seen, mut stop) = (Instant::now(), 0, false);
     loop {
