@@ -336,7 +336,10 @@ pub(super) fn new_inner(
         },
         icmp.clone(),
     );
-    let mem = Arc::new(MemTable::new(icmp.clone()));
+    let mem = Arc::new(MemTable::for_buffer(
+        icmp.clone(),
+        options.write_buffer_size,
+    ));
     let super_version = Arc::new(SuperVersion {
         mem: Arc::clone(&mem),
         imm: None,
@@ -504,7 +507,12 @@ fn replay_log(
             replay.sequences.gap = true;
             break;
         }
-        let memtable = mem.get_or_insert_with(|| Arc::new(MemTable::new(db.icmp.clone())));
+        let memtable = mem.get_or_insert_with(|| {
+            Arc::new(MemTable::for_buffer(
+                db.icmp.clone(),
+                db.options.write_buffer_size,
+            ))
+        });
         if !batches.apply(&logged, memtable, &db.info_log)? {
             continue;
         }

@@ -51,9 +51,9 @@ pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
         }
         "sstables" => Some(version.debug_string()),
         "approximate-memory-usage" => {
-            let mut total = state.mem.approximate_memory_usage();
-            if let Some(imm) = &state.imm {
-                total += imm.approximate_memory_usage();
+            let mut total = 0;
+            for mem in std::iter::once(&state.mem).chain(&state.imm) {
+                total += mem.approximate_memory_usage() + mem.filter_memory();
             }
             if let Some(cache) = &db.options.block_cache {
                 total += cache.total_charge();

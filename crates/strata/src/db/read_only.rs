@@ -395,7 +395,10 @@ impl Follower {
                             number,
                             end: 0,
                             next: None,
-                            mem: Arc::new(MemTable::new(db.icmp.clone())),
+                            mem: Arc::new(MemTable::for_buffer(
+                                db.icmp.clone(),
+                                db.options.write_buffer_size,
+                            )),
                             file,
                         },
                     );

@@ -14,9 +14,15 @@
 //! (`range_dels.rs`): lookups and iterators take them as [`Fragments`]. Nothing is ever
 //! removed: memory is returned when the last `Arc` (including iterators') drops.
 //!
+//! A memtable the database fills ([`MemTable::for_buffer`]) keeps a bloom filter of its user
+//! keys when keys order bytewise (`key_filter.rs`): [`get`] of a key it never held then usually
+//! returns without searching the skiplist. Each key is added to it before its entry is linked,
+//! so a lookup that could see the entry also sees the key in the filter.
+//!
 //! [`get`]: MemTable::get
 
 mod arena;
+mod key_filter;
 mod range_dels;
 mod skiplist;
 
@@ -30,6 +36,7 @@ use crate::util::internal_key::{
     pack_trailer, parse_internal_key, InternalKeyComparator, SequenceNumber, ValueType,
     VALUE_TYPE_FOR_SEEK,
 };
+use key_filter::KeyFilter;
 use range_dels::RangeDels;
 
 /// The newest entry of a key a memtable lookup found.
@@ -44,6 +51,8 @@ pub(crate) struct MemEntry<'a> {
 /// A sorted, append-only set of entries. See the module docs for the contract.
 pub(crate) struct MemTable {
     list: Arc<skiplist::SkipList>,
+    /// The user keys added, for lookups of keys never added; see the module documentation.
+    filter: Option<KeyFilter>,
     range_dels: RangeDels,
     /// Record bytes of the values in value files that this memtable's pointers name (format
     /// extension `value-separation`), as its writers counted them
@@ -52,9 +61,25 @@ pub(crate) struct MemTable {
 }
 
 impl MemTable {
+    /// A memtable without a key filter, for one that is written once and read little (a
+    /// repair's or a replay's).
     pub(crate) fn new(icmp: InternalKeyComparator) -> MemTable {
+        MemTable::with_filter(icmp, None)
+    }
+
+    /// A memtable that fills up to about `write_buffer_size` bytes and serves lookups
+    /// meanwhile: with a key filter sized for it when keys order bytewise.
+    pub(crate) fn for_buffer(icmp: InternalKeyComparator, write_buffer_size: usize) -> MemTable {
+        let filter = icmp
+            .is_bytewise()
+            .then(|| KeyFilter::for_buffer(write_buffer_size));
+        MemTable::with_filter(icmp, filter)
+    }
+
+    fn with_filter(icmp: InternalKeyComparator, filter: Option<KeyFilter>) -> MemTable {
         MemTable {
             list: Arc::new(skiplist::SkipList::new(icmp)),
+            filter,
             range_dels: RangeDels::default(),
             separated: AtomicU64::new(0),
         }
@@ -86,6 +111,7 @@ impl MemTable {
     pub(crate) fn writer(&self) -> MemTableWriter<'_> {
         MemTableWriter {
             inner: self.list.writer(),
+            filter: self.filter.as_ref(),
             range_dels: &self.range_dels,
             separated: &self.separated,
         }
@@ -94,6 +120,13 @@ impl MemTable {
     /// The newest entry for `user_key` with a sequence `<= sequence`, if any. (Range
     /// tombstones are not consulted: see [`MemTable::range_tombstones`].)
     pub(crate) fn get(&self, user_key: &[u8], sequence: SequenceNumber) -> Option<MemEntry<'_>> {
+        if self
+            .filter
+            .as_ref()
+            .is_some_and(|f| !f.may_contain(user_key))
+        {
+            return None;
+        }
         let lookup = pack_trailer(sequence, VALUE_TYPE_FOR_SEEK);
         let (key, value) = self.list.find_entry(user_key, lookup)?;
         // Entries were encoded by this process from checked batches: they parse.
@@ -125,9 +158,15 @@ impl MemTable {
     }
 
     /// Bytes of memory held by the entries (arena blocks obtained so far) and the range
-    /// tombstones.
+    /// tombstones: what `write_buffer_size` bounds.
     pub(crate) fn approximate_memory_usage(&self) -> usize {
         self.list.memory_usage() + self.range_dels.memory()
+    }
+
+    /// Bytes of memory held by the key filter, on top of [`MemTable::approximate_memory_usage`]
+    /// (1/32 of the write buffer, so a memtable switches after as many entries as without it).
+    pub(crate) fn filter_memory(&self) -> usize {
+        self.filter.as_ref().map_or(0, KeyFilter::memory)
     }
 
     /// Record bytes of the separated values this memtable's pointers name (the write path
@@ -149,6 +188,7 @@ impl MemTable {
 /// The memtable's writer lock, held while this lives. Lookups and iterators proceed meanwhile.
 pub(crate) struct MemTableWriter<'a> {
     inner: skiplist::Writer<'a>,
+    filter: Option<&'a KeyFilter>,
     range_dels: &'a RangeDels,
     separated: &'a AtomicU64,
 }
@@ -163,6 +203,10 @@ impl MemTableWriter<'_> {
         user_key: &[u8],
         value: &[u8],
     ) {
+        // Before the entry is linked: see the module documentation.
+        if let Some(filter) = self.filter {
+            filter.add(user_key);
+        }
         self.inner
             .insert(user_key, pack_trailer(sequence, value_type), value);
     }

@@ -16,8 +16,10 @@ fn icmp() -> InternalKeyComparator {
     InternalKeyComparator::new(BytewiseComparator::shared())
 }
 
+/// A memtable as the database makes one, with a key filter: small enough that the filter
+/// fills up in the larger tests, so lookups meet both its answers.
 fn new_mem() -> Arc<MemTable> {
-    Arc::new(MemTable::new(icmp()))
+    Arc::new(MemTable::for_buffer(icmp(), 64 << 10))
 }
 
 /// What a lookup found, owned.
@@ -247,6 +249,51 @@ fn custom_user_comparator_orders_entries() {
         .collect();
     assert_eq!(users, vec![b"c".to_vec(), b"b".to_vec(), b"a".to_vec()]);
     assert_eq!(lookup(&mem, b"b", 10), MemGet::Found(b"b".to_vec()));
+}
+
+/// Orders keys ignoring ASCII case: different bytes can be one key.
+struct IgnoringCase;
+
+impl crate::util::comparator::Comparator for IgnoringCase {
+    fn name(&self) -> &str {
+        "test.IgnoringCase"
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        a.to_ascii_lowercase().cmp(&b.to_ascii_lowercase())
+    }
+}
+
+#[test]
+fn a_key_its_comparator_calls_equal_to_an_entry_in_other_bytes_finds_it() {
+    // The key filter hashes bytes, so a memtable whose order is not bytewise keeps none.
+    let mem = MemTable::for_buffer(InternalKeyComparator::new(Arc::new(IgnoringCase)), 4 << 20);
+    assert_eq!(mem.filter_memory(), 0);
+    mem.add(1, ValueType::Value, b"Key", b"v");
+    assert_eq!(lookup(&mem, b"kEY", 5), MemGet::Found(b"v".to_vec()));
+    assert_eq!(lookup(&mem, b"kEYs", 5), MemGet::Absent);
+}
+
+#[test]
+fn a_filtered_memtable_answers_as_one_without_a_filter() {
+    let filtered = MemTable::for_buffer(icmp(), 64 << 10);
+    assert_eq!(filtered.filter_memory(), 2 << 10);
+    let plain = MemTable::new(icmp());
+    for i in 0..2000u64 {
+        let key = scrambled_key(i);
+        filtered.add(i + 1, ValueType::Value, &key, &key);
+        plain.add(i + 1, ValueType::Value, &key, &key);
+    }
+    for i in 0..4000u64 {
+        let key = scrambled_key(i);
+        let found = lookup(&plain, &key, MAX_SEQUENCE);
+        assert_eq!(found == MemGet::Absent, i >= 2000);
+        assert_eq!(lookup(&filtered, &key, MAX_SEQUENCE), found, "key {i}");
+        // The memtable switches on its entries alone, filter or not.
+        assert_eq!(
+            filtered.approximate_memory_usage(),
+            plain.approximate_memory_usage()
+        );
+    }
 }
 
 // ---- model-based -------------------------------------------------------------------------------
