@@ -335,6 +335,7 @@ impl Group<'_> {
 /// number) makes the log durable first, with every log before it that is still needed. Runs
 /// without the state mutex, by the group leader only.
 fn commit_group(db: &DbInner, group: &Group<'_>, mem: &MemTable, sync: Option<u64>) -> Result<()> {
+    prefetch_adds(group, mem);
     {
         let mut wal = db.wal.lock();
         wal.append_with(|record| group.encode(record))?;
@@ -350,6 +351,27 @@ fn commit_group(db: &DbInner, group: &Group<'_>, mem: &MemTable, sync: Option<u6
         sequence += u64::from(batch.count());
     }
     Ok(())
+}
+
+/// Keys of a group whose memtable adds [`commit_group`] prefetches.
+const PREFETCHED_KEYS: usize = 16;
+
+/// Has the memtable load what the inserts of the group's first keys write outside the
+/// skiplist (`MemTable::prefetch_add`) while the log record is written: waited for at the
+/// insert, a key filter word that missed the caches cost `fillseq` about 5%.
+fn prefetch_adds(group: &Group<'_>, mem: &MemTable) {
+    let ops = group.batches().flat_map(WriteBatch::iter);
+    for op in ops.take(PREFETCHED_KEYS) {
+        if let Ok(
+            BatchOp::Put { key, .. }
+            | BatchOp::Delete { key }
+            | BatchOp::PutExpiring { key, .. }
+            | BatchOp::PutSeparated { key, .. },
+        ) = op
+        {
+            mem.prefetch_add(key);
+        }
+    }
 }
 
 /// Refuses a batch whose records need a format extension the database was not opened with

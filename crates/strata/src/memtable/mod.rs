@@ -145,6 +145,15 @@ impl MemTable {
         })
     }
 
+    /// Starts loading into the processor's cache what adding `user_key` will write outside the
+    /// skiplist (its key filter's word), for a writer that has other work to do first. A hint.
+    #[inline]
+    pub(crate) fn prefetch_add(&self, user_key: &[u8]) {
+        if let Some(filter) = &self.filter {
+            filter.prefetch(user_key);
+        }
+    }
+
     /// Every range tombstone added so far, fragmented; `None` when there is none.
     pub(crate) fn range_tombstones(&self) -> Option<Arc<Fragments>> {
         self.range_dels.fragments(self.comparator())
