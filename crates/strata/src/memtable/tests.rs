@@ -273,6 +273,56 @@ fn a_key_its_comparator_calls_equal_to_an_entry_in_other_bytes_finds_it() {
     assert_eq!(lookup(&mem, b"kEYs", 5), MemGet::Absent);
 }
 
+/// Ignores ASCII case, under the bytewise comparator's name (a C, Python or Java comparator
+/// may be named anything).
+struct IgnoringCaseNamedBytewise;
+
+impl crate::util::comparator::Comparator for IgnoringCaseNamedBytewise {
+    fn name(&self) -> &str {
+        crate::util::comparator::BYTEWISE_NAME
+    }
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        IgnoringCase.compare(a, b)
+    }
+}
+
+#[test]
+fn a_comparator_named_bytewise_keeps_the_filter_and_the_skiplist_agreeing() {
+    // The filter is kept when the comparator is *named* bytewise (`is_bytewise` goes by the
+    // name). That is sound only while the memtable then compares keys as bytes whatever the
+    // comparator's `compare` says: a lookup finds an entry exactly when one compares equal
+    // under the memtable's own order.
+    let icmp = InternalKeyComparator::new(Arc::new(IgnoringCaseNamedBytewise));
+    assert!(icmp.is_bytewise());
+    let mem = Arc::new(MemTable::for_buffer(icmp.clone(), 64 << 10));
+    assert!(mem.filter_memory() > 0);
+    for (i, key) in [&b"Key"[..], b"other", b"OTHER2"].into_iter().enumerate() {
+        mem.add(i as u64 + 1, ValueType::Value, key, key);
+    }
+    let entries = forward(&mem);
+    for probe in [
+        &b"Key"[..],
+        b"kEY",
+        b"KEY",
+        b"other",
+        b"OTHER",
+        b"other2",
+        b"absent",
+    ] {
+        let equal = entries.iter().find(|(k, _)| {
+            icmp.compare_user(crate::util::internal_key::user_key(k), probe)
+                .is_eq()
+        });
+        let want = equal.map_or(MemGet::Absent, |(_, v)| MemGet::Found(v.clone()));
+        assert_eq!(
+            lookup(&mem, probe, MAX_SEQUENCE),
+            want,
+            "{}",
+            probe.escape_ascii()
+        );
+    }
+}
+
 #[test]
 fn a_filtered_memtable_answers_as_one_without_a_filter() {
     let filtered = MemTable::for_buffer(icmp(), 64 << 10);

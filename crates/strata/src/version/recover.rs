@@ -107,6 +107,8 @@ struct Start<'b> {
     base: &'b Arc<Version>,
     counters: Counters,
     compact_pointers: [Vec<u8>; NUM_LEVELS],
+    /// The format extensions the edits before `offset` record.
+    extensions: Extensions,
 }
 
 impl ReadManifest<'_> {
@@ -139,6 +141,7 @@ impl ReadManifest<'_> {
                 last_sequence: Some(previous.last_sequence),
             },
             compact_pointers: previous.compact_pointers.clone(),
+            extensions: previous.extensions,
         };
         self.replay(&name, start)
     }
@@ -149,6 +152,7 @@ impl ReadManifest<'_> {
             base: self.base,
             counters: Counters::default(),
             compact_pointers: Default::default(),
+            extensions: Extensions::NONE,
         }
     }
 
@@ -179,7 +183,7 @@ impl ReadManifest<'_> {
         let mut counters = start.counters;
         let mut compact_pointers = start.compact_pointers;
         let mut scratch = Vec::new();
-        let mut extensions = Extensions::NONE;
+        let mut extensions = start.extensions;
         while let Some(record) = reader.read_record(&mut scratch) {
             if let Some(error) = first_error.lock().take() {
                 // A whole record after damage: the damage is not a torn last edit.

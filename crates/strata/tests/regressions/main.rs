@@ -39,6 +39,7 @@ mod range_delete_skip_read_past_the_upper_bound;
 mod range_deleted_space_kept_for_a_snapshot;
 mod read_only_checkpoint_lost_log_records;
 mod recovered_batches_are_checked;
+mod refresh_forgot_recorded_extensions;
 mod reopen_after_io_error;
 mod repair_dropped_values_it_could_not_read;
 mod repair_ignored_value_pointers;
