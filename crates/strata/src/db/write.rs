@@ -360,6 +360,9 @@ const PREFETCHED_KEYS: usize = 16;
 /// skiplist (`MemTable::prefetch_add`) while the log record is written: waited for at the
 /// insert, a key filter word that missed the caches cost `fillseq` about 5%.
 fn prefetch_adds(group: &Group<'_>, mem: &MemTable) {
+    if !mem.prefetches_adds() {
+        return;
+    }
     let ops = group.batches().flat_map(WriteBatch::iter);
     for op in ops.take(PREFETCHED_KEYS) {
         if let Ok(

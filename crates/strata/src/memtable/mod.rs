@@ -61,8 +61,9 @@ pub(crate) struct MemTable {
 }
 
 impl MemTable {
-    /// A memtable without a key filter, for one that is written once and read little (a
-    /// repair's or a replay's).
+    /// A memtable without a key filter, for one that is written once and read little: a
+    /// repair's, or a read-only handle's merge of several older logs (left only by a writer
+    /// that crashed with many).
     pub(crate) fn new(icmp: InternalKeyComparator) -> MemTable {
         MemTable::with_filter(icmp, None)
     }
@@ -143,6 +144,11 @@ impl MemTable {
             value_type: parsed.value_type,
             value,
         })
+    }
+
+    /// Whether [`MemTable::prefetch_add`] has anything to do.
+    pub(crate) fn prefetches_adds(&self) -> bool {
+        cfg!(target_arch = "x86_64") && self.filter.is_some()
     }
 
     /// Starts loading into the processor's cache what adding `user_key` will write outside the
