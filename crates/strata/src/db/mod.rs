@@ -312,6 +312,15 @@ pub(crate) struct DbInner {
 }
 
 impl DbInner {
+    /// A memtable to fill and read from: with a key filter sized for the write buffer
+    /// (`MemTable::for_buffer`).
+    pub(crate) fn new_memtable(&self) -> Arc<MemTable> {
+        Arc::new(MemTable::for_buffer(
+            self.icmp.clone(),
+            self.options.write_buffer_size,
+        ))
+    }
+
     /// Fails with `NotSupported` on a read-only handle: `what` would change the database.
     pub(crate) fn refuse_if_read_only(&self, what: &str) -> Result<()> {
         match self.read_only {

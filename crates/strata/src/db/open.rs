@@ -507,11 +507,14 @@ fn replay_log(
             replay.sequences.gap = true;
             break;
         }
+        // Only a reused log's memtable is read from (it becomes the live one); the others
+        // only become tables, and need no key filter.
         let memtable = mem.get_or_insert_with(|| {
-            Arc::new(MemTable::for_buffer(
-                db.icmp.clone(),
-                db.options.write_buffer_size,
-            ))
+            if db.options.reuse_logs {
+                db.new_memtable()
+            } else {
+                Arc::new(MemTable::new(db.icmp.clone()))
+            }
         });
         if !batches.apply(&logged, memtable, &db.info_log)? {
             continue;

@@ -38,8 +38,9 @@
 //!   start (`version/follow.rs`).
 //!
 //! Cost: a handle holds the records of every live log in memory (about the writer's write
-//! buffer per log, plus a key filter of 1/32 of the handle's own write buffer per log) and one open file per table of every version in use (mapped while the
-//! process maps fewer than 1000 files), whatever `max_open_files` says.
+//! buffer per log, plus a key filter of 1/32 of the handle's own write buffer per log) and one
+//! open file per table of every version in use (mapped while the process maps fewer than 1000
+//! files), whatever `max_open_files` says.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -395,10 +396,7 @@ impl Follower {
                             number,
                             end: 0,
                             next: None,
-                            mem: Arc::new(MemTable::for_buffer(
-                                db.icmp.clone(),
-                                db.options.write_buffer_size,
-                            )),
+                            mem: db.new_memtable(),
                             file,
                         },
                     );

@@ -784,10 +784,7 @@ fn switch_memtable(db: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Result<
         .start(number, LogWriter::new(file), state.versions.log_number);
     state.log_file_number = number;
     state.log_first_sequence = state.versions.last_sequence + 1;
-    let new_mem = Arc::new(MemTable::for_buffer(
-        db.icmp.clone(),
-        db.options.write_buffer_size,
-    ));
+    let new_mem = db.new_memtable();
     let old_mem = std::mem::replace(&mut state.mem, new_mem);
     state.imm = Some(old_mem);
     db.has_imm.store(true, Ordering::Release);

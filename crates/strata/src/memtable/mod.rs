@@ -62,8 +62,8 @@ pub(crate) struct MemTable {
 
 impl MemTable {
     /// A memtable without a key filter, for one that is written once and read little: a
-    /// repair's, or a read-only handle's merge of several older logs (left only by a writer
-    /// that crashed with many).
+    /// repair's, a replayed log's that only becomes a table, or a read-only handle's merge of
+    /// several older logs (left only by a writer that crashed with many).
     pub(crate) fn new(icmp: InternalKeyComparator) -> MemTable {
         MemTable::with_filter(icmp, None)
     }
