@@ -184,6 +184,7 @@ fn append_to_current(
         let mut writer = db.value_writer.lock();
         if writer.needs_file() {
             writer.start(&*db.env, &db.dir, number)?;
+            db.value_files.appending(number, writer.file_size());
         }
     }
 }

@@ -15,7 +15,7 @@ type Check = fn(&dyn Env, &Path);
 /// Runs every check of the suite on `env` below `root`.
 pub(crate) fn run_all(env: &dyn Env, root: &Path) {
     env.create_dir(root).unwrap();
-    let checks: [(&str, Check); 16] = [
+    let checks: [(&str, Check); 17] = [
         ("write_append_read_back", write_append_read_back),
         ("sequential_skip", sequential_skip),
         ("random_reads", random_reads),
@@ -33,6 +33,10 @@ pub(crate) fn run_all(env: &dyn Env, root: &Path) {
         ("missing_files_are_not_found", missing_files_are_not_found),
         ("lock_excludes_second_holder", lock_excludes_second_holder),
         ("reader_sees_flushed_appends", reader_sees_flushed_appends),
+        (
+            "growing_reader_follows_appends",
+            growing_reader_follows_appends,
+        ),
         ("writer_fails_after_close", writer_fails_after_close),
         ("sync_and_sync_dir", sync_and_sync_dir),
     ];
@@ -348,6 +352,53 @@ fn reader_sees_flushed_appends(env: &dyn Env, dir: &Path) {
             to_writer.send(()).unwrap();
         }
     });
+}
+
+/// A reader opened to grow (`Env::new_growing_random_access_file`) reads every byte flushed
+/// after it was opened, within its capacity and past it, and a read past the file's end is
+/// short (a mapping past the end of the file must never be touched there: `SIGBUS`).
+fn growing_reader_follows_appends(env: &dyn Env, dir: &Path) {
+    let path = dir.join("values");
+    let mut writer = env.new_writable_file(&path).unwrap();
+    writer.append(&[0xee; 10]).unwrap();
+    writer.flush().unwrap();
+    // Room for four pages and a bit: the records below cross pages and run past it.
+    let capacity = 4 * 4096 + 100;
+    let reader = env.new_growing_random_access_file(&path, capacity).unwrap();
+    let mut written = vec![0xee; 10];
+    for i in 0..12u8 {
+        let record = vec![i; 3000];
+        writer.append(&record).unwrap();
+        writer.flush().unwrap();
+        let offset = written.len();
+        written.extend_from_slice(&record);
+        let mut buf = vec![0u8; 3000];
+        assert_eq!(
+            reader.read_at(offset as u64, &mut buf).unwrap(),
+            3000,
+            "{i}"
+        );
+        assert_eq!(buf, record, "{i}");
+        // Past the end, in the next page and beyond the capacity: short, never a fault.
+        let mut over = vec![0u8; 5000];
+        let got = reader.read_at(offset as u64, &mut over).unwrap();
+        assert_eq!(got, 3000, "{i}");
+        assert_eq!(&over[..got], &record[..], "{i}");
+        let past_end = [written.len(), written.len() + 4096, capacity as usize];
+        for at in past_end.into_iter().filter(|&at| at >= written.len()) {
+            assert_eq!(
+                reader.read_at(at as u64, &mut [0u8; 8]).unwrap(),
+                0,
+                "{i} at {at}"
+            );
+        }
+    }
+    let mut all = vec![0u8; written.len()];
+    assert_eq!(reader.read_at(0, &mut all).unwrap(), written.len());
+    assert_eq!(all, written);
+    // An offset whose end overflows is an error or an empty read, never a panic.
+    let _ = reader.read_at(u64::MAX - 2, &mut [0u8; 8]);
+    writer.close().unwrap();
 }
 
 fn writer_fails_after_close(env: &dyn Env, dir: &Path) {

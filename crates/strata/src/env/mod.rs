@@ -139,6 +139,19 @@ pub trait Env: Send + Sync {
     fn new_held_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         self.new_random_access_file(path)
     }
+    /// Opens `path`, a file this process is appending to, for positional reads that stay
+    /// cheap as it grows: [`PosixEnv`] maps it `capacity` bytes long, past its end, so
+    /// records appended later are read from that one mapping (see `posix/growing.rs`). The
+    /// file must never shrink while the returned file lives. The default is
+    /// `new_random_access_file`.
+    fn new_growing_random_access_file(
+        &self,
+        path: &Path,
+        capacity: u64,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        let _ = capacity;
+        self.new_random_access_file(path)
+    }
     /// Creates `path`, truncating it if it exists.
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     /// Creates the write-ahead log `path`, truncating it if it exists: a file of many small

@@ -38,6 +38,7 @@ use parking_lot::Mutex;
 use super::{Env, FileLock, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
+mod growing;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) mod mapped_log;
 
@@ -109,6 +110,19 @@ impl Env for PosixEnv {
             file: Some((file, None)),
             path: path.to_path_buf(),
         }))
+    }
+
+    /// Maps the file past its end while a mapping and a descriptor permit last
+    /// (`posix/growing.rs`), else opens it as `new_random_access_file` does.
+    fn new_growing_random_access_file(
+        &self,
+        path: &Path,
+        capacity: u64,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        match growing::GrowingFile::open(path, capacity)? {
+            Some(file) => Ok(Arc::new(file)),
+            None => self.new_random_access_file(path),
+        }
     }
 
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {

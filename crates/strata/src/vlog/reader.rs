@@ -32,6 +32,9 @@ pub(crate) struct ValueFiles {
     env: Arc<dyn Env>,
     dir: PathBuf,
     open: Mutex<HashMap<u64, Arc<dyn RandomAccessFile>>>,
+    /// The file the database appends to, and the size its files are cut at
+    /// ([`ValueFiles::appending`]).
+    appending: Mutex<Option<(u64, u64)>>,
 }
 
 impl ValueFiles {
@@ -40,6 +43,19 @@ impl ValueFiles {
             env,
             dir: dir.to_path_buf(),
             open: Mutex::new(HashMap::new()),
+            appending: Mutex::new(None),
+        }
+    }
+
+    /// Notes that the database appends to value file `number` from now on, cut once it holds
+    /// `cut_at` bytes. Its values are often read soon after they are written: the file is
+    /// opened to grow (`Env::new_growing_random_access_file`, with room for twice `cut_at`),
+    /// so such reads need neither a new mapping nor an open of their own. The file appended
+    /// to before is let go, and its next read maps it whole.
+    pub(crate) fn appending(&self, number: u64, cut_at: u64) {
+        let before = self.appending.lock().replace((number, cut_at));
+        if let Some((before, _)) = before.filter(|(before, _)| *before != number) {
+            self.forget(before);
         }
     }
 
@@ -131,7 +147,14 @@ impl ValueFiles {
         let file = match cached {
             Some(file) => file,
             None => {
-                let file = self.env.new_random_access_file(path).map_err(|e| {
+                let appending = *self.appending.lock();
+                let file = match appending {
+                    Some((growing, cut_at)) if growing == number => self
+                        .env
+                        .new_growing_random_access_file(path, cut_at.saturating_mul(2)),
+                    _ => self.env.new_random_access_file(path),
+                };
+                let file = file.map_err(|e| {
                     if self.env.file_exists(path) {
                         e
                     } else {
@@ -281,6 +304,51 @@ mod tests {
         };
         let err = files.read(b"k", &not_smaller.encode()).unwrap_err();
         assert!(err.is_corruption(), "{err}");
+    }
+
+    #[test]
+    fn the_file_being_appended_to_is_read_through_one_growing_map_until_the_next_starts() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let env: Arc<dyn Env> = Arc::new(crate::env::PosixEnv::new());
+        let files = ValueFiles::new(env, dir.path());
+        let path = value_file_name(dir.path(), 5);
+        let mut file = std::fs::File::create(&path).unwrap();
+        let mut append = |value: &[u8], len: &mut u64| {
+            let mut record = Vec::new();
+            let crc = encode_record(&mut record, b"k", value);
+            file.write_all(&record).unwrap();
+            let pointer = ValuePointer {
+                file: 5,
+                offset: *len,
+                length: value.len() as u32,
+                crc,
+                stored: None,
+            };
+            *len += record.len() as u64;
+            pointer.encode()
+        };
+        let cached = |files: &ValueFiles| files.open.lock().get(&5).cloned().unwrap();
+        let mut len = 0;
+        files.appending(5, 1 << 20);
+        let first = append(&[1; 5000], &mut len);
+        assert_eq!(files.read(b"k", &first).unwrap(), [1; 5000]);
+        let growing = cached(&files);
+        assert!(
+            growing.mapped().is_none(),
+            "opened to grow, not mapped at its length"
+        );
+        // Records appended later are read through the same reader.
+        for i in 2..20u8 {
+            let pointer = append(&[i; 5000], &mut len);
+            assert_eq!(files.read(b"k", &pointer).unwrap(), [i; 5000]);
+            assert!(Arc::ptr_eq(&cached(&files), &growing), "{i}");
+        }
+        // Once the database appends to another file, this one is mapped whole at its next read.
+        files.appending(6, 1 << 20);
+        assert!(files.open.lock().get(&5).is_none());
+        assert_eq!(files.read(b"k", &first).unwrap(), [1; 5000]);
+        assert_eq!(cached(&files).mapped().map(<[u8]>::len), Some(len as usize));
     }
 
     #[test]

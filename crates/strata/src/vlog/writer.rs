@@ -82,6 +82,11 @@ impl ValueFileWriter {
         self.file_size = file_size;
     }
 
+    /// The size files are cut at now.
+    pub(crate) fn file_size(&self) -> u64 {
+        self.file_size
+    }
+
     /// True when the next append needs a new file: none is open, or the current one is full.
     pub(crate) fn needs_file(&self) -> bool {
         self.current
