@@ -520,3 +520,62 @@ fn value_files_are_deleted_once_nothing_reaches_them_and_not_before() {
         assert_eq!(db.get(&key(i)).unwrap(), Some(value(i, 20, 2000)));
     }
 }
+
+/// On the real file system the value file being appended to is read through one mapping
+/// past its end (`env/posix/growing.rs`): values read right after their write, by the writer
+/// and by threads reading beside it, across many value files (files cut at 64 KiB, so the
+/// reads cross file switches and garbage collection), come back whole, before and after a
+/// reopen.
+#[test]
+fn values_read_right_after_their_write_on_the_real_file_system_come_back_whole() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let env: Arc<dyn Env> = Arc::new(strata::PosixEnv::new());
+    let options = Options {
+        value_separation: Some(ValueSeparation::new(MIN).with_file_size(64 << 10)),
+        ..separating(&env)
+    };
+    let path = dir.path().join("db");
+    let db = Arc::new(DB::open(&path, options.clone()).unwrap());
+    let (keys, writes) = (300u32, 3000u32);
+    let version = |n: u32| value(n % keys, n / keys, MIN + (n as usize * 53) % 3000);
+    let written = Arc::new(AtomicU32::new(0));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (db, written) = (Arc::clone(&db), Arc::clone(&written));
+            std::thread::spawn(move || loop {
+                let n = written.load(Ordering::Acquire);
+                if let Some(last) = n.checked_sub(1) {
+                    let got = db.get(&key(last % keys)).unwrap().expect("written");
+                    assert!(got.len() >= MIN, "{last}");
+                }
+                if n == writes {
+                    break;
+                }
+            })
+        })
+        .collect();
+    for n in 0..writes {
+        db.put(&key(n % keys), &version(n)).unwrap();
+        assert_eq!(db.get(&key(n % keys)).unwrap(), Some(version(n)), "{n}");
+        written.store(n + 1, Ordering::Release);
+    }
+    for reader in readers {
+        reader.join().unwrap();
+    }
+    let value_files = std::fs::read_dir(&path)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension() == Some("vlog".as_ref()))
+        .count();
+    assert!(value_files > 1, "{value_files} value files");
+    let expect = |db: &DB| {
+        for i in 0..keys {
+            let n = writes - keys + i;
+            assert_eq!(db.get(&key(i)).unwrap(), Some(version(n)), "{i}");
+        }
+    };
+    expect(&db);
+    drop(db);
+    let db = DB::open(&path, options).unwrap();
+    expect(&db);
+}

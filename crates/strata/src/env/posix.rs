@@ -38,6 +38,7 @@ use parking_lot::Mutex;
 use super::{Env, FileLock, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
+#[cfg(target_os = "linux")]
 mod growing;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) mod mapped_log;
@@ -112,17 +113,19 @@ impl Env for PosixEnv {
         }))
     }
 
-    /// Maps the file past its end while a mapping and a descriptor permit last
-    /// (`posix/growing.rs`), else opens it as `new_random_access_file` does.
+    /// On Linux, maps the file past its end while a mapping and a descriptor permit last
+    /// (`posix/growing.rs`); else opens it as `new_random_access_file` does.
     fn new_growing_random_access_file(
         &self,
         path: &Path,
         capacity: u64,
     ) -> Result<Arc<dyn RandomAccessFile>> {
-        match growing::GrowingFile::open(path, capacity)? {
-            Some(file) => Ok(Arc::new(file)),
-            None => self.new_random_access_file(path),
+        #[cfg(target_os = "linux")]
+        if let Some(file) = growing::GrowingFile::open(path, capacity)? {
+            return Ok(Arc::new(file));
         }
+        let _ = capacity;
+        self.new_random_access_file(path)
     }
 
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
@@ -857,17 +860,18 @@ mod tests {
         drop((b, c));
     }
 
+    /// Kilobytes of the mapping starting at `start` resident in this process.
+    pub(super) fn resident_kib(start: *const u8) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let header = format!("{:x}-", start as usize);
+        let mut lines = smaps.lines().skip_while(|line| !line.starts_with(&header));
+        lines.next().expect("the mapping is listed");
+        let rss = lines.find(|line| line.starts_with("Rss:")).unwrap();
+        rss.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
     #[test]
     fn a_released_range_of_a_mapped_file_leaves_the_resident_set_and_reads_back_the_same() {
-        /// Kilobytes of the mapping starting at `start` resident in this process.
-        fn resident_kib(start: *const u8) -> u64 {
-            let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-            let header = format!("{:x}-", start as usize);
-            let mut lines = smaps.lines().skip_while(|line| !line.starts_with(&header));
-            lines.next().expect("the mapping is listed");
-            let rss = lines.find(|line| line.starts_with("Rss:")).unwrap();
-            rss.split_whitespace().nth(1).unwrap().parse().unwrap()
-        }
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("table");
         let bytes: Vec<u8> = (0..4u32 << 20).map(|i| (i % 251) as u8).collect();

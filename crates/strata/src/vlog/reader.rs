@@ -23,6 +23,10 @@ use crate::filename::value_file_name;
 /// Open value files kept at most; past it the map starts over (files reopen on demand).
 const MAX_OPEN_FILES: usize = 256;
 
+/// The most address space the file being appended to is mapped with (reads past it use
+/// `pread`): twice the size files are cut at, up to this.
+const MAX_GROWING_CAPACITY: u64 = 1 << 30;
+
 /// Records larger than this are checked against their file's length before a buffer is
 /// allocated for them (a stat per read of a value that size costs nothing to speak of).
 const CHECKED_RECORD_SIZE: usize = 1 << 20;
@@ -49,7 +53,8 @@ impl ValueFiles {
 
     /// Notes that the database appends to value file `number` from now on, cut once it holds
     /// `cut_at` bytes. Its values are often read soon after they are written: the file is
-    /// opened to grow (`Env::new_growing_random_access_file`, with room for twice `cut_at`),
+    /// opened to grow (`Env::new_growing_random_access_file`, with room for twice `cut_at`,
+    /// at most [`MAX_GROWING_CAPACITY`]),
     /// so such reads need neither a new mapping nor an open of their own. The file appended
     /// to before is let go, and its next read maps it whole.
     pub(crate) fn appending(&self, number: u64, cut_at: u64) {
@@ -148,11 +153,13 @@ impl ValueFiles {
             Some(file) => file,
             None => {
                 let appending = *self.appending.lock();
-                let file = match appending {
-                    Some((growing, cut_at)) if growing == number => self
-                        .env
-                        .new_growing_random_access_file(path, cut_at.saturating_mul(2)),
-                    _ => self.env.new_random_access_file(path),
+                let growing = appending.filter(|&(growing, _)| growing == number);
+                let file = match growing {
+                    Some((_, cut_at)) => self.env.new_growing_random_access_file(
+                        path,
+                        cut_at.saturating_mul(2).min(MAX_GROWING_CAPACITY),
+                    ),
+                    None => self.env.new_random_access_file(path),
                 };
                 let file = file.map_err(|e| {
                     if self.env.file_exists(path) {
@@ -163,10 +170,16 @@ impl ValueFiles {
                     }
                 })?;
                 let mut open = self.open.lock();
-                if open.len() >= MAX_OPEN_FILES {
-                    open.clear();
+                // A file opened to grow is kept only while it is still the one appended to:
+                // `appending` names the next file before it lets this one go, so checking it
+                // under this lock leaves nothing to miss (`appending` is taken inside `open`,
+                // never the other way round).
+                if growing.is_none() || *self.appending.lock() == growing {
+                    if open.len() >= MAX_OPEN_FILES {
+                        open.clear();
+                    }
+                    open.insert(number, Arc::clone(&file));
                 }
-                open.insert(number, Arc::clone(&file));
                 file
             }
         };
@@ -349,6 +362,51 @@ mod tests {
         assert!(files.open.lock().get(&5).is_none());
         assert_eq!(files.read(b"k", &first).unwrap(), [1; 5000]);
         assert_eq!(cached(&files).mapped().map(<[u8]>::len), Some(len as usize));
+    }
+
+    /// A read that saw file 5 as the one appended to, and opens it while the database moves
+    /// on to file 6, must not leave what it opened cached: opened to grow, it would hold a
+    /// mapping of twice the cut size, two permits and a descriptor for as long as file 5
+    /// lives (found by review: `appending` let file 5 go before the read cached it).
+    #[cfg(feature = "testing")]
+    #[test]
+    fn a_read_racing_the_switch_to_the_next_file_leaves_nothing_cached() {
+        use crate::testing::{EnvOp, HookEnv};
+        let gate = Arc::new(std::sync::Barrier::new(2));
+        let hold = Arc::clone(&gate);
+        let env: Arc<dyn Env> = Arc::new(HookEnv::new(Arc::new(MemEnv::new()), move |call| {
+            if call.op == EnvOp::NewRandomAccessFile && call.path.ends_with("000005.vlog") {
+                hold.wait(); // the read is opening file 5
+                hold.wait(); // ... and goes on once file 6 is the one appended to
+            }
+            Ok(())
+        }));
+        env.create_dir(Path::new("/db")).unwrap();
+        let mut record = Vec::new();
+        let crc = encode_record(&mut record, b"k", b"value");
+        let path = value_file_name(Path::new("/db"), 5);
+        crate::env::write_file(&*env, &path, &record, false).unwrap();
+        let files = Arc::new(ValueFiles::new(env, Path::new("/db")));
+        files.appending(5, 1 << 20);
+        let pointer = ValuePointer {
+            file: 5,
+            offset: 0,
+            length: 5,
+            crc,
+            stored: None,
+        };
+        let reader = {
+            let files = Arc::clone(&files);
+            std::thread::spawn(move || files.read(b"k", &pointer.encode()).unwrap())
+        };
+        gate.wait();
+        files.appending(6, 1 << 20);
+        gate.wait();
+        assert_eq!(reader.join().unwrap(), b"value");
+        assert!(
+            files.open.lock().get(&5).is_none(),
+            "file 5 is no longer appended to, yet what a read opened to grow stays cached"
+        );
     }
 
     #[test]
