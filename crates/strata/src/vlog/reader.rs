@@ -169,21 +169,26 @@ impl ValueFiles {
                             .in_file(path.display())
                     }
                 })?;
-                let mut open = self.open.lock();
-                // A file opened to grow is kept only while it is still the one appended to:
-                // `appending` names the next file before it lets this one go, so checking it
-                // under this lock leaves nothing to miss (`appending` is taken inside `open`,
-                // never the other way round).
-                if growing.is_none() || *self.appending.lock() == growing {
-                    if open.len() >= MAX_OPEN_FILES {
-                        open.clear();
-                    }
-                    open.insert(number, Arc::clone(&file));
-                }
+                self.keep(number, growing, &file);
                 file
             }
         };
         read_fully(&*file, offset, buf)
+    }
+
+    /// Caches `file`, value file `number` just opened (to grow when `growing` is what
+    /// [`ValueFiles::appending`] named then). A file opened to grow is kept only while it is
+    /// still the one appended to: `appending` names the next file before it lets this one go,
+    /// so checking it under the cache's lock leaves nothing to miss (`appending` is taken
+    /// inside `open`, never the other way round).
+    fn keep(&self, number: u64, growing: Option<(u64, u64)>, file: &Arc<dyn RandomAccessFile>) {
+        let mut open = self.open.lock();
+        if growing.is_none() || *self.appending.lock() == growing {
+            if open.len() >= MAX_OPEN_FILES {
+                open.clear();
+            }
+            open.insert(number, Arc::clone(file));
+        }
     }
 
     /// Closes value file `number` if it is open (it is being deleted).
@@ -364,49 +369,39 @@ mod tests {
         assert_eq!(cached(&files).mapped().map(<[u8]>::len), Some(len as usize));
     }
 
-    /// A read that saw file 5 as the one appended to, and opens it while the database moves
-    /// on to file 6, must not leave what it opened cached: opened to grow, it would hold a
-    /// mapping of twice the cut size, two permits and a descriptor for as long as file 5
-    /// lives (found by review: `appending` let file 5 go before the read cached it).
-    #[cfg(feature = "testing")]
+    /// A read that saw file 3 as the one appended to and opened it to grow, while the
+    /// database moved on to file 4 (which let file 3 go), must not cache what it opened: it
+    /// would hold a mapping of twice the cut size, two permits and a descriptor for as long as
+    /// file 3 lives (found by review). The read's last step, replayed after the switch.
     #[test]
     fn a_read_racing_the_switch_to_the_next_file_leaves_nothing_cached() {
-        use crate::testing::{EnvOp, HookEnv};
-        let gate = Arc::new(std::sync::Barrier::new(2));
-        let hold = Arc::clone(&gate);
-        let env: Arc<dyn Env> = Arc::new(HookEnv::new(Arc::new(MemEnv::new()), move |call| {
-            if call.op == EnvOp::NewRandomAccessFile && call.path.ends_with("000005.vlog") {
-                hold.wait(); // the read is opening file 5
-                hold.wait(); // ... and goes on once file 6 is the one appended to
-            }
-            Ok(())
-        }));
-        env.create_dir(Path::new("/db")).unwrap();
-        let mut record = Vec::new();
-        let crc = encode_record(&mut record, b"k", b"value");
-        let path = value_file_name(Path::new("/db"), 5);
-        crate::env::write_file(&*env, &path, &record, false).unwrap();
-        let files = Arc::new(ValueFiles::new(env, Path::new("/db")));
-        files.appending(5, 1 << 20);
+        let (files, at) = files_with(&[(b"k", b"value")]);
+        let path = value_file_name(Path::new("/db"), 3);
+        let opened = files
+            .env
+            .new_growing_random_access_file(&path, 2 << 20)
+            .unwrap();
+        let kept = |files: &ValueFiles| files.open.lock().get(&3).cloned();
+        // While file 3 is the one appended to, what a read opened to grow is kept.
+        files.appending(3, 1 << 20);
+        files.keep(3, Some((3, 1 << 20)), &opened);
+        assert!(kept(&files).is_some_and(|kept| Arc::ptr_eq(&kept, &opened)));
+        // The database moves on to file 4: file 3 is let go, and so is what a read opened
+        // to grow before the switch and caches after it.
+        files.appending(4, 1 << 20);
+        assert!(kept(&files).is_none());
+        files.keep(3, Some((3, 1 << 20)), &opened);
+        assert!(kept(&files).is_none(), "file 3 kept though let go");
+        // A read now opens it as any other file, and keeps that.
         let pointer = ValuePointer {
-            file: 5,
-            offset: 0,
+            file: 3,
+            offset: at[0].0,
             length: 5,
-            crc,
+            crc: at[0].1,
             stored: None,
         };
-        let reader = {
-            let files = Arc::clone(&files);
-            std::thread::spawn(move || files.read(b"k", &pointer.encode()).unwrap())
-        };
-        gate.wait();
-        files.appending(6, 1 << 20);
-        gate.wait();
-        assert_eq!(reader.join().unwrap(), b"value");
-        assert!(
-            files.open.lock().get(&5).is_none(),
-            "file 5 is no longer appended to, yet what a read opened to grow stays cached"
-        );
+        assert_eq!(files.read(b"k", &pointer.encode()).unwrap(), b"value");
+        assert!(kept(&files).is_some_and(|kept| !Arc::ptr_eq(&kept, &opened)));
     }
 
     #[test]
