@@ -237,13 +237,31 @@ fn damage_after_a_flush_fails_reads_of_that_value_only() {
     }
 }
 
+/// Also with value files cut at 64 KiB, so that writes fill and replace several files
+/// between two synced writes: a replaced file is synced by the next sync, not by the write
+/// that filled it (`vlog/writer.rs`), and a synced write must find it synced.
 #[test]
 fn a_power_loss_keeps_a_prefix_of_the_writes_with_every_synced_one() {
-    for mode in [
+    for (mode, small_files) in [
         PowerLossMode::DropUnsynced,
         PowerLossMode::TornTail,
         PowerLossMode::GarbageTail,
-    ] {
+    ]
+    .into_iter()
+    .flat_map(|mode| [(mode, false), (mode, true)])
+    {
+        let separating = |env: &FaultEnv| {
+            let options = separating(env);
+            let separation = options.value_separation.unwrap();
+            Options {
+                value_separation: Some(if small_files {
+                    separation.with_file_size(64 << 10)
+                } else {
+                    separation
+                }),
+                ..options
+            }
+        };
         for seed in 0..6u64 {
             let env = FaultEnv::new(Arc::new(MemEnv::new()));
             let db = DB::open(DIR, separating(&env)).unwrap();
@@ -291,8 +309,12 @@ fn a_power_loss_keeps_a_prefix_of_the_writes_with_every_synced_one() {
             if let Some(s) = last_synced {
                 assert!(
                     n > s,
-                    "{mode:?} seed {seed}: synced write {s} lost ({n} kept)"
+                    "{mode:?} seed {seed} small files {small_files}: synced write {s} lost \
+                     ({n} kept)"
                 );
+            }
+            if small_files {
+                assert!(value_files(&env).len() > 2, "{:?}", value_files(&env));
             }
             // The database takes writes after, and they survive a clean reopen.
             db.put(b"after", &value(9, 9, 500)).unwrap();
@@ -578,4 +600,80 @@ fn values_read_right_after_their_write_on_the_real_file_system_come_back_whole()
     drop(db);
     let db = DB::open(&path, options).unwrap();
     expect(&db);
+}
+
+/// A value file the next one replaced is synced by the next sync, without the value writer's
+/// lock (`vlog/writer.rs`): while a flush is syncing it, a synced write (whose values may be
+/// in it) waits for that sync to end before it returns, and a plain write goes on.
+#[test]
+fn a_synced_write_waits_for_a_replaced_file_another_thread_is_syncing() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+    use strata::testing::{EnvOp, HookEnv};
+    // The first sync of value file `held` waits until the test lets it go.
+    let held = Arc::new(std::sync::Mutex::new(None::<String>));
+    let (entered_tx, entered) = channel::<()>();
+    let (release, released) = channel::<()>();
+    let released = std::sync::Mutex::new(released);
+    let armed = Arc::new(AtomicBool::new(false));
+    let env = {
+        let (held, armed) = (Arc::clone(&held), Arc::clone(&armed));
+        let entered_tx = std::sync::Mutex::new(entered_tx);
+        HookEnv::new(Arc::new(MemEnv::new()), move |call| {
+            let name = call
+                .path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if call.op == EnvOp::Sync
+                && held.lock().unwrap().as_deref() == Some(&*name)
+                && armed.swap(false, Ordering::SeqCst)
+            {
+                entered_tx.lock().unwrap().send(()).unwrap();
+                released.lock().unwrap().recv().unwrap();
+            }
+            Ok(())
+        })
+    };
+    let options = Options {
+        value_separation: Some(ValueSeparation::new(MIN).with_file_size(64 << 10)),
+        ..separating(&env)
+    };
+    let db = DB::open(DIR, options).unwrap();
+    // Fill the first value file until the next one replaces it.
+    let mut n = 0u32;
+    while value_files(env.inner().as_ref()).len() < 2 {
+        db.put(&key(n), &value(n, 0, 2000)).unwrap();
+        n += 1;
+    }
+    *held.lock().unwrap() = value_files(env.inner().as_ref()).first().cloned();
+    armed.store(true, Ordering::SeqCst);
+    std::thread::scope(|scope| {
+        // A flush syncs the value files first: it takes the replaced one and is held there.
+        scope.spawn(|| db.compact_range(None, None).unwrap());
+        entered
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the flush syncs the file");
+        // Plain writes go on meanwhile (appends do not wait for the sync).
+        db.put(b"plain", &value(1, 1, 2000)).unwrap();
+        let (done_tx, done) = channel();
+        let db = &db;
+        let synced = scope.spawn(move || {
+            db.put_opt(&WriteOptions { sync: true }, b"synced", &value(2, 2, 2000))
+                .unwrap();
+            done_tx.send(()).unwrap();
+        });
+        let returned_early = done.recv_timeout(Duration::from_millis(300)).is_ok();
+        release.send(()).unwrap();
+        synced.join().unwrap();
+        assert!(
+            !returned_early,
+            "a synced write returned while a file holding earlier values was being synced"
+        );
+    });
+    for i in 0..n {
+        assert_eq!(db.get(&key(i)).unwrap(), Some(value(i, 0, 2000)), "{i}");
+    }
 }

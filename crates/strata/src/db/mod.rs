@@ -298,6 +298,9 @@ pub(crate) struct DbInner {
     /// The value file the write path appends to; locked by one writer at a time, never with
     /// the state mutex held (see `db/value_files.rs`).
     pub(crate) value_writer: Mutex<ValueFileWriter>,
+    /// Signalled (with `value_writer`) when retired value files handed out to be synced are
+    /// (`value_files::sync`).
+    pub(crate) retired_synced: Condvar,
     /// The memtable is also full once the value records its pointers name
     /// (`MemTable::separated_bytes`) pass this: a sixteenth of the live value bytes (at least
     /// 1 MiB), so superseded values waiting in memtables stay a small share of the value

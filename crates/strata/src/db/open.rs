@@ -397,6 +397,7 @@ pub(super) fn new_inner(
         value_bytes_appended: AtomicU64::new(0),
         relocated_bytes: AtomicU64::new(0),
         value_writer: Mutex::new(value_writer),
+        retired_synced: Condvar::new(),
         read_only: follower.map(Mutex::new),
     })
 }

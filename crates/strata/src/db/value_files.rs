@@ -31,7 +31,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 
 use super::value_gc::{self, Listing, Needed, Refs};
 use super::{DbInner, SuperVersion};
@@ -189,9 +189,25 @@ fn append_to_current(
     }
 }
 
-/// Makes every value appended so far durable.
+/// Makes every value appended so far durable: the retired files (those the next file
+/// replaced: `vlog/writer.rs`), synced without the writer's lock so that appends go on
+/// meanwhile, and then the current file. Retired files another thread is syncing are waited
+/// for: they may hold values appended before this call.
 pub(super) fn sync(db: &DbInner) -> Result<()> {
-    db.value_writer.lock().sync(&*db.env, &db.dir)
+    let mut writer = db.value_writer.lock();
+    loop {
+        if let Some(retired) = writer.take_retired()? {
+            let count = retired.len();
+            let synced = MutexGuard::unlocked(&mut writer, || retired.sync(&*db.env, &db.dir));
+            writer.retired_synced(count, &synced);
+            db.retired_synced.notify_all();
+            synced?;
+        } else if writer.retired_syncing() {
+            db.retired_synced.wait(&mut writer);
+        } else {
+            return writer.sync_current(&*db.env, &db.dir);
+        }
+    }
 }
 
 /// The user's value from what a point read found.

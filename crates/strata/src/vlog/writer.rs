@@ -11,12 +11,16 @@
 //! done with [`ValueFileWriter::done`]). Garbage collection deletes neither, and counts the
 //! bytes of those appends ([`ValueFileWriter::pending_bytes`]) as live, not as garbage.
 //!
-//! Durability: an append reaches the operating system before it returns; [`ValueFileWriter::sync`]
-//! makes every append so far durable (with the directory entry of a new file). A file is synced
-//! when it is replaced, so only the current file can hold unsynced values. After a failed
-//! append or sync the file's tail is unknown, and values appended before may never become
-//! durable: the writer then fails every later call with that error (as the database fails
-//! every write after a failed log write), so nothing can claim those values durable.
+//! Durability: an append reaches the operating system before it returns. A file replaced by
+//! the next one is *retired*, not synced there: the write that filled it does not wait for the
+//! disk. A sync makes every append so far durable (with the directory entries of new files):
+//! the retired files, which [`ValueFileWriter::take_retired`] hands out to be synced without
+//! this writer's lock (a caller claims durability only once none is left or being synced:
+//! `db/value_files.rs`'s `sync`), then the current file ([`ValueFileWriter::sync_current`]).
+//! After a failed append or sync the file's tail is unknown, and values appended before may
+//! never become durable: the writer then fails every later call with that error (as the
+//! database fails every write after a failed log write), so nothing can claim those values
+//! durable.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -26,7 +30,7 @@ use crate::env::{Env, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename::value_file_name;
 
-/// The value file being appended to.
+/// The value file being appended to, or a retired one.
 struct Current {
     number: u64,
     file: Box<dyn WritableFile>,
@@ -48,6 +52,11 @@ struct Pending {
 /// Appends records to the current value file; see the module documentation.
 pub(crate) struct ValueFileWriter {
     current: Option<Current>,
+    /// Files replaced by the next one with appends or a directory entry not yet synced.
+    retired: Vec<Current>,
+    /// Retired files handed out by [`ValueFileWriter::take_retired`] and not yet reported
+    /// synced.
+    retired_syncing: usize,
     /// A file is replaced once it holds this many bytes.
     file_size: u64,
     /// Appends per file whose pointers are not in a memtable yet.
@@ -68,6 +77,8 @@ impl ValueFileWriter {
     pub(crate) fn new(file_size: u64) -> ValueFileWriter {
         ValueFileWriter {
             current: None,
+            retired: Vec::new(),
+            retired_syncing: 0,
             file_size,
             pending: HashMap::new(),
             buffer: Vec::new(),
@@ -128,13 +139,22 @@ impl ValueFileWriter {
         self.wanted.remove(&number)
     }
 
-    /// Syncs and closes the current file, if any, and creates file `number` to append to. A
-    /// number not above the current file's is not used (files start in number order).
+    /// Retires the current file, if any (see the module documentation), and creates file
+    /// `number` to append to. A number not above the current file's is not used (files start
+    /// in number order).
     pub(crate) fn start(&mut self, env: &dyn Env, dir: &Path, number: u64) -> Result<()> {
+        self.check()?;
         if self.current.as_ref().is_some_and(|c| c.number >= number) {
             return Ok(());
         }
-        self.close_current(env, dir)?;
+        if let Some(mut old) = self.current.take() {
+            if old.dirty || !old.dir_synced {
+                self.retired.push(old);
+            } else {
+                // Synced: closing loses nothing, whatever it reports.
+                let _ = old.file.close();
+            }
+        }
         let file = env.new_writable_file(&value_file_name(dir, number))?;
         self.current = Some(Current {
             number,
@@ -159,7 +179,7 @@ impl ValueFileWriter {
     /// Syncs and closes the current file, so the next append starts a new one and the closed
     /// file can be collected once nothing pending points into it.
     pub(crate) fn close_current(&mut self, env: &dyn Env, dir: &Path) -> Result<()> {
-        self.sync(env, dir)?;
+        self.sync_current(env, dir)?;
         if let Some(mut old) = self.current.take() {
             // Synced: closing loses nothing, whatever it reports.
             let _ = old.file.close();
@@ -211,8 +231,36 @@ impl ValueFileWriter {
         Ok(pointers)
     }
 
-    /// Makes every append so far durable, with the current file's directory entry.
-    pub(crate) fn sync(&mut self, env: &dyn Env, dir: &Path) -> Result<()> {
+    /// The retired files, to be synced by the caller without this writer's lock
+    /// ([`Retired::sync`]), who then reports the outcome ([`ValueFileWriter::retired_synced`]);
+    /// `None` when there are none.
+    pub(crate) fn take_retired(&mut self) -> Result<Option<Retired>> {
+        self.check()?;
+        if self.retired.is_empty() {
+            return Ok(None);
+        }
+        let files = std::mem::take(&mut self.retired);
+        self.retired_syncing += files.len();
+        Ok(Some(Retired(files)))
+    }
+
+    /// Whether retired files handed out are still being synced.
+    pub(crate) fn retired_syncing(&self) -> bool {
+        self.retired_syncing > 0
+    }
+
+    /// Reports how syncing `count` retired files handed out ended; a failure fails the writer
+    /// (see the module documentation).
+    pub(crate) fn retired_synced(&mut self, count: usize, synced: &Result<()>) {
+        self.retired_syncing -= count;
+        if let Err(e) = synced {
+            self.failed.get_or_insert_with(|| e.clone());
+        }
+    }
+
+    /// Makes every append to the current file durable, with its directory entry. Retired files
+    /// are left to [`ValueFileWriter::take_retired`].
+    pub(crate) fn sync_current(&mut self, env: &dyn Env, dir: &Path) -> Result<()> {
         self.check()?;
         let Some(current) = self.current.as_mut() else {
             return Ok(());
@@ -248,5 +296,33 @@ impl ValueFileWriter {
             Some(e) => Err(e.clone()),
             None => Ok(()),
         }
+    }
+}
+
+/// Retired value files handed out to be synced ([`ValueFileWriter::take_retired`]).
+pub(crate) struct Retired(Vec<Current>);
+
+impl Retired {
+    /// How many files.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Syncs each file's appends and then the directory (when a file's entry is not synced
+    /// yet), and closes them.
+    pub(crate) fn sync(self, env: &dyn Env, dir: &Path) -> Result<()> {
+        let mut dir_needed = false;
+        for mut retired in self.0 {
+            if retired.dirty {
+                retired.file.sync()?;
+            }
+            dir_needed |= !retired.dir_synced;
+            // Synced: closing loses nothing, whatever it reports.
+            let _ = retired.file.close();
+        }
+        if dir_needed {
+            env.sync_dir(dir)?;
+        }
+        Ok(())
     }
 }
