@@ -41,7 +41,7 @@ test-value-separation: deps
 	$(CARGO) test -p strata-kv --features testing --test value_separation \
 		--test value_separation_gc --test value_separation_at_rest --test value_separation_marker \
 		--test value_separation_under_attack \
-		--test value_file_damage --test format_extensions
+		--test value_file_damage --test value_file_syncs --test format_extensions
 	$(CARGO) test -p strata-kv --features testing --lib -- vlog:: extension:: db::value_gc:: snapshot:: \
 		tools::
 	$(CARGO) test -p strata-kv-tools --lib -- stress::tests::a_run_with_value_separation

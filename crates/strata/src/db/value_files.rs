@@ -24,7 +24,9 @@
 //! Locks: `DbInner::value_writer` is never taken with the state mutex held, and the state
 //! mutex never while holding it (a writer allocates a file number first, then takes the
 //! writer), since the log's mutex is taken under the state mutex and the writer under the
-//! log's.
+//! log's. [`sync`] may wait (on `DbInner::retired_synced`, under the log's mutex when a synced
+//! write calls it) for a thread syncing retired value files: between taking them and
+//! reporting them synced, that thread takes no lock but the writer's.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
@@ -190,22 +192,28 @@ fn append_to_current(
 }
 
 /// Makes every value appended so far durable: the retired files (those the next file
-/// replaced: `vlog/writer.rs`), synced without the writer's lock so that appends go on
-/// meanwhile, and then the current file. Retired files another thread is syncing are waited
-/// for: they may hold values appended before this call.
+/// replaced: `vlog/writer.rs`) up to the file current now, synced without the writer's lock so
+/// that appends go on meanwhile, and then that file. Retired files another thread is syncing
+/// are waited for: they may hold values appended before this call. A panic while syncing them
+/// (an env's) is reported as their failure, so no sync waits for them for ever.
 pub(super) fn sync(db: &DbInner) -> Result<()> {
     let mut writer = db.value_writer.lock();
+    let up_to = writer.current().map_or(u64::MAX, |(number, _)| number);
     loop {
-        if let Some(retired) = writer.take_retired()? {
-            let count = retired.len();
-            let synced = MutexGuard::unlocked(&mut writer, || retired.sync(&*db.env, &db.dir));
-            writer.retired_synced(count, &synced);
+        if let Some(retired) = writer.take_retired(up_to)? {
+            let numbers = retired.numbers();
+            let synced = MutexGuard::unlocked(&mut writer, || {
+                super::panics::panics_as_errors("syncing replaced value files", || {
+                    retired.sync(&*db.env, &db.dir)
+                })
+            });
+            writer.retired_synced(&numbers, &synced);
             db.retired_synced.notify_all();
             synced?;
-        } else if writer.retired_syncing() {
+        } else if writer.retired_syncing(up_to) {
             db.retired_synced.wait(&mut writer);
         } else {
-            return writer.sync_current(&*db.env, &db.dir);
+            return writer.sync_current(&*db.env, &db.dir, up_to);
         }
     }
 }

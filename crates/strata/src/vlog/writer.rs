@@ -14,9 +14,13 @@
 //! Durability: an append reaches the operating system before it returns. A file replaced by
 //! the next one is *retired*, not synced there: the write that filled it does not wait for the
 //! disk. A sync makes every append so far durable (with the directory entries of new files):
-//! the retired files, which [`ValueFileWriter::take_retired`] hands out to be synced without
-//! this writer's lock (a caller claims durability only once none is left or being synced:
-//! `db/value_files.rs`'s `sync`), then the current file ([`ValueFileWriter::sync_current`]).
+//! the retired files up to the file current when it began, which
+//! [`ValueFileWriter::take_retired`] hands out to be synced without this writer's lock (a
+//! caller claims durability only once none of those is left or being synced:
+//! `db/value_files.rs`'s `sync`), then that file if it is still the current one
+//! ([`ValueFileWriter::sync_current`]). Files started later hold only later appends: a sync
+//! does not chase them (relocation appends without the log's mutex a synced write holds, and
+//! could retire file after file).
 //! After a failed append or sync the file's tail is unknown, and values appended before may
 //! never become durable: the writer then fails every later call with that error (as the
 //! database fails every write after a failed log write), so nothing can claim those values
@@ -54,9 +58,9 @@ pub(crate) struct ValueFileWriter {
     current: Option<Current>,
     /// Files replaced by the next one with appends or a directory entry not yet synced.
     retired: Vec<Current>,
-    /// Retired files handed out by [`ValueFileWriter::take_retired`] and not yet reported
-    /// synced.
-    retired_syncing: usize,
+    /// The numbers of the retired files handed out by [`ValueFileWriter::take_retired`] and
+    /// not yet reported synced.
+    retired_syncing: Vec<u64>,
     /// A file is replaced once it holds this many bytes.
     file_size: u64,
     /// Appends per file whose pointers are not in a memtable yet.
@@ -78,7 +82,7 @@ impl ValueFileWriter {
         ValueFileWriter {
             current: None,
             retired: Vec::new(),
-            retired_syncing: 0,
+            retired_syncing: Vec::new(),
             file_size,
             pending: HashMap::new(),
             buffer: Vec::new(),
@@ -179,7 +183,7 @@ impl ValueFileWriter {
     /// Syncs and closes the current file, so the next append starts a new one and the closed
     /// file can be collected once nothing pending points into it.
     pub(crate) fn close_current(&mut self, env: &dyn Env, dir: &Path) -> Result<()> {
-        self.sync_current(env, dir)?;
+        self.sync_current(env, dir, u64::MAX)?;
         if let Some(mut old) = self.current.take() {
             // Synced: closing loses nothing, whatever it reports.
             let _ = old.file.close();
@@ -231,38 +235,43 @@ impl ValueFileWriter {
         Ok(pointers)
     }
 
-    /// The retired files, to be synced by the caller without this writer's lock
-    /// ([`Retired::sync`]), who then reports the outcome ([`ValueFileWriter::retired_synced`]);
-    /// `None` when there are none.
-    pub(crate) fn take_retired(&mut self) -> Result<Option<Retired>> {
+    /// The retired files numbered up to `up_to`, to be synced by the caller without this
+    /// writer's lock ([`Retired::sync`]), who then reports the outcome
+    /// ([`ValueFileWriter::retired_synced`]); `None` when there are none.
+    pub(crate) fn take_retired(&mut self, up_to: u64) -> Result<Option<Retired>> {
         self.check()?;
-        if self.retired.is_empty() {
+        if !self.retired.iter().any(|f| f.number <= up_to) {
             return Ok(None);
         }
-        let files = std::mem::take(&mut self.retired);
-        self.retired_syncing += files.len();
+        let (files, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.retired)
+            .into_iter()
+            .partition(|f| f.number <= up_to);
+        self.retired = later;
+        self.retired_syncing.extend(files.iter().map(|f| f.number));
         Ok(Some(Retired(files)))
     }
 
-    /// Whether retired files handed out are still being synced.
-    pub(crate) fn retired_syncing(&self) -> bool {
-        self.retired_syncing > 0
+    /// Whether retired files numbered up to `up_to` handed out are still being synced.
+    pub(crate) fn retired_syncing(&self, up_to: u64) -> bool {
+        self.retired_syncing.iter().any(|&number| number <= up_to)
     }
 
-    /// Reports how syncing `count` retired files handed out ended; a failure fails the writer
-    /// (see the module documentation).
-    pub(crate) fn retired_synced(&mut self, count: usize, synced: &Result<()>) {
-        self.retired_syncing -= count;
+    /// Reports how syncing the retired files `files` handed out ended; a failure fails the
+    /// writer (see the module documentation).
+    pub(crate) fn retired_synced(&mut self, files: &[u64], synced: &Result<()>) {
+        self.retired_syncing
+            .retain(|number| !files.contains(number));
         if let Err(e) = synced {
             self.failed.get_or_insert_with(|| e.clone());
         }
     }
 
-    /// Makes every append to the current file durable, with its directory entry. Retired files
-    /// are left to [`ValueFileWriter::take_retired`].
-    pub(crate) fn sync_current(&mut self, env: &dyn Env, dir: &Path) -> Result<()> {
+    /// Makes every append to the current file durable, with its directory entry, when it is
+    /// numbered up to `up_to` (a later one holds only appends made after a sync began). Retired
+    /// files are left to [`ValueFileWriter::take_retired`].
+    pub(crate) fn sync_current(&mut self, env: &dyn Env, dir: &Path, up_to: u64) -> Result<()> {
         self.check()?;
-        let Some(current) = self.current.as_mut() else {
+        let Some(current) = self.current.as_mut().filter(|c| c.number <= up_to) else {
             return Ok(());
         };
         let mut synced = Ok(());
@@ -303,9 +312,9 @@ impl ValueFileWriter {
 pub(crate) struct Retired(Vec<Current>);
 
 impl Retired {
-    /// How many files.
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
+    /// The files' numbers.
+    pub(crate) fn numbers(&self) -> Vec<u64> {
+        self.0.iter().map(|f| f.number).collect()
     }
 
     /// Syncs each file's appends and then the directory (when a file's entry is not synced
