@@ -59,6 +59,32 @@ fn fill_until(db: &DB, listing: &dyn Env, files: usize, from: u32) -> u32 {
     n
 }
 
+/// Crashes `db` (dropped without a clean close), loses power in `mode`, and reopens.
+fn reopen_after_power_loss(fault: &FaultEnv, db: DB, mode: PowerLossMode, seed: u64) -> DB {
+    fault.crash_now();
+    drop(db);
+    fault.simulate_power_loss(mode, seed).unwrap();
+    fault.clear_faults();
+    DB::open(DIR, options(fault)).unwrap_or_else(|e| panic!("{mode:?}: {e}"))
+}
+
+/// How many of the writes of keys `0..end` survive, checking that they are a prefix and
+/// each intact (`what` names the case in failures).
+fn surviving_prefix(db: &DB, end: u32, what: &str) -> u32 {
+    let kept = (0..end)
+        .take_while(|&i| db.get(&key(i)).unwrap().is_some())
+        .count() as u32;
+    for i in 0..end {
+        let got = db.get(&key(i)).unwrap();
+        assert_eq!(
+            got,
+            (i < kept).then(|| value(i)),
+            "{what}: write {i} of a {kept}-write prefix"
+        );
+    }
+    kept
+}
+
 /// The first sync of one value file, once armed, answered by a hook: `on_sync` runs on the
 /// syncing thread and its answer is the sync's.
 struct HeldSync {
@@ -252,28 +278,12 @@ fn a_failed_sync_of_a_replaced_value_file_fails_every_later_write() {
     );
     let synced_small = db.put_opt(&WriteOptions { sync: true }, b"small", b"v");
     assert!(synced_small.is_err(), "a small synced write after it");
-    fault.crash_now();
-    drop(db);
-    fault
-        .simulate_power_loss(PowerLossMode::DropUnsynced, 1)
-        .unwrap();
-    fault.clear_faults();
-    let db = DB::open(DIR, options(&fault)).unwrap();
-    let kept = (0..=n)
-        .take_while(|&i| db.get(&key(i)).unwrap().is_some())
-        .count() as u32;
+    let db = reopen_after_power_loss(&fault, db, PowerLossMode::DropUnsynced, 1);
+    let kept = surviving_prefix(&db, n + 1, "after the failed sync");
     assert!(
         kept > synced_at,
         "synced write {synced_at} lost ({kept} kept)"
     );
-    for i in 0..=n {
-        let got = db.get(&key(i)).unwrap();
-        assert_eq!(
-            got,
-            (i < kept).then(|| value(i)),
-            "write {i} of a {kept}-write prefix"
-        );
-    }
 }
 
 /// A flush syncs the replaced files its memtable's pointers name before its table is recorded:
@@ -292,22 +302,12 @@ fn a_power_loss_after_a_flush_keeps_the_values_in_replaced_files() {
         db.compact_range(None, None).unwrap();
         let files = value_files(&env).len();
         let n = fill_until(&db, &env, files + 2, flushed);
-        env.crash_now();
-        drop(db);
-        env.simulate_power_loss(mode, u64::from(n)).unwrap();
-        env.clear_faults();
-        let db = DB::open(DIR, options(&env)).unwrap_or_else(|e| panic!("{mode:?}: {e}"));
-        let kept = (0..n)
-            .take_while(|&i| db.get(&key(i)).unwrap().is_some())
-            .count() as u32;
+        let db = reopen_after_power_loss(&env, db, mode, u64::from(n));
+        let kept = surviving_prefix(&db, n, &format!("{mode:?}"));
         assert!(
             kept >= flushed,
             "{mode:?}: {kept} kept of {flushed} flushed"
         );
-        for i in 0..n {
-            let got = db.get(&key(i)).unwrap();
-            assert_eq!(got, (i < kept).then(|| value(i)), "{mode:?}: write {i}");
-        }
     }
 }
 
@@ -344,13 +344,7 @@ fn a_synced_write_after_a_failed_value_file_creation_makes_the_replaced_file_dur
     assert_eq!(value_files(&fault).len(), 1);
     db.put_opt(&WriteOptions { sync: true }, b"last", b"synced")
         .unwrap();
-    fault.crash_now();
-    drop(db);
-    fault
-        .simulate_power_loss(PowerLossMode::DropUnsynced, 7)
-        .unwrap();
-    fault.clear_faults();
-    let db = DB::open(DIR, options(&fault)).unwrap();
+    let db = reopen_after_power_loss(&fault, db, PowerLossMode::DropUnsynced, 7);
     assert_eq!(db.get(b"last").unwrap().as_deref(), Some(&b"synced"[..]));
     for i in 0..n {
         assert_eq!(db.get(&key(i)).unwrap(), Some(value(i)), "{i}");

@@ -46,6 +46,14 @@ struct Current {
     dir_synced: bool,
 }
 
+impl Current {
+    /// Closes the file once its appends are synced: closing then loses nothing, whatever it
+    /// reports.
+    fn close_synced(mut self) {
+        let _ = self.file.close();
+    }
+}
+
 /// A file's appends whose pointers are not in a memtable yet.
 #[derive(Default)]
 struct Pending {
@@ -151,12 +159,11 @@ impl ValueFileWriter {
         if self.current.as_ref().is_some_and(|c| c.number >= number) {
             return Ok(());
         }
-        if let Some(mut old) = self.current.take() {
+        if let Some(old) = self.current.take() {
             if old.dirty || !old.dir_synced {
                 self.retired.push(old);
             } else {
-                // Synced: closing loses nothing, whatever it reports.
-                let _ = old.file.close();
+                old.close_synced();
             }
         }
         let file = env.new_writable_file(&value_file_name(dir, number))?;
@@ -184,9 +191,8 @@ impl ValueFileWriter {
     /// file can be collected once nothing pending points into it.
     pub(crate) fn close_current(&mut self, env: &dyn Env, dir: &Path) -> Result<()> {
         self.sync_current(env, dir, u64::MAX)?;
-        if let Some(mut old) = self.current.take() {
-            // Synced: closing loses nothing, whatever it reports.
-            let _ = old.file.close();
+        if let Some(old) = self.current.take() {
+            old.close_synced();
         }
         Ok(())
     }
@@ -326,8 +332,7 @@ impl Retired {
                 retired.file.sync()?;
             }
             dir_needed |= !retired.dir_synced;
-            // Synced: closing loses nothing, whatever it reports.
-            let _ = retired.file.close();
+            retired.close_synced();
         }
         if dir_needed {
             env.sync_dir(dir)?;

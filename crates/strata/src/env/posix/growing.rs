@@ -21,7 +21,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{open_read, pread, Permit, DESCRIPTORS, MAPPED};
+use super::{context, open_read, pread, Permit, DESCRIPTORS, MAPPED};
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 
@@ -50,10 +50,7 @@ impl GrowingFile {
             return Ok(None);
         };
         let file = open_read(path)?;
-        let seen = file
-            .metadata()
-            .map_err(|e| Error::io(format!("stat {}", path.display()), e))?
-            .len();
+        let seen = length(&file, path)?;
         // SAFETY: a shared, read-only mapping; `read_at` copies from it only below a length
         // the file was seen to have, and the file never shrinks while this reader lives (the
         // module documentation), so every byte it touches lies in the file. The pages past
@@ -70,23 +67,23 @@ impl GrowingFile {
         }))
     }
 
-    /// Whether the `len` bytes at `offset` lie in the file, asking its length when they reach
-    /// past the length last seen.
-    fn holds(&self, offset: u64, len: usize) -> Result<bool> {
-        let Some(end) = offset.checked_add(len as u64) else {
-            return Ok(false);
-        };
+    /// Whether the file holds its first `end` bytes, asking its length when `end` is past
+    /// the length last seen.
+    fn holds(&self, end: u64) -> Result<bool> {
         if end <= self.seen.load(Ordering::Acquire) {
             return Ok(true);
         }
-        let now = self
-            .file
-            .metadata()
-            .map_err(|e| Error::io(format!("stat {}", self.path.display()), e))?
-            .len();
+        let now = length(&self.file, &self.path)?;
         self.seen.fetch_max(now, Ordering::AcqRel);
         Ok(end <= now)
     }
+}
+
+/// The length of `file` (opened on `path`) now.
+fn length(file: &File, path: &Path) -> Result<u64> {
+    file.metadata()
+        .map(|m| m.len())
+        .map_err(|e| Error::io(context("stat", path), e))
 }
 
 impl RandomAccessFile for GrowingFile {
@@ -96,7 +93,7 @@ impl RandomAccessFile for GrowingFile {
             .and_then(|start| Some(start..start.checked_add(buf.len())?))
             .filter(|range| range.end <= self.map.len());
         match in_map {
-            Some(range) if self.holds(offset, buf.len())? => {
+            Some(range) if self.holds(range.end as u64)? => {
                 buf.copy_from_slice(&self.map[range]);
                 Ok(buf.len())
             }
