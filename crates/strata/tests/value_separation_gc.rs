@@ -16,10 +16,10 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use strata::testing::{FaultEnv, OpKind, PowerLossMode};
+use strata::testing::{EnvOp, FaultEnv, HookEnv, OpKind, PowerLossMode};
 use strata::{MemEnv, Options, ReadOptions, ValueSeparation, WriteOptions, DB};
 
 const DIR: &str = "/db";
@@ -422,6 +422,65 @@ fn garbage_in_the_file_being_written_is_collected_once_writes_stop() {
             "key {i} after a reopen"
         );
     }
+}
+
+/// Relocated values go to value files of their own (`vlog::Lane`): no file receives both
+/// values a write separates (appended on the writing thread) and values collection relocates
+/// (appended by a compaction, on a background thread), so relocated values, which outlive the
+/// writes around them, do not keep the files new values fill from turning into garbage.
+#[test]
+fn relocated_values_go_to_files_no_write_appends_to() {
+    // Per value file: appended to by the writing thread, by a background thread.
+    let appends: Arc<Mutex<BTreeMap<String, (bool, bool)>>> = Arc::default();
+    let env = {
+        let appends = Arc::clone(&appends);
+        HookEnv::new(Arc::new(MemEnv::new()), move |call| {
+            if call.op == EnvOp::Append && file_kind(call.path) == "vlog" {
+                let name = call.path.display().to_string();
+                let mut appends = appends.lock().unwrap();
+                let by = appends.entry(name).or_default();
+                if on_background_thread() {
+                    by.1 = true;
+                } else {
+                    by.0 = true;
+                }
+            }
+            Ok(())
+        })
+    };
+    let db = DB::open(DIR, separating(&env)).unwrap();
+    let keys = 2_000;
+    let mut model = Model::new();
+    let mut uniform = UniformKeys { state: 7, keys };
+    for round in 0..5 {
+        for n in 0..keys {
+            let i = if round == 0 { n } else { uniform.next() };
+            db.put(&key(i), &value(i, round)).unwrap();
+            model.insert(i, round);
+        }
+    }
+    let live = live_bytes(&[&model]);
+    wait_for_collection(&db, live, BOUND);
+    assert!(
+        property(&db, "relocated-bytes") > 0,
+        "nothing was relocated"
+    );
+    check_scan(&db, &ReadOptions::default(), &model, "after the overwrites");
+    let appends = appends.lock().unwrap();
+    let both: Vec<&String> = appends
+        .iter()
+        .filter(|(_, &(writes, relocations))| writes && relocations)
+        .map(|(name, _)| name)
+        .collect();
+    assert!(
+        both.is_empty(),
+        "files with written and relocated values: {both:?}"
+    );
+    let relocation_files = appends
+        .values()
+        .filter(|&&(_, relocations)| relocations)
+        .count();
+    assert!(relocation_files > 0, "no file received relocated values");
 }
 
 /// Whether the current thread is one of the engine's background threads (where compactions,

@@ -24,6 +24,7 @@ use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::util::internal_key::user_key;
 use crate::version::edit::{FileMetaData, VersionEdit};
+use crate::vlog::Lane;
 
 /// A table written from a memtable, not yet in an edit.
 pub(crate) struct FlushedTable {
@@ -110,7 +111,7 @@ fn write_memtable(
     let options = db.options.table_options();
     let result = MutexGuard::unlocked(state, || {
         // The values the memtable's pointers name become durable before the table does.
-        value_files::sync(db)?;
+        value_files::sync(db, Lane::Writes)?;
         let mut iter = mem.iter();
         build_table(
             &db.dir,

@@ -69,7 +69,7 @@ use crate::version::version::Version;
 use crate::version::version_set::VersionSet;
 use crate::version::NUM_LEVELS;
 use crate::vlog::reader::ValueFiles;
-use crate::vlog::writer::ValueFileWriter;
+use crate::vlog::Lane;
 use crate::write_batch::WriteBatch;
 
 use published::Published;
@@ -77,6 +77,7 @@ use published::Published;
 pub use iterator::{Cursor, DbIterator, KeyIterator};
 
 pub(crate) use info_log::InfoLog;
+use value_files::ValueLane;
 
 /// Most deletions [`DB::clear_range`] writes in one batch.
 pub const CLEAR_RANGE_BATCH: usize = 1000;
@@ -295,26 +296,28 @@ pub(crate) struct DbInner {
     pub(crate) value_files: Arc<ValueFiles>,
     /// The value files each table points into (see `db/value_files.rs`).
     pub(crate) table_value_refs: value_files::TableRefs,
-    /// The value file the write path appends to; locked by one writer at a time, never with
-    /// the state mutex held (see `db/value_files.rs`).
-    pub(crate) value_writer: Mutex<ValueFileWriter>,
-    /// Signalled (with `value_writer`) when retired value files handed out to be synced are
-    /// (`value_files::sync`).
-    pub(crate) retired_synced: Condvar,
+    /// The value files appended to, one per lane (`vlog::Lane`; index `lane as usize`): see
+    /// `db/value_files.rs`.
+    pub(crate) value_lanes: [ValueLane; 2],
     /// The memtable is also full once the value records its pointers name
     /// (`MemTable::separated_bytes`) pass this: a sixteenth of the live value bytes (at least
     /// 1 MiB), so superseded values waiting in memtables stay a small share of the value
     /// files (`db/value_gc.rs`).
     pub(crate) mem_separated_limit: AtomicU64,
-    /// `value_writer`'s count of bytes appended to value files (stored under its lock), for
-    /// writes to read under the state mutex: what they added since garbage collection's plan
-    /// (`value_gc::Collection::outgrown`).
+    /// Bytes appended to value files since the open (added to under the appending lane's
+    /// writer lock), for writes to read under the state mutex: what was added since garbage
+    /// collection's plan (`value_gc::Collection::outgrown`).
     pub(crate) value_bytes_appended: AtomicU64,
     /// Record bytes garbage collection relocated since the database opened.
     pub(crate) relocated_bytes: AtomicU64,
 }
 
 impl DbInner {
+    /// The writer of value files of `lane`, and its condition variable.
+    pub(crate) fn value_lane(&self, lane: Lane) -> &ValueLane {
+        &self.value_lanes[lane as usize]
+    }
+
     /// A memtable to fill and read from: with a key filter sized for the write buffer
     /// (`MemTable::for_buffer`).
     pub(crate) fn new_memtable(&self) -> Arc<MemTable> {

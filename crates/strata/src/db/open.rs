@@ -31,6 +31,7 @@ use super::log_replay::{LogBatches, LogEnd, Sequences};
 use super::obsolete_files::delete_obsolete_files;
 use super::published::Published;
 use super::read_only::Follower;
+use super::value_files::ValueLane;
 use super::wal::Wal;
 use super::{value_files, value_gc, DbInner, DbState, InfoLog, SuperVersion};
 use crate::compaction::running::Running;
@@ -50,7 +51,7 @@ use crate::version::manifest::write_first_manifest;
 use crate::version::table_cache::TableCache;
 use crate::version::version_set::{VersionSet, VersionSetOptions};
 use crate::vlog::reader::ValueFiles;
-use crate::vlog::writer::ValueFileWriter;
+use crate::vlog::Lane;
 
 /// Files kept open for purposes other than tables (logs, manifest, LOG, LOCK).
 const NON_TABLE_FILES: usize = 10;
@@ -316,11 +317,9 @@ pub(super) fn new_inner(
     let icmp = InternalKeyComparator::new(Arc::clone(&options.comparator));
     let info_log = InfoLog::open(&env, dir, options.info_log.as_ref());
     let value_files = Arc::new(ValueFiles::new(Arc::clone(&env), dir));
-    let value_writer = ValueFileWriter::new(
-        options
-            .value_separation
-            .map_or(0, |s| super::value_gc::value_file_size(0, s.file_size)),
-    );
+    let value_file_size = options
+        .value_separation
+        .map_or(0, |s| super::value_gc::value_file_size(0, s.file_size));
     let table_entries = options.max_open_files - NON_TABLE_FILES;
     let table_cache = Arc::new(TableCache::new(
         dir,
@@ -396,8 +395,7 @@ pub(super) fn new_inner(
         mem_separated_limit: AtomicU64::new(value_gc::memtable_value_limit(0)),
         value_bytes_appended: AtomicU64::new(0),
         relocated_bytes: AtomicU64::new(0),
-        value_writer: Mutex::new(value_writer),
-        retired_synced: Condvar::new(),
+        value_lanes: Lane::ALL.map(|_| ValueLane::new(value_file_size)),
         read_only: follower.map(Mutex::new),
     })
 }

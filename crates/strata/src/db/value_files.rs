@@ -2,38 +2,42 @@
 //! docs/design.md section 4.4): which values go to value files, keeping each pointer from
 //! becoming durable before its value, and resolving pointers for reads.
 //!
-//! Order of writes: [`separate`] appends a batch's large values before the batch (holding
-//! pointers in their place) is queued for the log; [`sync`] runs before every log sync and
-//! before a flush records its table, so a durable pointer always names a durable value;
-//! recovery checks every replayed pointer ([`check_replayed`]) and syncs the files it read.
+//! Order of writes: [`separate`] appends a batch's large values (to the files of
+//! `Lane::Writes`) before the batch (holding pointers in their place) is queued for the log;
+//! [`sync`] of that lane runs before every log sync and before a flush records its table, so a
+//! durable pointer always names a durable value; recovery checks every replayed pointer
+//! ([`check_replayed`]) and syncs the files it read. Garbage collection relocates values to the
+//! files of `Lane::Relocations` and syncs that lane before a compaction installs its tables
+//! (`value_gc::Relocation`): relocated pointers only ever reach tables.
 //!
 //! Deleting value files ([`delete_unreferenced`]): a value file is deleted only when no entry
 //! of any live super version — the current one, and every older one an iterator, a read or a
 //! snapshot still holds — points into it (every entry, hidden versions included, is looked
 //! at), and no write is appending to it or has appended to it without its pointers being in a
 //! memtable yet. The order of the checks makes that sound without holding a lock throughout:
-//! 1. Under the writer's lock: the value files in the directory, less those in use. A file
-//!    created later is not listed; a listed file not in use is never appended to again (only
-//!    the current file is, and files start in number order).
+//! 1. Under both lanes' writer locks: the value files in the directory, less those in use. A
+//!    file created later is not listed; a listed file not in use is never appended to again
+//!    (only each lane's current file is, and a lane starts files in number order).
 //! 2. Under the state mutex: the live super versions. A pointer into a listed file that is in
 //!    no memtable or table of theirs cannot appear later: writes since step 1 point into newer
 //!    files, and flushes and compactions only copy pointers from those memtables and tables.
 //! 3. Without locks: the pointers of those memtables (which only grow) and tables (read once
 //!    each and remembered: tables never change), and the deletions.
 //!
-//! Locks: `DbInner::value_writer` is never taken with the state mutex held, and the state
-//! mutex never while holding it (a writer allocates a file number first, then takes the
-//! writer), since the log's mutex is taken under the state mutex and the writer under the
-//! log's. [`sync`] may wait (on `DbInner::retired_synced`, under the log's mutex when a synced
-//! write calls it) for a thread syncing retired value files: between taking them and
-//! reporting them synced, that thread takes no lock but the writer's.
+//! Locks: a lane's writer ([`ValueLane`]) is never taken with the state mutex held, and the
+//! state mutex never while holding one (a writer allocates a file number first, then takes the
+//! writer), since the log's mutex is taken under the state mutex and the writes' writer under
+//! the log's. When both writers are held, the writes' is taken first. [`sync`] may wait (on the
+//! lane's `retired_synced`, under the log's mutex when a synced write calls it) for a thread
+//! syncing retired value files: between taking them and reporting them synced, that thread
+//! takes no lock but that writer's.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::value_gc::{self, Listing, Needed, Refs};
 use super::{DbInner, SuperVersion};
@@ -48,8 +52,27 @@ use crate::table::BlockReads;
 use crate::util::entry::Stored;
 use crate::util::internal_key::{parse_internal_key, ParsedInternalKey, ValueType};
 use crate::vlog::reader::ValueFiles;
-use crate::vlog::{StoredValue, ValuePointer};
+use crate::vlog::writer::ValueFileWriter;
+use crate::vlog::{Lane, StoredValue, ValuePointer};
 use crate::write_batch::{BatchOp, WriteBatch};
+
+/// The value files one lane (`vlog::Lane`) appends to: its writer, locked by one append or
+/// sync at a time, and the condition variable signalled (with that lock) when retired files
+/// of the lane handed out to be synced are ([`sync`]).
+pub(crate) struct ValueLane {
+    pub(crate) writer: Mutex<ValueFileWriter>,
+    retired_synced: Condvar,
+}
+
+impl ValueLane {
+    /// A lane whose files are cut at `file_size` bytes.
+    pub(crate) fn new(file_size: u64) -> ValueLane {
+        ValueLane {
+            writer: Mutex::new(ValueFileWriter::new(file_size)),
+            retired_synced: Condvar::new(),
+        }
+    }
+}
 
 /// A write's appends to a value file: the file stays in use (never deleted) until this is
 /// dropped, once the write's pointers are in a memtable or the write failed.
@@ -62,18 +85,18 @@ pub(super) struct PendingValues<'a> {
 
 impl Drop for PendingValues<'_> {
     fn drop(&mut self) {
-        done(self.db, &[(self.file, self.bytes)]);
+        done(self.db, Lane::Writes, &[(self.file, self.bytes)]);
     }
 }
 
-/// Reports appends (value file, record bytes) done: their pointers reached a memtable or a
-/// table, or never will. When one was the last pending in a file collection wants
-/// (`ValueFileWriter::want_when_done`), the plan is redone: writes may have stopped, and no
-/// flush or compaction would redo it (a small database rested at 2.6x).
-pub(super) fn done(db: &DbInner, appends: &[(u64, u64)]) {
+/// Reports appends (value file, record bytes) to `lane`'s files done: their pointers reached a
+/// memtable or a table, or never will. When one was the last pending in a file collection
+/// wants (`ValueFileWriter::want_when_done`), the plan is redone: writes may have stopped, and
+/// no flush or compaction would redo it (a small database rested at 2.6x).
+pub(super) fn done(db: &DbInner, lane: Lane, appends: &[(u64, u64)]) {
     let mut wanted = false;
     {
-        let mut writer = db.value_writer.lock();
+        let mut writer = db.value_lane(lane).writer.lock();
         for &(file, bytes) in appends {
             wanted |= writer.done(file, bytes);
         }
@@ -116,7 +139,7 @@ pub(super) fn separate<'a>(
                 (key, stored)
             })
             .collect();
-        let pointers = append(db, &stored)?;
+        let pointers = append(db, Lane::Writes, &stored)?;
         let bytes: u64 = pointers
             .iter()
             .zip(large)
@@ -142,9 +165,9 @@ fn compress(compression: CompressionType, value: &[u8]) -> Option<Vec<u8>> {
     (compressed.len() < value.len() - value.len() / 8).then_some(compressed)
 }
 
-/// Appends one record per `(key, value)` to the current value file (starting one when needed)
-/// with one write, and returns their pointers in order. The file stays in use until the
-/// caller reports the append done (`ValueFileWriter::done`).
+/// Appends one record per `(key, value)` to `lane`'s current value file (starting one when
+/// needed) with one write, and returns their pointers in order. The file stays in use until
+/// the caller reports the append done ([`done`]).
 ///
 /// A failed append or sync leaves the file's tail unknown, and the writer failing every later
 /// append: it becomes the background error, so every later write fails too, as after a failed
@@ -152,11 +175,12 @@ fn compress(compression: CompressionType, value: &[u8]) -> Option<Vec<u8>> {
 /// be created leaves nothing behind: the next write tries again.
 pub(super) fn append(
     db: &DbInner,
+    lane: Lane,
     entries: &[(&[u8], StoredValue<'_>)],
 ) -> Result<Vec<ValuePointer>> {
-    let appended = append_to_current(db, entries);
+    let appended = append_to_current(db, lane, entries);
     if let Err(e) = &appended {
-        let failed = db.value_writer.lock().has_failed();
+        let failed = db.value_lane(lane).writer.lock().has_failed();
         if failed {
             db.state.lock().bg_error.get_or_insert_with(|| e.clone());
             db.bg_done.notify_all();
@@ -168,36 +192,44 @@ pub(super) fn append(
 /// [`append`]'s work.
 fn append_to_current(
     db: &DbInner,
+    lane: Lane,
     entries: &[(&[u8], StoredValue<'_>)],
 ) -> Result<Vec<ValuePointer>> {
+    let writer = &db.value_lane(lane).writer;
     loop {
         {
-            let mut writer = db.value_writer.lock();
+            let mut writer = writer.lock();
             if !writer.needs_file() {
+                let before = writer.appended();
                 let pointers = writer.append(entries.iter().copied());
                 db.value_bytes_appended
-                    .store(writer.appended(), Ordering::Release);
+                    .fetch_add(writer.appended() - before, Ordering::Release);
                 return pointers;
             }
         }
         // A number allocated here and not used (another writer started a file meanwhile)
         // is simply skipped.
         let number = db.state.lock().versions.new_file_number();
-        let mut writer = db.value_writer.lock();
+        let mut writer = writer.lock();
         if writer.needs_file() {
             writer.start(&*db.env, &db.dir, number)?;
-            db.value_files.appending(number, writer.file_size());
+            db.value_files.appending(lane, number, writer.file_size());
         }
     }
 }
 
-/// Makes every value appended so far durable: the retired files (those the next file
-/// replaced: `vlog/writer.rs`) up to the file current now, synced without the writer's lock so
-/// that appends go on meanwhile, and then that file. Retired files another thread is syncing
-/// are waited for: they may hold values appended before this call. A panic while syncing them
-/// (an env's) is reported as their failure, so no sync waits for them for ever.
-pub(super) fn sync(db: &DbInner) -> Result<()> {
-    let mut writer = db.value_writer.lock();
+/// Makes every value appended to `lane`'s files so far durable: the retired files (those the
+/// next file replaced: `vlog/writer.rs`) up to the file current now, synced without the
+/// writer's lock so that appends go on meanwhile, and then that file. Retired files another
+/// thread is syncing are waited for: they may hold values appended before this call. A panic
+/// while syncing them (an env's) is reported as their failure, so no sync waits for them for
+/// ever.
+pub(super) fn sync(db: &DbInner, lane: Lane) -> Result<()> {
+    let ValueLane {
+        writer,
+        retired_synced,
+    } = db.value_lane(lane);
+    let mut writer = writer.lock();
     let up_to = writer.current().map_or(u64::MAX, |(number, _)| number);
     loop {
         if let Some(retired) = writer.take_retired(up_to)? {
@@ -208,10 +240,10 @@ pub(super) fn sync(db: &DbInner) -> Result<()> {
                 })
             });
             writer.retired_synced(&numbers, &synced);
-            db.retired_synced.notify_all();
+            retired_synced.notify_all();
             synced?;
         } else if writer.retired_syncing(up_to) {
-            db.retired_synced.wait(&mut writer);
+            retired_synced.wait(&mut writer);
         } else {
             return writer.sync_current(&*db.env, &db.dir, up_to);
         }
@@ -468,18 +500,28 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
         return Ok(());
     }
     // Every value file with its size, and whether it is in use; the bytes appended by then,
-    // which the listed sizes include; and the file being written, with the bytes of its
-    // appends not in a memtable yet (live, though no state points to them).
+    // which the listed sizes include; and each lane's file being written, with the bytes of
+    // its appends not in a memtable or table yet (live, though no state points to them).
     let (files, appended, writing) = {
-        let writer = db.value_writer.lock();
+        let writers = Lane::ALL.map(|lane| db.value_lane(lane).writer.lock());
         let files: Vec<(u64, u64, bool)> = listed(db)?
             .into_iter()
-            .map(|(number, size)| (number, size, writer.in_use(number)))
+            .map(|(number, size)| {
+                let in_use = writers.iter().any(|writer| writer.in_use(number));
+                (number, size, in_use)
+            })
             .collect();
-        let writing = writer
-            .current()
-            .map(|(number, _)| (number, writer.pending_bytes(number)));
-        (files, writer.appended(), writing)
+        let writing = Lane::ALL.map(|lane| {
+            let writer = &writers[lane as usize];
+            writer
+                .current()
+                .map(|(number, _)| (number, writer.pending_bytes(number)))
+        });
+        (
+            files,
+            db.value_bytes_appended.load(Ordering::Acquire),
+            writing,
+        )
     };
     // A pass that cannot plan still tells writes what the files held (so they do not wait
     // for a plan that is not coming: `Collection::outgrown`).
@@ -551,13 +593,22 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
         }
     }
     let total = kept.iter().map(|&(_, size, _)| size).sum();
-    let held: Vec<(u64, u64, bool)> = kept
+    let mut held: Vec<(u64, u64, bool)> = kept
         .iter()
         .map(|&(number, size, in_use)| (number, size, in_use || pinned.contains_key(&number)))
         .collect();
-    if let Some(cut) = writing.and_then(|writing| cut_current(db, writing, &held, total, &needed)) {
-        for file in kept.iter_mut().filter(|f| f.0 == cut) {
-            file.2 = false;
+    for lane in Lane::ALL {
+        let Some(writing) = writing[lane as usize] else {
+            continue;
+        };
+        if let Some(cut) = cut_current(db, lane, writing, &held, total, &needed) {
+            for file in kept
+                .iter_mut()
+                .chain(held.iter_mut())
+                .filter(|f| f.0 == cut)
+            {
+                file.2 = false;
+            }
         }
     }
     // Files an older state still reaches are not chosen: their live values would be copied
@@ -572,7 +623,9 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
         db.mem_separated_limit
             .store(value_gc::memtable_value_limit(live), Ordering::Relaxed);
         let cut_at = value_gc::value_file_size(live, separation.file_size);
-        db.value_writer.lock().set_file_size(cut_at);
+        for lane in Lane::ALL {
+            db.value_lane(lane).writer.lock().set_file_size(cut_at);
+        }
     }
     let collecting = db.state.lock().value_gc.files.clone();
     let mut plan = value_gc::plan(&collectable, total, &needed, &current_tables, &collecting);
@@ -622,21 +675,22 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     Ok(())
 }
 
-/// Closes the value file being written when its garbage is what keeps the files above the
-/// collection threshold (`value_gc::cut_current_file`): writes may have stopped, and a file
-/// being written is never collected. Returns the closed file's number once nothing pending
-/// points into it.
-/// `writing`: the file being written when the files were listed, with the bytes of its appends
-/// not in a memtable then; `held`: each file with its size and whether it is kept from
-/// collection (in use, or reached by an older state).
+/// Closes `lane`'s value file being written when its garbage is what keeps the files above
+/// the collection threshold (`value_gc::cut_current_file`): writes (or relocations) may have
+/// stopped, and a file being written is never collected. Returns the closed file's number
+/// once nothing pending points into it.
+/// `writing`: the lane's file being written when the files were listed, with the bytes of its
+/// appends not in a memtable or table then; `held`: each file with its size and whether it is
+/// kept from collection (in use, or reached by an older state).
 fn cut_current(
     db: &DbInner,
+    lane: Lane,
     writing: (u64, u64),
     held: &[(u64, u64, bool)],
     total: u64,
     needed: &Needed,
 ) -> Option<u64> {
-    let mut writer = db.value_writer.lock();
+    let mut writer = db.value_lane(lane).writer.lock();
     let (number, _) = writer.current()?;
     if number != writing.0 {
         // Replaced since: the listing says nothing of the new file.

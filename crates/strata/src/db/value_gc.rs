@@ -27,11 +27,13 @@
 //! its level, `compaction::picker::compact_range_in_place`).
 //!
 //! Relocation ([`Relocation`]): every compaction, chosen or not, copies the value of each entry
-//! it writes whose pointer names a file being collected to the current value file and writes
-//! the new pointer under the same key and sequence number, so snapshots and hidden versions
-//! read exactly what they read before. The relocated values are synced before the compaction's
-//! tables are installed, so an installed pointer always names a durable value; a crash before
-//! the install leaves the copies as garbage of the current file, and the old pointers in place.
+//! it writes whose pointer names a file being collected to the current value file of
+//! `Lane::Relocations` (files of their own, apart from those new values go to: see
+//! `vlog::Lane`) and writes the new pointer under the same key and sequence number, so
+//! snapshots and hidden versions read exactly what they read before. The relocated values are
+//! synced before the compaction's tables are installed, so an installed pointer always names a
+//! durable value; a crash before the install leaves the copies as garbage of that file, and the
+//! old pointers in place.
 //!
 //! A chosen file is deleted like any other, once no entry of any live super version points
 //! into it (`value_files.rs`): iterators and reads holding older versions keep it meanwhile.
@@ -64,7 +66,7 @@ use crate::compaction::{picker, Compaction};
 use crate::error::Result;
 use crate::util::internal_key::{ParsedInternalKey, ValueType};
 use crate::version::NUM_LEVELS;
-use crate::vlog::{StoredValue, ValuePointer};
+use crate::vlog::{Lane, StoredValue, ValuePointer};
 
 /// Collection starts when the value files hold more than this many times the live bytes (as
 /// a fraction: numerator over 100).
@@ -495,7 +497,7 @@ impl<'a> Relocation<'a> {
             bytes: &stored,
             raw_len: pointer.stored.map(|_| pointer.length),
         };
-        let moved = value_files::append(self.db, &[(parsed.user_key, stored)])?;
+        let moved = value_files::append(self.db, Lane::Relocations, &[(parsed.user_key, stored)])?;
         let Some(moved) = moved.first() else {
             return Ok(None);
         };
@@ -509,7 +511,7 @@ impl<'a> Relocation<'a> {
         if self.appended.lock().is_empty() {
             return Ok(());
         }
-        value_files::sync(self.db)
+        value_files::sync(self.db, Lane::Relocations)
     }
 
     /// Counts the relocated bytes in `strata.value-files.relocated-bytes`, once the
@@ -524,7 +526,7 @@ impl Drop for Relocation<'_> {
     fn drop(&mut self) {
         let appended = std::mem::take(self.appended.get_mut());
         if !appended.is_empty() {
-            value_files::done(self.db, &appended);
+            value_files::done(self.db, Lane::Relocations, &appended);
         }
     }
 }

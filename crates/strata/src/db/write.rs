@@ -41,7 +41,7 @@ use crate::util::entry::encode_expiring;
 use crate::util::internal_key::{ValueType, MAX_SEQUENCE};
 use crate::util::spin::spin_until;
 use crate::version::policy::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
-use crate::vlog::ValuePointer;
+use crate::vlog::{Lane, ValuePointer};
 use crate::write_batch::{BatchOp, WriteBatch, HEADER_SIZE};
 
 /// A batch group never grows past this many bytes.
@@ -341,7 +341,7 @@ fn commit_group(db: &DbInner, group: &Group<'_>, mem: &MemTable, sync: Option<u6
         wal.append_with(|record| group.encode(record))?;
         if let Some(min_live_log) = sync {
             // The values the log's pointers name become durable before the pointers do.
-            value_files::sync(db)?;
+            value_files::sync(db, Lane::Writes)?;
             wal.sync(&*db.env, &db.dir, min_live_log)?;
         }
     }

@@ -31,6 +31,9 @@
 //!
 //! Files: `writer.rs` (appending records, syncing, starting files), `reader.rs` (reading
 //! records by pointer, with the checks).
+//!
+//! A database appends to two files at a time, one per [`Lane`]: the values its writes separate,
+//! and the values garbage collection relocates. Nothing on disk tells them apart.
 
 pub(crate) mod reader;
 pub(crate) mod writer;
@@ -41,6 +44,24 @@ use crate::util::coding::{
     decode_fixed32, get_varint32, get_varint64, put_fixed32, put_varint32, put_varint64,
 };
 use crate::util::{crc, snappy};
+
+/// Whose values a value file receives. Each lane appends to a file of its own, with a writer of
+/// its own: relocated values (cold ones, which outlive the writes around them) are not mixed
+/// into the files new values fill (which the next overwrites turn into garbage), and syncing
+/// relocated values before a compaction installs its tables neither waits for nor holds up
+/// the writes' appends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// Values the database's writes separate.
+    Writes = 0,
+    /// Values garbage collection relocates.
+    Relocations = 1,
+}
+
+impl Lane {
+    /// Both lanes, in the order their writers' locks are taken when both are held.
+    pub(crate) const ALL: [Lane; 2] = [Lane::Writes, Lane::Relocations];
+}
 
 /// Bytes of a record's crc. On-disk: never change.
 pub(crate) const CRC_LEN: usize = 4;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{decode_record, RecordError, ValuePointer};
+use super::{decode_record, Lane, RecordError, ValuePointer};
 use crate::env::{read_fully, Env, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filename::value_file_name;
@@ -36,9 +36,9 @@ pub(crate) struct ValueFiles {
     env: Arc<dyn Env>,
     dir: PathBuf,
     open: Mutex<HashMap<u64, Arc<dyn RandomAccessFile>>>,
-    /// The file the database appends to, and the size its files are cut at
+    /// Per lane, the file the database appends to, and the size its files are cut at
     /// ([`ValueFiles::appending`]).
-    appending: Mutex<Option<(u64, u64)>>,
+    appending: Mutex<[Option<(u64, u64)>; 2]>,
 }
 
 impl ValueFiles {
@@ -47,17 +47,18 @@ impl ValueFiles {
             env,
             dir: dir.to_path_buf(),
             open: Mutex::new(HashMap::new()),
-            appending: Mutex::new(None),
+            appending: Mutex::new([None; 2]),
         }
     }
 
-    /// Notes that the database appends to value file `number` from now on, cut once it holds
-    /// `cut_at` bytes. Its values are often read soon after they are written: the file is
-    /// opened to grow (`Env::new_growing_random_access_file`, with room for twice `cut_at`, at
-    /// most [`MAX_GROWING_CAPACITY`]), so such reads need neither a new mapping nor an open of
-    /// their own. The file appended to before is let go, and its next read maps it whole.
-    pub(crate) fn appending(&self, number: u64, cut_at: u64) {
-        let before = self.appending.lock().replace((number, cut_at));
+    /// Notes that the database appends `lane`'s values to value file `number` from now on, cut
+    /// once it holds `cut_at` bytes. Its values are often read soon after they are written:
+    /// the file is opened to grow (`Env::new_growing_random_access_file`, with room for twice
+    /// `cut_at`, at most [`MAX_GROWING_CAPACITY`]), so such reads need neither a new mapping
+    /// nor an open of their own. The file the lane appended to before is let go, and its next
+    /// read maps it whole.
+    pub(crate) fn appending(&self, lane: Lane, number: u64, cut_at: u64) {
+        let before = self.appending.lock()[lane as usize].replace((number, cut_at));
         if let Some((before, _)) = before.filter(|(before, _)| *before != number) {
             self.forget(before);
         }
@@ -152,7 +153,10 @@ impl ValueFiles {
             Some(file) => file,
             None => {
                 let appending = *self.appending.lock();
-                let growing = appending.filter(|&(growing, _)| growing == number);
+                let growing = appending
+                    .into_iter()
+                    .flatten()
+                    .find(|&(growing, _)| growing == number);
                 let file = match growing {
                     Some((_, cut_at)) => self.env.new_growing_random_access_file(
                         path,
@@ -177,12 +181,12 @@ impl ValueFiles {
 
     /// Caches `file`, value file `number` just opened (to grow when `growing` is what
     /// [`ValueFiles::appending`] named then). A file opened to grow is kept only while it is
-    /// still the one appended to: `appending` names the next file before it lets this one go,
+    /// still one appended to: `appending` names the lane's next file before it lets this one go,
     /// so checking it under the cache's lock leaves nothing to miss (`appending` is taken
     /// inside `open`, never the other way round).
     fn keep(&self, number: u64, growing: Option<(u64, u64)>, file: &Arc<dyn RandomAccessFile>) {
         let mut open = self.open.lock();
-        if growing.is_none() || *self.appending.lock() == growing {
+        if growing.is_none() || self.appending.lock().contains(&growing) {
             if open.len() >= MAX_OPEN_FILES {
                 open.clear();
             }
@@ -348,7 +352,7 @@ mod tests {
         };
         let cached = |files: &ValueFiles| files.open.lock().get(&5).cloned().unwrap();
         let mut len = 0;
-        files.appending(5, 1 << 20);
+        files.appending(Lane::Writes, 5, 1 << 20);
         let first = append(&[1; 5000], &mut len);
         assert_eq!(files.read(b"k", &first).unwrap(), [1; 5000]);
         let growing = cached(&files);
@@ -363,10 +367,49 @@ mod tests {
             assert!(Arc::ptr_eq(&cached(&files), &growing), "{i}");
         }
         // Once the database appends to another file, this one is mapped whole at its next read.
-        files.appending(6, 1 << 20);
+        files.appending(Lane::Writes, 6, 1 << 20);
         assert!(files.open.lock().get(&5).is_none());
         assert_eq!(files.read(b"k", &first).unwrap(), [1; 5000]);
         assert_eq!(cached(&files).mapped().map(<[u8]>::len), Some(len as usize));
+    }
+
+    /// The writes' file and the relocations' file are appended to at the same time: each is
+    /// read through a growing map of its own, and a lane moving on lets go of its own file only.
+    #[cfg(target_os = "linux")] // elsewhere `PosixEnv` maps the file at its length
+    #[test]
+    fn each_lane_reads_its_own_file_through_a_growing_map() {
+        let dir = tempfile::tempdir().unwrap();
+        let env: Arc<dyn Env> = Arc::new(crate::env::PosixEnv::new());
+        let files = ValueFiles::new(env, dir.path());
+        let write = |number: u64| {
+            let mut record = Vec::new();
+            let crc = encode_record(&mut record, b"k", &[number as u8; 5000]);
+            std::fs::write(value_file_name(dir.path(), number), &record).unwrap();
+            let pointer = ValuePointer {
+                file: number,
+                offset: 0,
+                length: 5000,
+                crc,
+                stored: None,
+            };
+            pointer.encode()
+        };
+        let cached = |number: u64| files.open.lock().get(&number).cloned();
+        let (five, six) = (write(5), write(6));
+        files.appending(Lane::Writes, 5, 1 << 20);
+        files.appending(Lane::Relocations, 6, 1 << 20);
+        assert_eq!(files.read(b"k", &five).unwrap(), [5; 5000]);
+        assert_eq!(files.read(b"k", &six).unwrap(), [6; 5000]);
+        let growing = cached(5).unwrap();
+        for number in [5, 6] {
+            assert!(cached(number).unwrap().mapped().is_none(), "{number}");
+        }
+        // The relocations move on to file 7: file 6 is let go, the writes' file 5 stays.
+        files.appending(Lane::Relocations, 7, 1 << 20);
+        assert!(cached(6).is_none());
+        assert!(Arc::ptr_eq(&cached(5).unwrap(), &growing));
+        assert_eq!(files.read(b"k", &six).unwrap(), [6; 5000]);
+        assert!(cached(6).unwrap().mapped().is_some(), "mapped whole now");
     }
 
     /// A read that saw file 3 as the one appended to and opened it to grow, while the
@@ -383,12 +426,12 @@ mod tests {
             .unwrap();
         let kept = |files: &ValueFiles| files.open.lock().get(&3).cloned();
         // While file 3 is the one appended to, what a read opened to grow is kept.
-        files.appending(3, 1 << 20);
+        files.appending(Lane::Writes, 3, 1 << 20);
         files.keep(3, Some((3, 1 << 20)), &opened);
         assert!(kept(&files).is_some_and(|kept| Arc::ptr_eq(&kept, &opened)));
         // The database moves on to file 4: file 3 is let go, and so is what a read opened
         // to grow before the switch and caches after it.
-        files.appending(4, 1 << 20);
+        files.appending(Lane::Writes, 4, 1 << 20);
         assert!(kept(&files).is_none());
         files.keep(3, Some((3, 1 << 20)), &opened);
         assert!(kept(&files).is_none(), "file 3 kept though let go");

@@ -1,14 +1,15 @@
 //! Appending values to value files (layout in `vlog/mod.rs`).
 //!
-//! Thread safety: not shared; the database keeps one writer behind a mutex. The writer never
-//! allocates file numbers (the caller does, under the database's state mutex, without holding
-//! this writer's): [`ValueFileWriter::needs_file`] says when [`ValueFileWriter::start`] must be
-//! called before the next append. Files are started in increasing number order, so a file
-//! created later always has a higher number than the current one.
+//! Thread safety: not shared; the database keeps one writer per lane (`vlog::Lane`), each
+//! behind a mutex. The writer never allocates file numbers (the caller does, under the
+//! database's state mutex, without holding this writer's): [`ValueFileWriter::needs_file`]
+//! says when [`ValueFileWriter::start`] must be called before the next append. A writer starts
+//! files in increasing number order, so a file it creates later always has a higher number
+//! than its current one.
 //!
-//! Files in use: the current file, and every file a write appended to whose pointers have not
-//! reached a memtable yet ([`ValueFileWriter::in_use`]; the write path reports each such write
-//! done with [`ValueFileWriter::done`]). Garbage collection deletes neither, and counts the
+//! Files in use: the current file, and every file an append went to whose pointers have not
+//! reached a memtable (or, for relocated values, a table) yet ([`ValueFileWriter::in_use`];
+//! the caller reports each such append done with [`ValueFileWriter::done`]). Garbage collection deletes neither, and counts the
 //! bytes of those appends ([`ValueFileWriter::pending_bytes`]) as live, not as garbage.
 //!
 //! Durability: an append reaches the operating system before it returns. A file replaced by
