@@ -350,3 +350,85 @@ fn a_synced_write_after_a_failed_value_file_creation_makes_the_replaced_file_dur
         assert_eq!(db.get(&key(i)).unwrap(), Some(value(i)), "{i}");
     }
 }
+
+/// A relocation syncing its current value file holds the relocations' writer (`vlog::Lane`)
+/// through the sync: a pass deleting value files meanwhile (after a flush) must not hold the
+/// writes' writer while it waits for that one, or every write's append waits for the
+/// relocation's sync (what relocating to files of their own was to end).
+#[test]
+fn write_appends_do_not_wait_behind_a_deletion_pass_waiting_for_a_relocation_sync() {
+    let mem: Arc<dyn Env> = Arc::new(MemEnv::new());
+    let (gate, on_sync) = gate(|| Ok(()));
+    // The newest value file a background thread appended to (only relocations do), and
+    // whether the first sync of such a file while it is the newest is still to be held.
+    let newest = Arc::new(Mutex::new(None::<std::path::PathBuf>));
+    let armed = Arc::new(AtomicBool::new(true));
+    // Told when the write made during the held sync appends its value.
+    let (appended_tx, appended) = channel::<()>();
+    let env = {
+        let (newest, armed) = (Arc::clone(&newest), Arc::clone(&armed));
+        let appended_tx = Mutex::new(appended_tx);
+        HookEnv::new(Arc::clone(&mem), move |call| {
+            let vlog = call.path.extension().is_some_and(|e| e == "vlog");
+            let thread = std::thread::current();
+            let name = thread.name().unwrap_or("");
+            if vlog && call.op == EnvOp::Append && name.starts_with("strata-bg") {
+                *newest.lock().unwrap() = Some(call.path.to_path_buf());
+            }
+            if vlog && call.op == EnvOp::Append && name == "during-the-sync" {
+                let _ = appended_tx.lock().unwrap().send(());
+            }
+            if vlog
+                && call.op == EnvOp::Sync
+                && newest.lock().unwrap().as_deref() == Some(call.path)
+                && armed.swap(false, Ordering::SeqCst)
+            {
+                return on_sync();
+            }
+            Ok(())
+        })
+    };
+    let options = Options {
+        value_separation: Some(ValueSeparation::new(100)),
+        write_buffer_size: 64 << 10,
+        ..support::options(&env)
+    };
+    let db = Arc::new(DB::open(DIR, options).unwrap());
+    // Overwrites until a compaction relocates values and syncs them.
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (db, stop) = (Arc::clone(&db), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            for round in 0..200u32 {
+                for i in 0..300 {
+                    if stop.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    db.put(&key(i), &value(i + round)).unwrap();
+                }
+            }
+        })
+    };
+    gate.entered
+        .recv_timeout(LIMIT)
+        .expect("a relocation syncs the file it relocated to");
+    stop.store(true, Ordering::SeqCst);
+    // A flush, and after it a pass deleting value files, on a thread of its own (the
+    // compaction after them waits for the held one).
+    let compacting = Arc::clone(&db);
+    let compact = std::thread::spawn(move || {
+        let _ = compacting.compact_range(None, None);
+    });
+    std::thread::sleep(SETTLE);
+    let writing = Arc::clone(&db);
+    let during = std::thread::Builder::new()
+        .name("during-the-sync".into())
+        .spawn(move || writing.put(b"during", &value(0)))
+        .unwrap();
+    let waited = appended.recv_timeout(LIMIT / 4);
+    gate.release.send(()).unwrap();
+    writer.join().unwrap();
+    compact.join().unwrap();
+    during.join().unwrap().unwrap();
+    waited.expect("a write's append waited for a relocation's sync");
+}

@@ -27,10 +27,11 @@
 //! Locks: a lane's writer ([`ValueLane`]) is never taken with the state mutex held, and the
 //! state mutex never while holding one (a writer allocates a file number first, then takes the
 //! writer), since the log's mutex is taken under the state mutex and the writes' writer under
-//! the log's. When both writers are held, the writes' is taken first. [`sync`] may wait (on the
-//! lane's `retired_synced`, under the log's mutex when a synced write calls it) for a thread
-//! syncing retired value files: between taking them and reporting them synced, that thread
-//! takes no lock but that writer's.
+//! the log's. When both writers are held, the relocations' is taken first: a relocation holds it
+//! through its sync, and the writes' held meanwhile would stop every write's append. [`sync`]
+//! may wait (on the lane's `retired_synced`, under the log's mutex when a synced write calls
+//! it) for a thread syncing retired value files: between taking them and reporting them
+//! synced, that thread takes no lock but that writer's.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
@@ -503,7 +504,11 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     // which the listed sizes include; and each lane's file being written, with the bytes of
     // its appends not in a memtable or table yet (live, though no state points to them).
     let (files, appended, writing) = {
-        let writers = Lane::ALL.map(|lane| db.value_lane(lane).writer.lock());
+        // The relocations' writer first: a relocation holds it through its sync, and the
+        // writes' writer held while waiting for it would stop every write's append meanwhile.
+        let relocations = db.value_lane(Lane::Relocations).writer.lock();
+        let writes = db.value_lane(Lane::Writes).writer.lock();
+        let writers = [&*writes, &*relocations];
         let files: Vec<(u64, u64, bool)> = listed(db)?
             .into_iter()
             .map(|(number, size)| {
@@ -512,7 +517,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
             })
             .collect();
         let writing = Lane::ALL.map(|lane| {
-            let writer = &writers[lane as usize];
+            let writer = writers[lane as usize];
             writer
                 .current()
                 .map(|(number, _)| (number, writer.pending_bytes(number)))
@@ -598,17 +603,24 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
         .map(|&(number, size, in_use)| (number, size, in_use || pinned.contains_key(&number)))
         .collect();
     for lane in Lane::ALL {
-        let Some(writing) = writing[lane as usize] else {
+        let Some(current) = writing[lane as usize] else {
             continue;
         };
-        if let Some(cut) = cut_current(db, lane, writing, &held, total, &needed) {
-            for file in kept
-                .iter_mut()
-                .chain(held.iter_mut())
-                .filter(|f| f.0 == cut)
-            {
-                file.2 = false;
-            }
+        let elsewhere: Vec<(u64, u64)> = writing
+            .iter()
+            .flatten()
+            .filter(|&&(number, _)| number != current.0)
+            .copied()
+            .collect();
+        let Some(cut) = cut_current(db, lane, (current, &elsewhere), &held, total, &needed) else {
+            continue;
+        };
+        for file in kept.iter_mut().filter(|f| f.0 == cut) {
+            file.2 = false;
+        }
+        // Collectable by the next lane's decision, unless an older state reaches it.
+        for file in held.iter_mut().filter(|f| f.0 == cut) {
+            file.2 = pinned.contains_key(&cut);
         }
     }
     // Files an older state still reaches are not chosen: their live values would be copied
@@ -680,12 +692,13 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
 /// stopped, and a file being written is never collected. Returns the closed file's number
 /// once nothing pending points into it.
 /// `writing`: the lane's file being written when the files were listed, with the bytes of its
-/// appends not in a memtable or table then; `held`: each file with its size and whether it is
-/// kept from collection (in use, or reached by an older state).
+/// appends not in a memtable or table then, and the same of the other lane's file (live too);
+/// `held`: each file with its size and whether it is kept from collection (in use, or reached
+/// by an older state).
 fn cut_current(
     db: &DbInner,
     lane: Lane,
-    writing: (u64, u64),
+    (writing, elsewhere): ((u64, u64), &[(u64, u64)]),
     held: &[(u64, u64, bool)],
     total: u64,
     needed: &Needed,
@@ -700,10 +713,12 @@ fn cut_current(
         .options
         .value_separation
         .map(|s| value_gc::value_file_size(needed.live.values().sum(), s.file_size))?;
-    if !value_gc::cut_current_file(writing, held, total, &needed.live, cut_at) {
-        if writing.1 > 0
-            && value_gc::cut_current_file((number, 0), held, total, &needed.live, cut_at)
-        {
+    let mut live = needed.live.clone();
+    for &(file, pending) in elsewhere {
+        *live.entry(file).or_default() += pending;
+    }
+    if !value_gc::cut_current_file(writing, held, total, &live, cut_at) {
+        if writing.1 > 0 && value_gc::cut_current_file((number, 0), held, total, &live, cut_at) {
             // Closed but for a write in progress: looked at again once it is done.
             writer.want_when_done(number);
         }

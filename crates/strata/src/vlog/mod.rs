@@ -59,7 +59,7 @@ pub(crate) enum Lane {
 }
 
 impl Lane {
-    /// Both lanes, in the order their writers' locks are taken when both are held.
+    /// Both lanes, in the order of their index (`lane as usize`).
     pub(crate) const ALL: [Lane; 2] = [Lane::Writes, Lane::Relocations];
 }
 

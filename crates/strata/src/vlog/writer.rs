@@ -9,8 +9,9 @@
 //!
 //! Files in use: the current file, and every file an append went to whose pointers have not
 //! reached a memtable (or, for relocated values, a table) yet ([`ValueFileWriter::in_use`];
-//! the caller reports each such append done with [`ValueFileWriter::done`]). Garbage collection deletes neither, and counts the
-//! bytes of those appends ([`ValueFileWriter::pending_bytes`]) as live, not as garbage.
+//! the caller reports each such append done with [`ValueFileWriter::done`]). Garbage
+//! collection deletes neither, and counts the bytes of those appends
+//! ([`ValueFileWriter::pending_bytes`]) as live, not as garbage.
 //!
 //! Durability: an append reaches the operating system before it returns. A file replaced by
 //! the next one is *retired*, not synced there: the write that filled it does not wait for the
@@ -141,6 +142,8 @@ impl ValueFileWriter {
     /// should look again (nothing else may run it once writes stop).
     pub(crate) fn done(&mut self, number: u64, bytes: u64) -> bool {
         let Some(pending) = self.pending.get_mut(&number) else {
+            // Reported to the wrong lane's writer: the file would stay in use for ever.
+            debug_assert!(false, "value file {number} has no append pending");
             return false;
         };
         pending.appends -= 1;
