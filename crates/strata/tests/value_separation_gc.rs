@@ -78,6 +78,21 @@ impl UniformKeys {
 /// Which version of each key a reader sees.
 type Model = BTreeMap<u32, u32>;
 
+/// Writes `keys` keys once, then `rounds - 1` rounds of as many overwrites of uniformly random
+/// keys (drawn from `seed`); returns what the database then holds.
+fn write_then_overwrite(db: &DB, keys: u32, rounds: u32, seed: u64) -> Model {
+    let mut model = Model::new();
+    let mut uniform = UniformKeys { state: seed, keys };
+    for round in 0..rounds {
+        for n in 0..keys {
+            let i = if round == 0 { n } else { uniform.next() };
+            db.put(&key(i), &value(i, round)).unwrap();
+            model.insert(i, round);
+        }
+    }
+    model
+}
+
 /// Value bytes readable by any of `readers` (a value several readers see counts once).
 fn live_bytes(readers: &[&Model]) -> u64 {
     let mut versions = std::collections::BTreeSet::new();
@@ -449,16 +464,7 @@ fn relocated_values_go_to_files_no_write_appends_to() {
         })
     };
     let db = DB::open(DIR, separating(&env)).unwrap();
-    let keys = 2_000;
-    let mut model = Model::new();
-    let mut uniform = UniformKeys { state: 7, keys };
-    for round in 0..5 {
-        for n in 0..keys {
-            let i = if round == 0 { n } else { uniform.next() };
-            db.put(&key(i), &value(i, round)).unwrap();
-            model.insert(i, round);
-        }
-    }
+    let model = write_then_overwrite(&db, 2_000, 5, 7);
     let live = live_bytes(&[&model]);
     wait_for_collection(&db, live, BOUND);
     assert!(
@@ -496,16 +502,7 @@ fn a_power_loss_right_after_collection_keeps_every_relocated_value() {
             ..separating(&env)
         };
         let db = DB::open(DIR, options.clone()).unwrap();
-        let keys = 1_000;
-        let mut model = Model::new();
-        let mut uniform = UniformKeys { state: 11, keys };
-        for round in 0..6 {
-            for n in 0..keys {
-                let i = if round == 0 { n } else { uniform.next() };
-                db.put(&key(i), &value(i, round)).unwrap();
-                model.insert(i, round);
-            }
-        }
+        let model = write_then_overwrite(&db, 1_000, 6, 11);
         // Every write in a table (the flush syncs the values it names), then collection.
         db.compact_range(None, None).unwrap();
         wait_for_collection(&db, live_bytes(&[&model]), BOUND);
