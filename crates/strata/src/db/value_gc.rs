@@ -49,7 +49,7 @@
 //! take the files past [`WRITES_WAIT_GROWN_ABOVE`] times ([`Collection::outgrown`]), and once
 //! writes stop a background thread flushes the memtable a plan waits for
 //! (`write::switch_memtable_for_collection`). A memtable is full once the values separated
-//! from its pointers pass an eighth of the live bytes ([`memtable_value_limit`];
+//! from its pointers pass a sixteenth of the live bytes ([`memtable_value_limit`];
 //! `MemTable::separated_bytes`), so superseded values waiting in memtables for a flush stay
 //! a small share; files are cut at a sixteenth of the live bytes ([`value_file_size`]), so the
 //! file being written holds little and a collection's unit is small.
@@ -201,18 +201,16 @@ impl Collection {
     /// count now) may have taken the files past [`WRITES_WAIT_GROWN_ABOVE`] times the live
     /// bytes: writes then wait for the next plan. Plans are redone after every flush and
     /// compaction, but on a busy machine the pass doing it can lag the writes by many
-    /// memtables (a reproduced 1.6x). Growth of at least a sixteenth of the live bytes (half
-    /// a memtable's worth) and 1 MiB is always allowed, so files an older state pins, or a
-    /// small database, do not make every write wait for a flush; more would let writes take
-    /// the files past the bound while the plan lags (an eighth reached 1.52x in the
-    /// lagging-plan test once memtables took an eighth).
+    /// memtables (a reproduced 1.6x). Growth of at least an eighth of the live bytes (two
+    /// memtables' worth) and 1 MiB is always allowed, so files an older state pins, or a
+    /// small database, do not make every write wait for a flush.
     pub(crate) fn outgrown(&self, appended: u64) -> bool {
         let grown = appended.saturating_sub(self.listing.appended);
         let ceiling = u128::from(self.referenced) * u128::from(WRITES_WAIT_GROWN_ABOVE) / 100;
         let room = u64::try_from(ceiling)
             .unwrap_or(u64::MAX)
             .saturating_sub(self.listing.total)
-            .max(self.referenced / 16)
+            .max(self.referenced / 8)
             .max(MIN_VALUE_FILE_SIZE);
         grown > room
     }
@@ -304,13 +302,10 @@ pub(crate) fn cut_current_file(
     above(collectable, referenced, COLLECT_DOWN_TO) && (mine >= cut_at / 4 || keeps_above)
 }
 
-/// The most separated value bytes a memtable takes, given the live bytes: an eighth of them,
-/// at least 1 MiB. (A sixteenth flushed a memtable of pointers every 1,200 writes of 8 KiB
-/// values in `strata bench`'s `leveledmix`, each flush syncing its values, table and manifest:
-/// an eighth halved the flushes and the waits for collection, and brought the mix's mean
-/// from 7.9-8.1 µs to 7.3-7.7.)
+/// The most separated value bytes a memtable takes, given the live bytes: a sixteenth of
+/// them, at least 1 MiB.
 pub(crate) fn memtable_value_limit(live: u64) -> u64 {
-    (live / 8).max(MIN_VALUE_FILE_SIZE)
+    (live / 16).max(MIN_VALUE_FILE_SIZE)
 }
 
 /// The next [`Collection`]: `files` are the value files with their sizes (those being written
@@ -680,10 +675,10 @@ mod tests {
         let plan = collection(100 * MIB, 110 * MIB);
         assert!(!plan.outgrown(7 * MIB + 25 * MIB));
         assert!(plan.outgrown(7 * MIB + 25 * MIB + 1));
-        // Already near the bound (an older state pins files): half a memtable's worth.
+        // Already near the bound (an older state pins files): two memtables' worth.
         let pinned = collection(100 * MIB, 130 * MIB);
-        assert!(!pinned.outgrown(7 * MIB + 100 * MIB / 16));
-        assert!(pinned.outgrown(7 * MIB + 100 * MIB / 16 + 1));
+        assert!(!pinned.outgrown(7 * MIB + 100 * MIB / 8));
+        assert!(pinned.outgrown(7 * MIB + 100 * MIB / 8 + 1));
         // A small database: 1 MiB.
         let small = collection(MIB, MIB);
         assert!(!small.outgrown(8 * MIB));
@@ -691,12 +686,12 @@ mod tests {
     }
 
     #[test]
-    fn value_files_are_cut_at_a_sixteenth_and_memtables_full_at_an_eighth_of_the_live_bytes() {
+    fn value_files_are_cut_at_a_sixteenth_of_the_live_bytes() {
         assert_eq!(value_file_size(0, 64 << 20), 1 << 20);
         assert_eq!(value_file_size(320 << 20, 64 << 20), 20 << 20);
         assert_eq!(value_file_size(4 << 30, 64 << 20), 64 << 20);
         assert_eq!(value_file_size(0, 4096), 4096);
         assert_eq!(memtable_value_limit(0), 1 << 20);
-        assert_eq!(memtable_value_limit(160 << 20), 20 << 20);
+        assert_eq!(memtable_value_limit(160 << 20), 10 << 20);
     }
 }
