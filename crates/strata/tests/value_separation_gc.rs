@@ -318,12 +318,11 @@ fn writes_wait_for_a_plan_when_collection_lags_them() {
     for n in 0..2 * keys {
         next_write(&mut model, n);
     }
-    // Settled within the bound writes wait at (1.28x), so the plan in place when the pass
+    // Settled within the bound writes wait at (1.20x), so the plan in place when the pass
     // is held lets writes go on (the compaction drops the garbage the memtable shadowed).
-    // Files less than half garbage are left until the files hold over 1.25x, and cheap ones
-    // from 1.20x; the writes there collect those.
+    // Files less than half garbage are left until the files hold over 1.15x.
     db.compact_range(None, None).unwrap();
-    wait_for_collection(&db, live_bytes(&[&model]), 1.27);
+    wait_for_collection(&db, live_bytes(&[&model]), 1.16);
     let (state, changed) = &*gate;
     state.lock().unwrap().armed = true;
     let open = || {

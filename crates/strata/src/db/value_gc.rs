@@ -70,19 +70,19 @@ use crate::vlog::{Lane, StoredValue, ValuePointer};
 
 /// Collection starts when the value files hold more than this many times the live bytes (as
 /// a fraction: numerator over 100).
-pub(crate) const COLLECT_ABOVE: u64 = 120;
+pub(crate) const COLLECT_ABOVE: u64 = 110;
 /// Files are chosen until what remains without them is at most this many times the live
 /// bytes (over 100).
-pub(crate) const COLLECT_DOWN_TO: u64 = 113;
+pub(crate) const COLLECT_DOWN_TO: u64 = 103;
 /// Files less than half garbage are chosen only while the files hold more than this many
 /// times the live bytes (over 100): below it, only files at least half garbage.
-pub(crate) const COLLECT_ANY_ABOVE: u64 = 125;
+pub(crate) const COLLECT_ANY_ABOVE: u64 = 115;
 /// The chosen files hold at most this fraction (1 / it) of the live bytes (beyond the first
 /// file): their copies exist beside them until they go, so this bounds that overshoot.
 pub(crate) const COPY_SHARE: u64 = 10;
 /// Writes wait for garbage collection while the value files hold more than this many times
 /// the live bytes (over 100) and tables are left to rewrite.
-pub(crate) const WRITES_WAIT_ABOVE: u64 = 128;
+pub(crate) const WRITES_WAIT_ABOVE: u64 = 120;
 /// Writes also wait for a new plan once what they appended since the last one would take the
 /// files past this many times the live bytes (over 100): see [`Collection::outgrown`].
 pub(crate) const WRITES_WAIT_GROWN_ABOVE: u64 = 135;
@@ -601,10 +601,10 @@ mod tests {
 
     #[test]
     fn the_largest_share_of_garbage_goes_first() {
-        // 5,400 held for 4,450 live (1.21x). File 1 holds the most garbage (750 of 1,200),
+        // 5,200 held for 4,450 live (1.17x). File 1 holds the most garbage (550 of 1,000),
         // file 2 the largest share (all of its 200). File 2 goes first; file 1 would then
         // make 450 to copy, over a tenth of the live bytes.
-        let files = [(1, 1200), (2, 200), (4, 4000)];
+        let files = [(1, 1000), (2, 200), (4, 4000)];
         let live = [(1, 450), (2, 0), (4, 4000)];
         assert_eq!(chosen(&files, &live), BTreeSet::from([2]));
     }
@@ -612,12 +612,12 @@ mod tests {
     #[test]
     fn files_mostly_live_are_chosen_only_above_the_higher_level() {
         // File 3 is 40% garbage: copying it costs 1.5 bytes per byte reclaimed.
-        // 3,900 held for 3,100 live: 1.258x, over 1.25x.
-        let files = [(3, 2000), (4, 1900)];
-        assert_eq!(chosen(&files, &[(3, 1200), (4, 1900)]), BTreeSet::from([3]));
-        // 4,400 held for 3,600 live: 1.222x, over 1.20x but within 1.25x.
-        let files = [(3, 2000), (4, 2400)];
-        assert!(chosen(&files, &[(3, 1200), (4, 2400)]).is_empty());
+        // 6,000 held for 5,200 live: 1.154x, over 1.15x.
+        let files = [(3, 2000), (4, 4000)];
+        assert_eq!(chosen(&files, &[(3, 1200), (4, 4000)]), BTreeSet::from([3]));
+        // 6,400 held for 5,600 live: 1.143x, over 1.10x but within 1.15x.
+        let files = [(3, 2000), (4, 4400)];
+        assert!(chosen(&files, &[(3, 1200), (4, 4400)]).is_empty());
     }
 
     #[test]
@@ -639,9 +639,9 @@ mod tests {
             &tables,
             &BTreeSet::new(),
         );
-        // 900 held for 700 live (1.29x). Largest share of garbage first: #1 (10 to copy),
-        // #2 (40); then 750 are held (1.07x, within 1.13x): #4, 40% garbage, is left (and
-        // would make 110 to copy, over a tenth of 700).
+        // 900 held for 700 live. Largest share of garbage first: #1 (10 to copy), #2 (40);
+        // then 750 are held (1.07x): #4, 40% garbage, waits until the files hold over 1.15x
+        // (and would make 110 to copy, over a tenth of 700).
         assert_eq!(plan.files, BTreeSet::from([1, 2]));
         assert_eq!(plan.tables, BTreeSet::from([10, 12]));
         assert!(plan.writes_wait(false));
