@@ -564,21 +564,26 @@ fn crash_trial(
     env.crash_after_matching(kind, n, move |path| {
         file_kind(path) == what && on_background_thread()
     });
-    // Writes in order: version r of key i is write number r * keys + i.
-    let mut written = 0u64;
+    // Every key once, then rounds of as many overwrites of uniformly random keys (so some
+    // values outlive the files around them, and collection relocates them); version r of
+    // each key is written in round r. Every write is recorded: the state after a crash must
+    // be that of a prefix of them.
+    let mut writes: Vec<(u32, u32)> = Vec::new();
+    let mut uniform = UniformKeys { state: seed, keys };
     let mut synced = None;
     'writing: for round in 0..40u32 {
-        for i in 0..keys {
-            let sync = (u64::from(i) + seed) % 97 == 0;
+        for n in 0..keys {
+            let i = if round == 0 { n } else { uniform.next() };
+            let sync = (u64::from(n) + seed) % 97 == 0;
             if db
                 .put_opt(&WriteOptions { sync }, &key(i), &value(i, round))
                 .is_err()
             {
                 break 'writing;
             }
-            written += 1;
+            writes.push((i, round));
             if sync {
-                synced = Some(written);
+                synced = Some(writes.len());
             }
         }
         if env.crash_point().is_some() {
@@ -596,7 +601,6 @@ fn crash_trial(
     let mut model = Model::new();
     let mut it = db.iter();
     it.seek_to_first();
-    let mut prefix = 0u64;
     while it.valid() {
         let k = String::from_utf8(it.key().to_vec()).unwrap();
         let i: u32 = k["key".len()..].parse().unwrap();
@@ -610,23 +614,31 @@ fn crash_trial(
             .unwrap_or_else(|| panic!("{trial}: key {i} holds a foreign value"));
         assert!(it.value() == value(i, version), "{trial}: key {i} damaged");
         model.insert(i, version);
-        prefix = prefix.max(u64::from(version) * u64::from(keys) + u64::from(i) + 1);
         it.next();
     }
     it.status()
         .unwrap_or_else(|e| panic!("{trial}: a pointer without its value: {e}"));
     drop(it);
-    let expected: Model = (0..keys.min(prefix as u32))
-        .map(|i| {
-            let version = (prefix - 1 - u64::from(i)) / u64::from(keys);
-            (i, version as u32)
-        })
-        .collect();
-    assert_eq!(model, expected, "{trial}: not a prefix of the writes");
+    // The longest prefix of the writes whose state is the recovered one: replayed write by
+    // write, counting the keys where the two differ.
+    let mut state = Model::new();
+    let mut differing = model.len();
+    let mut prefix = (differing == 0).then_some(0);
+    for (done, &(i, version)) in writes.iter().enumerate() {
+        let before = state.get(&i) != model.get(&i);
+        state.insert(i, version);
+        let after = Some(&version) != model.get(&i);
+        differing = differing + usize::from(after) - usize::from(before);
+        if differing == 0 {
+            prefix = Some(done + 1);
+        }
+    }
+    let prefix =
+        prefix.unwrap_or_else(|| panic!("{trial}: not the state of a prefix of the writes"));
     if let Some(synced) = synced {
         assert!(
             prefix >= synced,
-            "{trial}: synced write {synced} lost (prefix {prefix})"
+            "{trial}: synced write {synced} lost (state of the first {prefix} writes)"
         );
     }
     // Collection goes on after the reopen and comes within the bound under further
