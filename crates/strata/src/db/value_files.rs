@@ -61,7 +61,7 @@ use crate::write_batch::{BatchOp, WriteBatch};
 /// sync at a time, and the condition variable signalled (with that lock) when retired files
 /// of the lane handed out to be synced are ([`sync`]).
 pub(crate) struct ValueLane {
-    pub(crate) writer: Mutex<ValueFileWriter>,
+    writer: Mutex<ValueFileWriter>,
     retired_synced: Condvar,
 }
 
