@@ -201,11 +201,10 @@ fn append_to_current(
         {
             let mut writer = writer.lock();
             if !writer.needs_file() {
-                let before = writer.appended();
-                let pointers = writer.append(entries.iter().copied());
+                let (pointers, written) = writer.append(entries.iter().copied())?;
                 db.value_bytes_appended
-                    .fetch_add(writer.appended() - before, Ordering::Release);
-                return pointers;
+                    .fetch_add(written, Ordering::Release);
+                return Ok(pointers);
             }
         }
         // A number allocated here and not used (another writer started a file meanwhile)
@@ -603,16 +602,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
         .map(|&(number, size, in_use)| (number, size, in_use || pinned.contains_key(&number)))
         .collect();
     for lane in Lane::ALL {
-        let Some(current) = writing[lane as usize] else {
-            continue;
-        };
-        let elsewhere: Vec<(u64, u64)> = writing
-            .iter()
-            .flatten()
-            .filter(|&&(number, _)| number != current.0)
-            .copied()
-            .collect();
-        let Some(cut) = cut_current(db, lane, (current, &elsewhere), &held, total, &needed) else {
+        let Some(cut) = cut_current(db, lane, &writing, &held, total, &needed) else {
             continue;
         };
         for file in kept.iter_mut().filter(|f| f.0 == cut) {
@@ -691,21 +681,22 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
 /// the collection threshold (`value_gc::cut_current_file`): writes (or relocations) may have
 /// stopped, and a file being written is never collected. Returns the closed file's number
 /// once nothing pending points into it.
-/// `writing`: the lane's file being written when the files were listed, with the bytes of its
-/// appends not in a memtable or table then, and the same of the other lane's file (live too);
-/// `held`: each file with its size and whether it is kept from collection (in use, or reached
-/// by an older state).
+/// `writing`: per lane, the file being written when the files were listed, with the bytes of
+/// its appends not in a memtable or table then (the other lane's are live too); `held`: each
+/// file with its size and whether it is kept from collection (in use, or reached by an older
+/// state).
 fn cut_current(
     db: &DbInner,
     lane: Lane,
-    (writing, elsewhere): ((u64, u64), &[(u64, u64)]),
+    writing: &[Option<(u64, u64)>; 2],
     held: &[(u64, u64, bool)],
     total: u64,
     needed: &Needed,
 ) -> Option<u64> {
+    let current = writing[lane as usize]?;
     let mut writer = db.value_lane(lane).writer.lock();
     let (number, _) = writer.current()?;
-    if number != writing.0 {
+    if number != current.0 {
         // Replaced since: the listing says nothing of the new file.
         return None;
     }
@@ -714,11 +705,11 @@ fn cut_current(
         .value_separation
         .map(|s| value_gc::value_file_size(needed.live.values().sum(), s.file_size))?;
     let mut live = needed.live.clone();
-    for &(file, pending) in elsewhere {
+    for &(file, pending) in writing.iter().flatten().filter(|w| w.0 != number) {
         *live.entry(file).or_default() += pending;
     }
-    if !value_gc::cut_current_file(writing, held, total, &live, cut_at) {
-        if writing.1 > 0 && value_gc::cut_current_file((number, 0), held, total, &live, cut_at) {
+    if !value_gc::cut_current_file(current, held, total, &live, cut_at) {
+        if current.1 > 0 && value_gc::cut_current_file((number, 0), held, total, &live, cut_at) {
             // Closed but for a write in progress: looked at again once it is done.
             writer.want_when_done(number);
         }

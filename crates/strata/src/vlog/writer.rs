@@ -79,8 +79,6 @@ pub(crate) struct ValueFileWriter {
     buffer: Vec<u8>,
     /// The first failed append or sync: every later call fails with it.
     failed: Option<Error>,
-    /// Bytes appended since the writer was made.
-    appended: u64,
     /// Files garbage collection would have closed or collected but for appends not in a
     /// memtable yet: [`ValueFileWriter::done`] says when the last one of each is.
     wanted: HashSet<u64>,
@@ -97,7 +95,6 @@ impl ValueFileWriter {
             pending: HashMap::new(),
             buffer: Vec::new(),
             failed: None,
-            appended: 0,
             wanted: HashSet::new(),
         }
     }
@@ -186,11 +183,6 @@ impl ValueFileWriter {
         self.current.as_ref().map(|c| (c.number, c.len))
     }
 
-    /// Bytes appended to every file since the writer was made.
-    pub(crate) fn appended(&self) -> u64 {
-        self.appended
-    }
-
     /// Syncs and closes the current file, so the next append starts a new one and the closed
     /// file can be collected once nothing pending points into it.
     pub(crate) fn close_current(&mut self, env: &dyn Env, dir: &Path) -> Result<()> {
@@ -202,12 +194,12 @@ impl ValueFileWriter {
     }
 
     /// Appends one record per `(key, value)` with one write, and returns their pointers in
-    /// order; the file is in use until [`ValueFileWriter::done`] is called for it. Requires a
-    /// file (see [`ValueFileWriter::needs_file`]).
+    /// order and the bytes written; the file is in use until [`ValueFileWriter::done`] is
+    /// called for it. Requires a file (see [`ValueFileWriter::needs_file`]).
     pub(crate) fn append<'a>(
         &mut self,
         entries: impl IntoIterator<Item = (&'a [u8], StoredValue<'a>)>,
-    ) -> Result<Vec<ValuePointer>> {
+    ) -> Result<(Vec<ValuePointer>, u64)> {
         self.check()?;
         let Some(current) = self.current.as_mut() else {
             return Err(Error::InvalidArgument(
@@ -236,13 +228,13 @@ impl ValueFileWriter {
             self.failed = Some(e.clone());
             return Err(e);
         }
-        current.len += self.buffer.len() as u64;
-        self.appended += self.buffer.len() as u64;
-        current.dirty |= !self.buffer.is_empty();
+        let written = self.buffer.len() as u64;
+        current.len += written;
+        current.dirty |= written > 0;
         let pending = self.pending.entry(current.number).or_default();
         pending.appends += 1;
-        pending.bytes += self.buffer.len() as u64;
-        Ok(pointers)
+        pending.bytes += written;
+        Ok((pointers, written))
     }
 
     /// The retired files numbered up to `up_to`, to be synced by the caller without this
