@@ -13,7 +13,7 @@
 //!
 //! The template (built once per run, copied for every case, on disk):
 //! - first session: the `t` keys, every fourth value kept inline (under 200 bytes), the others
-//!   (0.8-70 KB) in value file A; compacted into tables;
+//!   (0.8-9 KB) in value file A; compacted into tables;
 //! - second session: the `w` keys, the same mix, values in value file B, left in the live log.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
@@ -26,8 +26,8 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use corruption::{
-    assert_check_finds, assert_corruption_in, copy_dir, file_names, log_key, log_value, table_key,
-    table_value, varint, Damage,
+    assert_check_finds, assert_corruption_in, copy_dir, file_names, log_key, table_key,
+    table_value, value_for, varint, Damage,
 };
 use strata::tools::{check_db, CheckReport};
 use strata::{Error, Options, ValueSeparation, DB};
@@ -44,12 +44,14 @@ fn options(paranoid: bool) -> Options {
     }
 }
 
-/// Key `i`'s value: inline for every fourth key, else large enough for a value file.
+/// Key `i`'s value: inline for every fourth key, else large enough for a value file, and
+/// small enough that each session's values fit in one value file and the second session's in
+/// its memtable (both at least 256 KiB in a database this small: `db/value_gc.rs`).
 fn value(key: &[u8], i: usize) -> Vec<u8> {
-    if i % 4 == 0 {
-        table_value(key, i, false)
-    } else {
-        log_value(key, i)
+    match i {
+        _ if i % 4 == 0 => table_value(key, i, false),
+        _ if i % 17 == 5 => value_for(key, 8_000 + i * 13, false),
+        _ => value_for(key, 800 + (i * 37) % 1500, false),
     }
 }
 

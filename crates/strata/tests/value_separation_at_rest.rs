@@ -1,9 +1,10 @@
 //! Garbage collection of value files once writes stop, in a database smaller than one value
-//! file (1 MiB), written by several threads at once: nothing but the writes' own end and the
-//! background threads can redo the plan then (no flush or compaction follows), so the files
-//! must come within 1.5 times the live value bytes without another write, and a write in
-//! progress must never make a pass close the file being written for nothing. Looking for
-//! the moment writes stop must not cost the writes themselves a pass each.
+//! file (256 KiB in a database this small), written by several threads at once: nothing but
+//! the writes' own end and the background threads can redo the plan then (no flush or
+//! compaction follows), so the files must come within 1.5 times the live value bytes without
+//! another write, and a write in progress must never make a pass close the file being written
+//! for nothing. Looking for the moment writes stop must not cost the writes themselves a pass
+//! each.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -61,7 +62,7 @@ fn writers_at_once_without_garbage_keep_one_file() {
                 let db = Arc::clone(&db);
                 std::thread::spawn(move || {
                     for k in 0..40 {
-                        let len = 1000 + (k as usize * 97) % 3000;
+                        let len = 500 + (k as usize * 97) % 1500;
                         db.put(format!("t{t}k{k:04}").as_bytes(), &value(t, k, 0, len))
                             .unwrap();
                         if k % 10 == 0 {
@@ -97,7 +98,7 @@ fn overwrites_beside_a_scanner_are_collected_once_both_stop() {
     overwrites_then_rest(true);
 }
 
-/// Four threads overwrite 24 keys each (2 to 16 KB values, under 1 MiB live) 3,000 times,
+/// Four threads overwrite 24 keys each (0.5 to 4 KB values, under 256 KiB live) 3,000 times,
 /// beside a thread scanning the database over and over when `scan`; then nothing more is
 /// written, and the value files must come within the bound.
 fn overwrites_then_rest(scan: bool) {
@@ -129,7 +130,7 @@ fn overwrites_then_rest(scan: bool) {
                     x ^= x >> 7;
                     x ^= x << 17;
                     let k = (x % 24) as u32;
-                    let len = 2000 + (x >> 20) as usize % 14000;
+                    let len = 500 + (x >> 20) as usize % 3500;
                     let key = format!("t{t}k{k:04}");
                     let v = value(t, k, version, len);
                     db.put(key.as_bytes(), &v).unwrap();

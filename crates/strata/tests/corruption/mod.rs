@@ -40,7 +40,7 @@ pub fn log_key(i: usize) -> Vec<u8> {
 
 /// A value unique to its key, so a value read back under another key (or altered) shows:
 /// pseudo-random bytes, or (`compressible`) the key repeated.
-fn value_for(key: &[u8], len: usize, compressible: bool) -> Vec<u8> {
+pub fn value_for(key: &[u8], len: usize, compressible: bool) -> Vec<u8> {
     let seed = key
         .iter()
         .fold(17u32, |h, &b| h.wrapping_mul(31) ^ u32::from(b));
