@@ -8,7 +8,7 @@
 //!
 //! The workload's size: `STRATA_GC_KEYS` keys (default 3,000; the 40,000 by hand) of
 //! 300 B to 8 KB, then `STRATA_GC_ROUNDS` rounds (default 6) of as many overwrites of keys
-//! drawn uniformly at random.
+//! drawn uniformly at random (by hand, also small values or deletes: see the test).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -45,10 +45,19 @@ fn key(i: u32) -> Vec<u8> {
     format!("key{i:06}").into_bytes()
 }
 
-/// The length of version `version` of key `i`: 300 B to 8 KB, spread evenly.
+/// Keys from this one on hold small values, where a record's header and key are a larger
+/// share of the file.
+const SMALL_VALUES_FROM: u32 = 1_000_000;
+
+/// The length of version `version` of key `i`: 300 B to 8 KB, spread evenly (256-300 B from
+/// [`SMALL_VALUES_FROM`] on).
 fn value_len(i: u32, version: u32) -> usize {
-    let mix = (u64::from(i) * 2_654_435_761 + u64::from(version) * 40_503) % 7_893;
-    300 + mix as usize
+    let mix = u64::from(i) * 2_654_435_761 + u64::from(version) * 40_503;
+    if i >= SMALL_VALUES_FROM {
+        256 + (mix % 45) as usize
+    } else {
+        300 + (mix % 7_893) as usize
+    }
 }
 
 /// Version `version` of key `i`'s value, naming both, so a misplaced value shows.
@@ -174,7 +183,28 @@ fn wait_for_collection(db: &DB, live: u64, bound: f64) {
 
 #[test]
 fn sustained_uniform_overwrites_keep_value_files_within_the_bound_with_readers_pinning() {
-    let keys = env_number("STRATA_GC_KEYS", 3_000);
+    // By hand: `STRATA_GC_SMALL_VALUES=1` for 256-300 B values (9-byte keys: the files'
+    // record headers and keys are about 6% of the value bytes, which the bound does not count
+    // as live), `STRATA_GC_DELETES=30` for three writes in ten deleting their key (the live
+    // bytes shrink as the files take the garbage; a deleted key comes back when drawn again).
+    // Both went past the bound under a busy machine's load: see docs/design.md, section 4.4.
+    let first = if env_number("STRATA_GC_SMALL_VALUES", 0) == 0 {
+        0
+    } else {
+        SMALL_VALUES_FROM
+    };
+    let deletes = env_number("STRATA_GC_DELETES", 0);
+    sustained(
+        env_number("STRATA_GC_KEYS", 3_000),
+        first,
+        u64::from(deletes),
+    );
+}
+
+/// `STRATA_GC_ROUNDS` rounds (default 6) over `keys` keys from `first`: every key written,
+/// then as many writes as keys per round to uniformly random ones, `delete_percent` of them
+/// deletes; the bound checked at every tenth of a round, with readers pinning old values.
+fn sustained(keys: u32, first: u32, delete_percent: u64) {
     let rounds = env_number("STRATA_GC_ROUNDS", 6);
     let env = Arc::new(MemEnv::new());
     let mut db = DB::open(DIR, separating(&env)).unwrap();
@@ -194,10 +224,16 @@ fn sustained_uniform_overwrites_keep_value_files_within_the_bound_with_readers_p
             (it, model.clone())
         });
         for n in 0..keys {
-            // Round 0 writes every key once; later rounds overwrite uniformly random ones.
-            let i = if round == 0 { n } else { uniform.next() };
-            db.put(&key(i), &value(i, round)).unwrap();
-            model.insert(i, round);
+            // Round 0 writes every key once; later rounds overwrite (or delete) uniformly
+            // random ones.
+            let i = first + if round == 0 { n } else { uniform.next() };
+            if round > 0 && u64::from(n) * 2_654_435_761 % 100 < delete_percent {
+                db.delete(&key(i)).unwrap();
+                model.remove(&i);
+            } else {
+                db.put(&key(i), &value(i, round)).unwrap();
+                model.insert(i, round);
+            }
             if round > 0 && (n + 1) % (keys / checkpoints) == 0 {
                 let mut readers = vec![&model];
                 readers.extend(snapshot.iter().map(|(_, m)| m));
@@ -261,7 +297,7 @@ fn sustained_uniform_overwrites_keep_value_files_within_the_bound_with_readers_p
     let relocated = property(&db, "relocated-bytes");
     assert!(relocated > 0, "nothing was relocated");
     eprintln!(
-        "{keys} keys x {rounds} rounds: worst {worst:.3}x, finally {}x, {relocated} bytes relocated since the reopen",
+        "{keys} keys from {first} x {rounds} rounds, {delete_percent}% deletes: worst {worst:.3}x, finally {}x, {relocated} bytes relocated since the reopen",
         db.property("strata.value-files.space-amplification").unwrap()
     );
 }
@@ -273,7 +309,11 @@ fn sustained_uniform_overwrites_keep_value_files_within_the_bound_with_readers_p
 /// flushing. Writes used to go on against the plan in place whenever it was made within the
 /// bound writes wait at (1.51x here in 2 of 7 runs: in the others that plan made them wait);
 /// now they wait for a new plan once what they appended since the last one could take the
-/// files past the bound (`value_gc::Collection::outgrown`, unit-tested where it is).
+/// files past the bound (`value_gc::Collection::outgrown`, unit-tested where it is). Since
+/// collection keeps the files at up to 1.25x rather than 1.15x, this no longer shows that
+/// wait: without it the files reached 1.39-1.46x here (4 runs; longer holds and twice the
+/// writes the same), something else holding the writes; with it, 1.35-1.36x. It stays as a
+/// check of the bound beside a lagging pass.
 #[test]
 fn writes_wait_for_a_plan_when_collection_lags_them() {
     use std::sync::{Condvar, Mutex};
@@ -318,11 +358,12 @@ fn writes_wait_for_a_plan_when_collection_lags_them() {
     for n in 0..2 * keys {
         next_write(&mut model, n);
     }
-    // Settled within the bound writes wait at (1.20x), so the plan in place when the pass
+    // Settled within the bound writes wait at (1.28x), so the plan in place when the pass
     // is held lets writes go on (the compaction drops the garbage the memtable shadowed).
-    // Files less than half garbage are left until the files hold over 1.15x.
+    // Files less than half garbage are left until the files hold over 1.25x (record headers
+    // and keys add under 1% here).
     db.compact_range(None, None).unwrap();
-    wait_for_collection(&db, live_bytes(&[&model]), 1.16);
+    wait_for_collection(&db, live_bytes(&[&model]), 1.26);
     let (state, changed) = &*gate;
     state.lock().unwrap().armed = true;
     let open = || {
