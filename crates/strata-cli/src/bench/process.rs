@@ -17,6 +17,7 @@ use super::engine::BenchResult;
 use super::memory::PeakMemory;
 use super::protocol::{receive, send, Reply, Request};
 use super::stats::RunResult;
+use super::sweep::{Round, SweepStep};
 
 /// The hidden subcommand an engine's process runs.
 pub const WORKER_COMMAND: &str = "bench-worker";
@@ -33,6 +34,19 @@ impl EngineProcess {
     /// Starts `kind`'s process and opens its database as `cfg` says; returns the process and
     /// the engine's version.
     pub fn start(kind: EngineKind, cfg: &Config) -> BenchResult<(EngineProcess, String)> {
+        let mut process = EngineProcess::spawn(kind)?;
+        let open = Request::Open {
+            engine: kind,
+            config: Box::new(cfg.clone()),
+        };
+        match process.call(&open)? {
+            Reply::Opened { version } => Ok((process, version)),
+            other => Err(process.unexpected(&other)),
+        }
+    }
+
+    /// Starts `kind`'s process without opening a database (for [`EngineProcess::sweep`]).
+    pub fn spawn(kind: EngineKind) -> BenchResult<EngineProcess> {
         let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
         let mut child = Command::new(exe)
             .arg(WORKER_COMMAND)
@@ -44,20 +58,12 @@ impl EngineProcess {
         let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(format!("the {} process has no pipes", kind.name()));
         };
-        let mut process = EngineProcess {
+        Ok(EngineProcess {
             kind,
             child,
             input,
             output: BufReader::new(output),
-        };
-        let open = Request::Open {
-            engine: kind,
-            config: Box::new(cfg.clone()),
-        };
-        match process.call(&open)? {
-            Reply::Opened { version } => Ok((process, version)),
-            other => Err(process.unexpected(&other)),
-        }
+        })
     }
 
     /// The engine this process runs.
@@ -91,6 +97,14 @@ impl EngineProcess {
     pub fn stats(&mut self) -> BenchResult<(Option<String>, Option<String>)> {
         match self.call(&Request::Stats)? {
             Reply::Stats { text, levels } => Ok((text, levels)),
+            other => Err(self.unexpected(&other)),
+        }
+    }
+
+    /// Runs a step of `--sweep` and returns its measurements.
+    pub fn sweep(&mut self, step: SweepStep) -> BenchResult<Round> {
+        match self.call(&Request::Sweep(step))? {
+            Reply::Swept(round) => Ok(round),
             other => Err(self.unexpected(&other)),
         }
     }

@@ -4,7 +4,8 @@
 //!
 //! The conversation: [`Request::Open`] first (answered by [`Reply::Opened`]), then any number
 //! of [`Request::Run`] and [`Request::Stats`], then [`Request::Close`] (answered by
-//! [`Reply::Closed`], after which the process exits). Every request gets exactly one reply;
+//! [`Reply::Closed`], after which the process exits). A sweep's process opens no database of
+//! its own: it gets [`Request::Sweep`] steps (answered by [`Reply::Swept`]), then the close. Every request gets exactly one reply;
 //! a request that fails gets [`Reply::Failed`] and the process exits. Both sides are this
 //! binary, so the format needs no versioning.
 
@@ -17,6 +18,7 @@ use super::config::{Benchmark, Config, EngineKind};
 use super::engine::BenchResult;
 use super::memory::PeakMemory;
 use super::stats::RunResult;
+use super::sweep::{Round, SweepStep};
 
 /// From the harness to an engine's process.
 #[derive(Debug, Serialize, Deserialize)]
@@ -35,6 +37,8 @@ pub enum Request {
     },
     /// The engine's statistics text and table files per level.
     Stats,
+    /// A step of `--sweep` (it opens and closes the databases it needs).
+    Sweep(SweepStep),
     /// Close the database and report the process's peak memory.
     Close,
 }
@@ -46,6 +50,8 @@ pub enum Reply {
     Opened { version: String },
     /// A run's result.
     Ran(RunResult),
+    /// A sweep step's measurements.
+    Swept(Round),
     /// The engine's statistics.
     Stats {
         text: Option<String>,

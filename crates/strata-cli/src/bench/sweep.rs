@@ -44,6 +44,7 @@
 //! each call counted as the batch's mean. The header reports what one reading of the clock
 //! costs.
 
+use std::ops::Deref;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -51,11 +52,12 @@ use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::config::{BenchOptions, Compression, Config, EngineKind, Sweep};
 use super::engine::{files_per_level, not_compiled_in, BenchResult, Engine};
 use super::keys::{KeyBuf, ValuePool, KEY_SIZE};
+use super::process::EngineProcess;
 use super::progress::{Progress, ProgressRun};
 use super::report::size;
 use super::settle::wait_idle;
@@ -134,7 +136,7 @@ pub fn columns(sweep: Sweep) -> Vec<Column> {
 }
 
 /// The rows of Table I.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Test {
     Put,
     GetMemtable,
@@ -203,10 +205,10 @@ impl Cell {
             compression,
             engine,
             test,
-            p50_us: us(&|m| m.hist.value_at_quantile(0.5) as f64 / 1000.0),
-            p99_us: us(&|m| m.hist.value_at_quantile(0.99) as f64 / 1000.0),
-            mean_us: us(&|m| m.hist.mean() / 1000.0),
-            ops: runs.first().map_or(0, |m| m.hist.len()),
+            p50_us: us(&|m| m.p50_ns as f64 / 1000.0),
+            p99_us: us(&|m| m.p99_ns as f64 / 1000.0),
+            mean_us: us(&|m| m.mean_ns / 1000.0),
+            ops: runs.first().map_or(0, |m| m.ops),
             seconds: us(&|m| m.seconds),
             rounds: runs.len(),
             found: runs.first().and_then(|m| m.found),
@@ -251,7 +253,6 @@ pub struct SweepResults {
 /// Runs the sweep over `engines` and prints Table I.
 pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<SweepResults> {
     let cols = columns(sweep);
-    let values = ValuePool::new(VALUE_SEED, cfg.value_size);
     let bloom_bits = cfg.options.bloom_bits.unwrap_or(10);
     println!(
         "strata bench --sweep: the paper's Table I on {} ({} entries + {} duplicates, \
@@ -277,12 +278,16 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
          batches of {MEMTABLE_BATCH}",
         clock_cost().as_nanos()
     );
+    let mut processes = engines
+        .iter()
+        .map(|&engine| EngineProcess::spawn(engine))
+        .collect::<BenchResult<Vec<_>>>()?;
     let mut cells = Vec::new();
     for (ci, &column) in cols.iter().enumerate() {
         for compression in [Compression::Snappy, Compression::None] {
-            let params: Vec<Params<'_>> = engines
+            let jobs: Vec<SweepJob> = engines
                 .iter()
-                .map(|&engine| Params {
+                .map(|&engine| SweepJob {
                     dir: cfg.db.join(format!("sweep-{}", engine.name())),
                     engine,
                     options: BenchOptions {
@@ -295,7 +300,6 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
                     num: cfg.num,
                     value_size: cfg.value_size,
                     memtable_keys: memtable_keys(column, cfg.value_size),
-                    values: &values,
                     progress: cfg.progress,
                     settle: cfg.settle,
                     label: format!(
@@ -306,25 +310,27 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
                     ),
                 })
                 .collect();
-            let mut runs: Vec<Vec<(Test, Measured)>> = vec![Vec::new(); params.len()];
+            let mut runs: Vec<Vec<(Test, Measured)>> = vec![Vec::new(); jobs.len()];
             for build in 0..builds {
-                for (e, p) in params.iter().enumerate() {
-                    let (put, shape) = build_kind(p)?;
+                for (e, p) in jobs.iter().enumerate() {
+                    let Round { measured, shape } =
+                        processes[e].sweep(SweepStep::Build(p.clone()))?;
+                    let seconds = measured.first().map_or(0.0, |(_, put)| put.seconds);
                     println!(
-                        "  done: {}: build {}/{builds}: PUT {:.2} s; tables per level: {}",
+                        "  done: {}: build {}/{builds}: PUT {seconds:.2} s; tables per level: {}",
                         p.label,
                         build + 1,
-                        put.seconds,
                         shape_text(shape.as_deref())
                     );
-                    runs[e].push((Test::Put, put));
+                    runs[e].extend(measured);
                 }
-                let mut shapes = vec![None; params.len()];
+                let mut shapes = vec![None; jobs.len()];
                 for round in 0..ROUNDS {
-                    for turn in 0..params.len() {
-                        let e = (round + turn) % params.len();
-                        let p = &params[e];
-                        let Round { measured, shape } = read_kind(p)?;
+                    for turn in 0..jobs.len() {
+                        let e = (round + turn) % jobs.len();
+                        let p = &jobs[e];
+                        let Round { measured, shape } =
+                            processes[e].sweep(SweepStep::Reads(p.clone()))?;
                         shapes[e] = shape;
                         for (test, m) in measured {
                             if let Some(problem) = wrong_answers(test, &m, p) {
@@ -334,7 +340,7 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
                         }
                     }
                 }
-                for (p, shape) in params.iter().zip(shapes) {
+                for (p, shape) in jobs.iter().zip(shapes) {
                     println!(
                         "  done: {}: build {}/{builds}: reads; tables per level after them: {}",
                         p.label,
@@ -343,7 +349,7 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
                     );
                 }
             }
-            for (p, engine_runs) in params.iter().zip(runs) {
+            for (p, engine_runs) in jobs.iter().zip(runs) {
                 for test in Test::ALL {
                     let of_test: Vec<Measured> = engine_runs
                         .iter()
@@ -354,6 +360,9 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
                 }
             }
         }
+    }
+    for process in processes {
+        process.close()?;
     }
     let results = SweepResults {
         columns: cols,
@@ -368,7 +377,7 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
 
 /// Says what is wrong if a GET test found keys it should not have, or missed keys it should
 /// have found: the sweep doubles as a correctness check of the engines.
-fn wrong_answers(test: Test, m: &Measured, p: &Params<'_>) -> Option<String> {
+fn wrong_answers(test: Test, m: &Measured, p: &SweepJob) -> Option<String> {
     let found = m.found?;
     let expected = match test {
         Test::Put => return None,
@@ -386,32 +395,98 @@ fn memtable_keys(column: Column, value_size: usize) -> u64 {
     (column.effective_write_buffer() as u64 / 4 / entry).clamp(1, 1000)
 }
 
-struct Params<'a> {
+/// One engine's database of one cell (column and compression): what its process builds and
+/// reads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SweepJob {
     dir: PathBuf,
     engine: EngineKind,
     options: BenchOptions,
     num: u64,
     value_size: usize,
     memtable_keys: u64,
-    values: &'a ValuePool,
     progress: bool,
     /// Wait for background work to end before timing (`--no_settle` turns it off).
     settle: bool,
     label: String,
 }
 
-/// One round of the reads on one engine: each test's measurement, and the tables per level
-/// after them.
-struct Round {
+/// What the harness asks an engine's process (`worker`) to do for the sweep: each engine runs
+/// in a process of its own, as in the suite (`process`), so no engine's reads run on a heap
+/// or in mappings another engine left behind.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum SweepStep {
+    /// The PUT test, on a new database: its [`Round`] holds the PUT's measurement.
+    Build(SweepJob),
+    /// One round of the GET tests on the database built.
+    Reads(SweepJob),
+}
+
+/// Runs `step` in this process (an engine's worker).
+pub fn serve_step(step: SweepStep) -> BenchResult<Round> {
+    let job = match &step {
+        SweepStep::Build(job) | SweepStep::Reads(job) => job,
+    };
+    let values = ValuePool::new(VALUE_SEED, job.value_size);
+    let p = Params {
+        job,
+        values: &values,
+    };
+    match step {
+        SweepStep::Build(_) => build_kind(&p).map(|(put, shape)| Round {
+            measured: vec![(Test::Put, put)],
+            shape,
+        }),
+        SweepStep::Reads(_) => read_kind(&p),
+    }
+}
+
+/// A job with the values it writes.
+struct Params<'a> {
+    job: &'a SweepJob,
+    values: &'a ValuePool,
+}
+
+impl Deref for Params<'_> {
+    type Target = SweepJob;
+
+    fn deref(&self) -> &SweepJob {
+        self.job
+    }
+}
+
+/// One round of the reads on one engine (or its PUT): each test's measurement, and the
+/// tables per level after them.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Round {
     measured: Vec<(Test, Measured)>,
     shape: Option<String>,
 }
 
-#[derive(Clone)]
-struct Measured {
-    hist: Histogram<u64>,
+/// What one test measured in one round: the percentiles a cell takes the median of.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measured {
+    p50_ns: u64,
+    p99_ns: u64,
+    mean_ns: f64,
+    min_ns: u64,
+    ops: u64,
     seconds: f64,
     found: Option<u64>,
+}
+
+impl Measured {
+    fn of(hist: &Histogram<u64>, seconds: f64, found: Option<u64>) -> Measured {
+        Measured {
+            p50_ns: hist.value_at_quantile(0.5),
+            p99_ns: hist.value_at_quantile(0.99),
+            mean_ns: hist.mean(),
+            min_ns: hist.min(),
+            ops: hist.len(),
+            seconds,
+            found,
+        }
+    }
 }
 
 /// Tables per level as [`files_per_level`] gives them: `none` for an empty tree, `unknown` when
@@ -498,11 +573,11 @@ fn timed<T>(
     if in_batch > 0 {
         record(Instant::now(), last, in_batch);
     }
-    Ok(Measured {
-        hist,
-        seconds: start.elapsed().as_secs_f64(),
-        found: Some(found),
-    })
+    Ok(Measured::of(
+        &hist,
+        start.elapsed().as_secs_f64(),
+        Some(found),
+    ))
 }
 
 /// The PUT test: a new database filled with shuffled keys, then duplicates; settled and
@@ -785,15 +860,15 @@ mod tests {
     fn batched_timing_counts_every_call_at_the_batch_mean() {
         let hidden = Progress::hidden();
         let m = timed(0..100u64, 16, &hidden, |i| Ok(i % 2 == 0)).unwrap();
-        assert_eq!(m.hist.len(), 100, "six batches of 16 and one of 4");
+        assert_eq!(m.ops, 100, "six batches of 16 and one of 4");
         assert_eq!(m.found, Some(50));
         let slow = timed(0..3u64, 1, &hidden, |_| {
             std::thread::sleep(Duration::from_millis(2));
             Ok(true)
         })
         .unwrap();
-        assert_eq!(slow.hist.len(), 3);
-        assert!(slow.hist.min() >= 2_000_000, "{}", slow.hist.min());
+        assert_eq!(slow.ops, 3);
+        assert!(slow.min_ns >= 2_000_000, "{}", slow.min_ns);
     }
 
     #[test]
@@ -801,11 +876,7 @@ mod tests {
         let round = |micros: u64| {
             let mut hist = new_histogram();
             hist.record_n(micros * 1000, 10).unwrap();
-            Measured {
-                hist,
-                seconds: micros as f64,
-                found: Some(10),
-            }
+            Measured::of(&hist, micros as f64, Some(10))
         };
         let runs = [round(5), round(1), round(3)];
         let cell = Cell::from_runs(

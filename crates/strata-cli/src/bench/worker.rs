@@ -7,9 +7,11 @@
 //! plus the engine's own background work); a `fill*` workload closes, destroys and reopens
 //! its database before the clock starts, as the in-process suite did. It samples its
 //! anonymous memory from start to close (`memory`). At the end of stdin it closes its
-//! database and exits, so a harness that stopped on an error leaves no process behind.
+//! database and exits, so a harness that stopped on an error leaves no process behind. A
+//! sweep's process opens no database of its own: it runs the sweep's steps (`sweep`), each
+//! opening and closing the databases it needs.
 
-use std::io::{BufReader, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 
 use super::config::{Benchmark, Config, EngineKind};
@@ -20,6 +22,7 @@ use super::progress::ProgressRun;
 use super::protocol::{receive, send, Reply, Request};
 use super::stats::RunResult;
 use super::suite::{label, VALUE_SEED};
+use super::sweep::{self, SweepStep};
 use super::workloads::{self, Workload};
 
 /// One engine's database, open or closed.
@@ -86,11 +89,15 @@ pub fn serve() -> BenchResult<()> {
     let sampler = Sampler::start();
     let mut input = BufReader::new(std::io::stdin().lock());
     let mut output = std::io::stdout().lock();
-    let Some(Request::Open { engine, config }) = receive(&mut input)? else {
-        return fail(
-            &mut output,
-            "the first request must open a database".to_owned(),
-        );
+    let (engine, config) = match receive(&mut input)? {
+        Some(Request::Open { engine, config }) => (engine, config),
+        Some(Request::Sweep(step)) => return serve_sweep(step, &mut input, &mut output, sampler),
+        _ => {
+            return fail(
+                &mut output,
+                "the first request must open a database or be a sweep's step".to_owned(),
+            )
+        }
     };
     let mut slot = Slot {
         kind: engine,
@@ -123,6 +130,7 @@ pub fn serve() -> BenchResult<()> {
                 occurrence,
             }) => slot.run(pos, bench, occurrence).map(Reply::Ran),
             Some(Request::Stats) => slot.stats(),
+            Some(Request::Sweep(_)) => Err("a sweep's step beside an open database".to_owned()),
         };
         match reply {
             Ok(reply) => send(&mut output, &reply)?,
@@ -133,6 +141,29 @@ pub fn serve() -> BenchResult<()> {
     let peak = sampler.finish();
     // The harness may be gone (end of stdin): a failed reply is of no consequence then.
     let _ = send(&mut output, &Reply::Closed(peak));
+    Ok(())
+}
+
+/// Serves a sweep's steps, `first` then every other until the harness asks to close.
+fn serve_sweep(
+    first: SweepStep,
+    input: &mut impl BufRead,
+    output: &mut impl Write,
+    sampler: Sampler,
+) -> BenchResult<()> {
+    let mut step = first;
+    loop {
+        match sweep::serve_step(step) {
+            Ok(round) => send(output, &Reply::Swept(round))?,
+            Err(e) => return fail(output, e),
+        }
+        step = match receive(input)? {
+            None | Some(Request::Close) => break,
+            Some(Request::Sweep(next)) => next,
+            Some(other) => return fail(output, format!("{other:?} in a sweep's process")),
+        };
+    }
+    let _ = send(output, &Reply::Closed(sampler.finish()));
     Ok(())
 }
 
