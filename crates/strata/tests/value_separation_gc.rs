@@ -454,9 +454,9 @@ fn garbage_in_the_file_being_written_is_collected_once_writes_stop() {
     let db = DB::open(DIR, separating(&env)).unwrap();
     let big = |i: u32, round: u32| -> Vec<u8> {
         let stamp = format!("<{i}:{round}>");
-        stamp.bytes().cycle().take(64 << 10).collect()
+        stamp.bytes().cycle().take(16 << 10).collect()
     };
-    // Four keys of 64 KiB written three times: 768 KiB, one file (files are cut at 1 MiB at
+    // Four keys of 16 KiB written three times: 192 KiB, one file (files are cut at 256 KiB at
     // this size), a third of it live.
     for round in 0..3 {
         for i in 0..4 {
@@ -464,7 +464,7 @@ fn garbage_in_the_file_being_written_is_collected_once_writes_stop() {
         }
     }
     db.compact_range(None, None).unwrap();
-    let live = 4 * (64 << 10) as u64;
+    let live = 4 * (16 << 10) as u64;
     wait_for_collection(&db, live, BOUND);
     for i in 0..4 {
         assert_eq!(db.get(&key(i)).unwrap(), Some(big(i, 2)), "key {i}");

@@ -301,7 +301,7 @@ pub(crate) struct DbInner {
     pub(crate) value_lanes: [ValueLane; 2],
     /// The memtable is also full once the value records its pointers name
     /// (`MemTable::separated_bytes`) pass this: a sixteenth of the live value bytes (at least
-    /// 1 MiB), so superseded values waiting in memtables stay a small share of the value
+    /// 256 KiB), so superseded values waiting in memtables stay a small share of the value
     /// files (`db/value_gc.rs`).
     pub(crate) mem_separated_limit: AtomicU64,
     /// Bytes appended to value files since the open (added to under the appending lane's

@@ -6,14 +6,14 @@
 //! value file's size, and its *live* bytes: the record bytes of the pointers of the current
 //! state that are the newest entry of their key or that a snapshot may read (one merged pass
 //! over the memtables and tables, which hold keys and small pointers only). [`plan`] compares
-//! the totals: once the files hold more than [`COLLECT_ABOVE`] times the live bytes, the files
-//! with the largest share of garbage (size less live bytes) are chosen for collection until
-//! what would remain without them is at most [`COLLECT_DOWN_TO`] times, or until they hold a
-//! twentieth of the live bytes ([`COPY_SHARE`]: relocated copies exist beside the originals until
-//! those go). A file less than half garbage costs more than a byte copied per byte reclaimed:
-//! it is chosen only while the files hold more than [`COLLECT_ANY_ABOVE`] times the live bytes
-//! (the write amplification of collection falls steeply with the garbage share of what it
-//! collects, and so with the level the files are kept at).
+//! the totals against the [`Levels`] of the database's size: once the files hold more than
+//! `collect` times the live bytes, the files with the largest share of garbage (size less
+//! live bytes) are chosen for collection until what would remain without them is at most
+//! `down_to` times, or until they hold a `copy_share` of the live bytes (relocated copies
+//! exist beside the originals until those go). A file less than half garbage costs more than
+//! a byte copied per byte reclaimed: it is chosen only while the files hold more than `any`
+//! times the live bytes (the write amplification of collection falls steeply with the garbage
+//! share of what it collects, and so with the level the files are kept at).
 //! The file being appended to is never chosen (it is closed first when its garbage is what
 //! keeps the files above the threshold: [`cut_current_file`]), nor one an older state (an
 //! open iterator or read) still reaches: its values would be copied while it stays for that
@@ -39,14 +39,14 @@
 //! into it (`value_files.rs`): iterators and reads holding older versions keep it meanwhile.
 //!
 //! Keeping up: writes wait (as for a full level 0) while the files hold more than
-//! [`WRITES_WAIT_ABOVE`] times the live bytes and tables are left to rewrite (or the pass
+//! `writes_wait` times the live bytes and tables are left to rewrite (or the pass
 //! deleting the chosen files runs: [`Collection::writes_wait`]), and the memtable is flushed
 //! once per plan then (so garbage that memtable entries shadow can be compacted away); and
 //! when the oldest snapshot is released past entries it alone kept live
 //! ([`Collection::replan_at`]), the background thread redoes the plan before more writes are
 //! taken. Plans are only as fresh as the last pass, which can lag the writes on a busy
 //! machine: writes also wait for a new plan once what they appended since the last one could
-//! take the files past [`WRITES_WAIT_GROWN_ABOVE`] times ([`Collection::outgrown`]), and once
+//! take the files past `grown` times ([`Collection::outgrown`]), and once
 //! writes stop a background thread flushes the memtable a plan waits for
 //! (`write::switch_memtable_for_collection`). A memtable is full once the values separated
 //! from its pointers pass a sixteenth of the live bytes ([`memtable_value_limit`];
@@ -68,31 +68,75 @@ use crate::util::internal_key::{ParsedInternalKey, ValueType};
 use crate::version::NUM_LEVELS;
 use crate::vlog::{Lane, StoredValue, ValuePointer};
 
-/// Collection starts when the value files hold more than this many times the live bytes (as
-/// a fraction: numerator over 100).
-pub(crate) const COLLECT_ABOVE: u64 = 120;
-/// Files are chosen until what remains without them is at most this many times the live
-/// bytes (over 100).
-pub(crate) const COLLECT_DOWN_TO: u64 = 113;
-/// Files less than half garbage are chosen only while the files hold more than this many
-/// times the live bytes (over 100): below it, only files at least half garbage.
-pub(crate) const COLLECT_ANY_ABOVE: u64 = 125;
-/// The chosen files hold at most this fraction (1 / it) of the live bytes (beyond the first
-/// file): their copies exist beside them until they go, so this bounds that overshoot.
-pub(crate) const COPY_SHARE: u64 = 20;
-/// Writes wait for garbage collection while the value files hold more than this many times
-/// the live bytes (over 100) and tables are left to rewrite.
-pub(crate) const WRITES_WAIT_ABOVE: u64 = 128;
-/// Writes also wait for a new plan once what they appended since the last one could take the
-/// files past this many times the live bytes (over 100), each byte appended taken to have
-/// superseded a live one: see [`Collection::outgrown`].
-pub(crate) const WRITES_WAIT_GROWN_ABOVE: u64 = 145;
+/// Collection's levels, as multiples of the live bytes (numerators over 100), for a database
+/// of some size: [`Levels::of`].
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Levels {
+    /// Collection starts when the value files hold more than this.
+    pub(crate) collect: u64,
+    /// Files are chosen until what remains without them is at most this.
+    pub(crate) down_to: u64,
+    /// Files less than half garbage are chosen only while the files hold more than this:
+    /// below it, only files at least half garbage.
+    pub(crate) any: u64,
+    /// The chosen files hold at most this fraction (1 / it) of the live bytes (beyond the
+    /// first file): their copies exist beside them until they go, so this bounds that
+    /// overshoot.
+    pub(crate) copy_share: u64,
+    /// Writes wait for garbage collection while the value files hold more than this and
+    /// tables are left to rewrite.
+    pub(crate) writes_wait: u64,
+    /// Writes also wait for a new plan once what they appended since the last one could take
+    /// the files past this: see [`Collection::outgrown`].
+    pub(crate) grown: u64,
+}
+
+impl Levels {
+    /// From [`SMALL_DATABASE`] live bytes on: garbage gathers further before it is collected,
+    /// so the files collection copies from are more garbage (at 1.10x the whole allowance of
+    /// garbage was less than two files, and the files chosen a quarter garbage).
+    pub(crate) const LARGE: Levels = Levels {
+        collect: 120,
+        down_to: 113,
+        any: 125,
+        copy_share: 20,
+        writes_wait: 128,
+        grown: 145,
+    };
+
+    /// Under [`SMALL_DATABASE`] live bytes, where [`MIN_VALUE_FILE_SIZE`] (the file being
+    /// written, a memtable's superseded values, the growth allowed between plans) is more than
+    /// a sixteenth of the live bytes, and the margin to the bound must take it: the levels of
+    /// a large database took 1.7 MB of 256-300 B values past 1.5x in 15 of 45 runs of a
+    /// review (up to 2.6x) against 2 of 47 with these.
+    pub(crate) const SMALL: Levels = Levels {
+        collect: 110,
+        down_to: 103,
+        any: 115,
+        copy_share: 10,
+        writes_wait: 120,
+        grown: 135,
+    };
+
+    /// The levels for `referenced` live bytes.
+    pub(crate) fn of(referenced: u64) -> &'static Levels {
+        if referenced >= SMALL_DATABASE {
+            &Levels::LARGE
+        } else {
+            &Levels::SMALL
+        }
+    }
+}
+
+/// Live bytes from which a database takes [`Levels::LARGE`]: where [`MIN_VALUE_FILE_SIZE`] is
+/// a sixteenth of them.
+const SMALL_DATABASE: u64 = 16 * MIN_VALUE_FILE_SIZE;
 /// Smallest size a value file is cut at, the fewest separated bytes a memtable takes, and the
 /// least growth writes allow themselves between plans. Each is a share of the live bytes a
 /// small database's bound must absorb: at 1 MiB, databases under about 5 MB of live value
 /// bytes went past 1.5x (a review's stress runs: 800 keys of about 4 KB, 2 of 8 runs, up to
-/// 1.9x); at 256 KiB the bound holds from about 1.7 MB (`tests/value_separation_gc.rs` at
-/// 400 keys: 1.41-1.45x).
+/// 1.9x); at 256 KiB, 400 keys (1.7 MB) went past in 3 of 60 runs of another review (up to
+/// 1.6x), in small databases right after a reader's release.
 const MIN_VALUE_FILE_SIZE: u64 = 256 << 10;
 
 /// Record bytes per value file.
@@ -126,7 +170,7 @@ pub(crate) struct Collection {
     pub(crate) relocating: BTreeSet<u64>,
     /// Pointers into those files no reader can read: never relocated.
     pub(crate) dead: Arc<HashSet<(u64, u64)>>,
-    /// Whether the files held more than [`WRITES_WAIT_ABOVE`] times the live bytes.
+    /// Whether the files held more than `writes_wait` ([`Levels`]) times the live bytes.
     pub(crate) over_bound: bool,
     /// Whether a memtable flush was asked for this plan ([`Collection::wants_flush`]).
     pub(crate) flush_asked: bool,
@@ -194,7 +238,7 @@ impl Collection {
     }
 
     /// Whether writes should wait for garbage collection: the value files are over
-    /// [`WRITES_WAIT_ABOVE`] and collection is under way: rewriting tables would reclaim
+    /// `writes_wait` ([`Levels`]) and collection is under way: rewriting tables would reclaim
     /// space, or (`replanning`) a pass that deletes the chosen files and redoes this plan is
     /// running. Background threads of their own flush memtables while others rewrite, so
     /// writes are not slowed by collection otherwise: without the second clause they went on
@@ -204,37 +248,52 @@ impl Collection {
     }
 
     /// Whether the bytes appended to value files since the plan's listing (`appended` is the
-    /// count now) may have taken the files past [`WRITES_WAIT_GROWN_ABOVE`] times the live
+    /// count now) may have taken the files past `grown` ([`Levels`]) times the live
     /// bytes ([`Collection::headroom`]): writes then wait for the next plan. Plans are redone
     /// after every flush and compaction, but on a busy machine the pass doing it can lag the
     /// writes by many memtables (a reproduced 1.6x). Growth of at least a sixteenth of the
-    /// live bytes (a memtable's worth) and [`MIN_VALUE_FILE_SIZE`] is always allowed, so files
-    /// an older state pins, or a small database, do not make every write wait for a flush.
+    /// live bytes (a memtable's worth; an eighth in a small database) and
+    /// [`MIN_VALUE_FILE_SIZE`] is always allowed, so files an older state pins, or a small
+    /// database, do not make every write wait for a flush.
     pub(crate) fn outgrown(&self, appended: u64) -> bool {
         let grown = appended.saturating_sub(self.listing.appended);
-        let room = self
-            .headroom()
-            .max(self.referenced / 16)
-            .max(MIN_VALUE_FILE_SIZE);
-        grown > room
+        let least = if self.levels() == &Levels::LARGE {
+            self.referenced / 16
+        } else {
+            self.referenced / 8
+        };
+        grown > self.headroom().max(least).max(MIN_VALUE_FILE_SIZE)
     }
 
-    /// The most bytes writes can append after the plan's listing with the files staying within
-    /// [`WRITES_WAIT_GROWN_ABOVE`] times the live bytes, when each byte appended superseded a
-    /// live byte (an overwrite of a value as large: the live bytes shrink as the files grow):
-    /// the largest `g` with `total + g <= ratio * (live - g)`. Counting the live bytes as they
-    /// were at the listing let overwrites take the test's files 0.05-0.1x past what the
-    /// engine saw.
+    /// The plan's levels.
+    fn levels(&self) -> &'static Levels {
+        Levels::of(self.referenced)
+    }
+
+    /// The most bytes writes can append after the plan's listing: in a small database, what
+    /// keeps the files within `grown` times the live bytes the plan counted; in a large one, the
+    /// largest `g` with `total + g <= grown * (live - g)`, as if each byte appended had also
+    /// taken a live byte away. That is a margin, not a model of overwrites (an overwrite by a
+    /// value as large leaves the live bytes as they were): it takes in what the plan's count of
+    /// live bytes no longer sees (readers and snapshots released since, superseded values in
+    /// memtables). Without it, at the large levels, the test's files ran at 1.38-1.40x when the
+    /// engine counted 1.24-1.30x; with it, 1.33-1.35x.
     fn headroom(&self) -> u64 {
-        let ratio = u128::from(WRITES_WAIT_GROWN_ABOVE);
+        let levels = self.levels();
+        let ratio = u128::from(levels.grown);
         let within = (u128::from(self.referenced) * ratio)
             .saturating_sub(u128::from(self.listing.total) * 100);
-        u64::try_from(within / (100 + ratio)).unwrap_or(u64::MAX)
+        let room = if levels == &Levels::LARGE {
+            within / (100 + ratio)
+        } else {
+            within / 100
+        };
+        u64::try_from(room).unwrap_or(u64::MAX)
     }
 
     /// Whether the plan should be redone now that writes stopped (`appended` is the count of bytes
     /// appended, unchanged for a while): once per plan, when what was appended since its listing
-    /// may have taken the files past [`WRITES_WAIT_GROWN_ABOVE`] times the live bytes, with no room
+    /// may have taken the files past `grown` ([`Levels`]) times the live bytes, with no room
     /// allowed. Writes allow themselves [`Collection::outgrown`]'s room of at least
     /// [`MIN_VALUE_FILE_SIZE`], a large share of a small database's live bytes, and once they stop
     /// no flush or compaction redoes the plan (one rested at 2.1x). Asked for by an idle background
@@ -247,7 +306,7 @@ impl Collection {
     }
 
     /// Whether the memtable should be flushed now, once for this plan: the value files are
-    /// over [`WRITES_WAIT_ABOVE`] with files chosen whose remaining pointers may be shadowed
+    /// over `writes_wait` ([`Levels`]) with files chosen whose remaining pointers may be shadowed
     /// by memtable entries (their garbage goes once those are compacted down).
     pub(crate) fn wants_flush(&mut self) -> bool {
         let wanted = self.flush_wanted();
@@ -266,27 +325,6 @@ fn above(total: u64, referenced: u64, ratio: u64) -> bool {
     u128::from(total) * 100 > u128::from(referenced) * u128::from(ratio)
 }
 
-/// [`above`] a collection level (one of [`COLLECT_ABOVE`], [`COLLECT_DOWN_TO`],
-/// [`COLLECT_ANY_ABOVE`], [`WRITES_WAIT_ABOVE`]) as it stands for `referenced` live bytes:
-/// lowered by [`small_database_shift`].
-fn over(total: u64, referenced: u64, level: u64) -> bool {
-    above(total, referenced, level - small_database_shift(referenced))
-}
-
-/// How far (over 100) the collection levels are lowered for a database whose floors are more
-/// than a sixteenth of its live bytes: by the share of the live bytes [`MIN_VALUE_FILE_SIZE`]
-/// exceeds a sixteenth by, at most 0.10x (so 0 from 4 MiB of live bytes on, 0.09x at 1.7 MB,
-/// 0.10x under 1.6 MB). The file being written, a memtable's superseded values and the growth
-/// allowed between plans each reach the floor, whatever the live bytes, and the margin between
-/// the levels and the bound must take them: with the levels of a large database, 1.7 MB of
-/// 256-300 B values went to 1.45-1.50x (one run of six over) and once to 2.4x; with the
-/// levels 0.10x lower, 1.39-1.44x.
-fn small_database_shift(referenced: u64) -> u64 {
-    let excess = MIN_VALUE_FILE_SIZE.saturating_sub(referenced / 16);
-    let shift = u128::from(excess) * 100 / u128::from(referenced.max(1));
-    u64::try_from(shift.min(10)).unwrap_or(10)
-}
-
 /// The size value files are cut at, given the live bytes and the option's maximum: a
 /// sixteenth of the live bytes, within `[MIN_VALUE_FILE_SIZE, maximum]`.
 pub(crate) fn value_file_size(referenced: u64, maximum: u64) -> u64 {
@@ -295,10 +333,10 @@ pub(crate) fn value_file_size(referenced: u64, maximum: u64) -> u64 {
 
 /// Whether the value file being written must be closed so it can be collected: the files
 /// (`files`: number, size, and whether another reason keeps them from collection) hold more
-/// than [`COLLECT_ABOVE`] times the live bytes, collecting every other file could not bring
-/// them down to [`COLLECT_DOWN_TO`] times, and the file being written holds at least a quarter
+/// than `collect` ([`Levels`]) times the live bytes, collecting every other file could not bring
+/// them down to `down_to` times, and the file being written holds at least a quarter
 /// of a file's size (`cut_at`) of garbage, or the garbage that alone keeps the files above
-/// [`WRITES_WAIT_ABOVE`] times. Without this a database whose writes stop (or whose overwrites
+/// `writes_wait` times. Without this a database whose writes stop (or whose overwrites
 /// all land in one file) could rest above the bound for good; with the quarter, a file is not
 /// closed over a few bytes, and the second reason covers small databases, whose files are far
 /// from full (one rested at 1.5004x with 128 KiB of garbage in a 1 MiB file).
@@ -316,7 +354,8 @@ pub(crate) fn cut_current_file(
     let (current, pending) = current;
     let referenced = live.values().sum::<u64>() + pending;
     let garbage = |number: u64, size: u64| size.saturating_sub(*live.get(&number).unwrap_or(&0));
-    if !over(total, referenced, COLLECT_ABOVE) {
+    let levels = Levels::of(referenced);
+    if !above(total, referenced, levels.collect) {
         return false;
     }
     let mut others = 0;
@@ -329,9 +368,9 @@ pub(crate) fn cut_current_file(
         }
     }
     let collectable = total - others;
-    let keeps_above = over(collectable, referenced, WRITES_WAIT_ABOVE)
-        && !over(collectable - mine, referenced, WRITES_WAIT_ABOVE);
-    over(collectable, referenced, COLLECT_DOWN_TO) && (mine >= cut_at / 4 || keeps_above)
+    let keeps_above = above(collectable, referenced, levels.writes_wait)
+        && !above(collectable - mine, referenced, levels.writes_wait);
+    above(collectable, referenced, levels.down_to) && (mine >= cut_at / 4 || keeps_above)
 }
 
 /// The most separated value bytes a memtable takes, given the live bytes: a sixteenth of
@@ -361,7 +400,8 @@ pub(crate) fn plan(
         .map(|&(number, _)| number)
         .filter(|number| collecting.contains(number))
         .collect();
-    if over(total, referenced, COLLECT_ABOVE) {
+    let levels = Levels::of(referenced);
+    if above(total, referenced, levels.collect) {
         let mut remaining = total;
         // The live bytes chosen files hold: relocating copies them before the files go.
         let mut to_copy = 0u64;
@@ -386,9 +426,9 @@ pub(crate) fn plan(
         for (garbage, size, number) in candidates {
             let copied = size - garbage;
             let cheap = garbage >= copied;
-            if !over(remaining, referenced, COLLECT_DOWN_TO)
-                || (!cheap && !over(remaining, referenced, COLLECT_ANY_ABOVE))
-                || (!chosen.is_empty() && to_copy + copied > referenced / COPY_SHARE)
+            if !above(remaining, referenced, levels.down_to)
+                || (!cheap && !above(remaining, referenced, levels.any))
+                || (!chosen.is_empty() && to_copy + copied > referenced / levels.copy_share)
             {
                 break;
             }
@@ -413,7 +453,7 @@ pub(crate) fn plan(
         tables,
         relocating: BTreeSet::new(),
         dead: Arc::new(dead),
-        over_bound: over(total, referenced, WRITES_WAIT_ABOVE),
+        over_bound: above(total, referenced, levels.writes_wait),
         flush_asked: false,
         referenced,
         replan_at: needed.replan_at,
@@ -645,11 +685,9 @@ mod tests {
 
     #[test]
     fn collection_starts_lower_in_a_small_database() {
-        assert_eq!(small_database_shift(0), 10);
-        assert_eq!(small_database_shift(1_000_000), 10);
-        assert_eq!(small_database_shift(1_700_000), 9);
-        assert_eq!(small_database_shift(2 * MIB), 6);
-        assert_eq!(small_database_shift(4 * MIB), 0);
+        assert_eq!(Levels::of(0), &Levels::SMALL);
+        assert_eq!(Levels::of(4 * MIB - 1), &Levels::SMALL);
+        assert_eq!(Levels::of(4 * MIB), &Levels::LARGE);
         // 1.2x, file 3 half garbage: within 1.20x for a large database, over 1.10x for one
         // of 1,000 KiB live.
         let files = [(3, 400), (4, 800)];
