@@ -89,6 +89,11 @@ pub(crate) struct Levels {
     /// Writes also wait for a new plan once what they appended since the last one could take
     /// the files past this: see [`Collection::outgrown`].
     pub(crate) grown: u64,
+    /// Growth of at least this fraction (1 / it) of the live bytes is allowed between plans.
+    pub(crate) least_room: u64,
+    /// Whether the room between plans is counted as if each byte appended had also taken a
+    /// live byte away: see [`Collection::headroom`].
+    pub(crate) room_margin: bool,
 }
 
 impl Levels {
@@ -102,6 +107,8 @@ impl Levels {
         copy_share: 20,
         writes_wait: 128,
         grown: 145,
+        least_room: 16,
+        room_margin: true,
     };
 
     /// Under [`SMALL_DATABASE`] live bytes, where [`MIN_VALUE_FILE_SIZE`] (the file being
@@ -116,6 +123,8 @@ impl Levels {
         copy_share: 10,
         writes_wait: 120,
         grown: 135,
+        least_room: 8,
+        room_margin: false,
     };
 
     /// The levels for `referenced` live bytes.
@@ -257,11 +266,7 @@ impl Collection {
     /// database, do not make every write wait for a flush.
     pub(crate) fn outgrown(&self, appended: u64) -> bool {
         let grown = appended.saturating_sub(self.listing.appended);
-        let least = if self.levels() == &Levels::LARGE {
-            self.referenced / 16
-        } else {
-            self.referenced / 8
-        };
+        let least = self.referenced / self.levels().least_room;
         grown > self.headroom().max(least).max(MIN_VALUE_FILE_SIZE)
     }
 
@@ -283,7 +288,7 @@ impl Collection {
         let ratio = u128::from(levels.grown);
         let within = (u128::from(self.referenced) * ratio)
             .saturating_sub(u128::from(self.listing.total) * 100);
-        let room = if levels == &Levels::LARGE {
+        let room = if levels.room_margin {
             within / (100 + ratio)
         } else {
             within / 100
