@@ -62,7 +62,6 @@ use super::progress::{Progress, ProgressRun};
 use super::report::size;
 use super::settle::wait_idle;
 use super::stats::new_histogram;
-use super::suite::VALUE_SEED;
 
 /// Keys sampled for the table, cache and missing-key reads.
 const SAMPLES: u64 = 1000;
@@ -422,15 +421,28 @@ pub enum SweepStep {
     Reads(SweepJob),
 }
 
-/// Runs `step` in this process (an engine's worker).
-pub fn serve_step(step: SweepStep) -> BenchResult<Round> {
-    let job = match &step {
-        SweepStep::Build(job) | SweepStep::Reads(job) => job,
-    };
-    let values = ValuePool::new(VALUE_SEED, job.value_size);
+impl SweepStep {
+    /// The job the step is for.
+    pub fn job(&self) -> &SweepJob {
+        match self {
+            SweepStep::Build(job) | SweepStep::Reads(job) => job,
+        }
+    }
+}
+
+impl SweepJob {
+    /// The values the job writes are at most this long.
+    pub fn value_size(&self) -> usize {
+        self.value_size
+    }
+}
+
+/// Runs `step` in this process (an engine's worker), writing values from `values` (a pool
+/// made from `suite::VALUE_SEED` for the job's value size, kept across the steps).
+pub fn serve_step(step: SweepStep, values: &ValuePool) -> BenchResult<Round> {
     let p = Params {
-        job,
-        values: &values,
+        job: step.job(),
+        values,
     };
     match step {
         SweepStep::Build(_) => build_kind(&p).map(|(put, shape)| Round {

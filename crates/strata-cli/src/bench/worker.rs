@@ -144,16 +144,18 @@ pub fn serve() -> BenchResult<()> {
     Ok(())
 }
 
-/// Serves a sweep's steps, `first` then every other until the harness asks to close.
+/// Serves a sweep's steps, `first` then every other until the harness asks to close. Every
+/// job of a sweep has the same value size, so one pool serves them all.
 fn serve_sweep(
     first: SweepStep,
     input: &mut impl BufRead,
     output: &mut impl Write,
     sampler: Sampler,
 ) -> BenchResult<()> {
+    let values = ValuePool::new(VALUE_SEED, first.job().value_size());
     let mut step = first;
     loop {
-        match sweep::serve_step(step) {
+        match sweep::serve_step(step, &values) {
             Ok(round) => send(output, &Reply::Swept(round))?,
             Err(e) => return fail(output, e),
         }

@@ -672,14 +672,16 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
 
+    /// `(file, bytes)` pairs with the bytes given in `unit`s.
+    fn scaled(unit: u64, pairs: &[(u64, u64)]) -> Vec<(u64, u64)> {
+        pairs.iter().map(|&(n, bytes)| (n, bytes * unit)).collect()
+    }
+
     /// The files [`plan`] chooses, sizes and live bytes given in `unit`s.
     fn chosen_in(unit: u64, files: &[(u64, u64)], live: &[(u64, u64)]) -> BTreeSet<u64> {
-        let scaled = |pairs: &[(u64, u64)]| -> Vec<(u64, u64)> {
-            pairs.iter().map(|&(n, bytes)| (n, bytes * unit)).collect()
-        };
-        let files = scaled(files);
+        let files = scaled(unit, files);
         let total = files.iter().map(|&(_, size)| size).sum();
-        let needed = needed(refs(&scaled(live)), None);
+        let needed = needed(refs(&scaled(unit, live)), None);
         plan(&files, total, &needed, &HashMap::new(), &BTreeSet::new()).files
     }
 
@@ -725,8 +727,8 @@ mod tests {
     #[test]
     fn files_are_chosen_down_to_the_target() {
         // Garbage (MiB): #1 98, #2 92, #3 10, #4 40.
-        let files = [(1, 100), (2, 100), (3, 100), (4, 100), (5, 600)].map(|(n, s)| (n, s * MIB));
-        let live = refs(&[(1, 2), (2, 8), (3, 90), (4, 60), (5, 600)].map(|(n, s)| (n, s * MIB)));
+        let files = scaled(MIB, &[(1, 100), (2, 100), (3, 100), (4, 100), (5, 600)]);
+        let live = refs(&scaled(MIB, &[(1, 2), (2, 8), (3, 90), (4, 60), (5, 600)]));
         let tables: HashMap<u64, Arc<Refs>> = [
             (10, Arc::new(refs(&[(1, 2 * MIB)]))),
             (11, Arc::new(refs(&[(3, 90 * MIB)]))),
