@@ -20,6 +20,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::contents::Contents;
+use super::format::touch_lines;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::util::coding::{decode_fixed32, get_varint32};
@@ -125,6 +126,12 @@ impl Block {
     /// Gives the contents' buffer back, for the next block read to reuse.
     pub(crate) fn into_data(self) -> Vec<u8> {
         self.data.into_buffer()
+    }
+
+    /// Starts loading every line of the block a search may read into the CPU's cache at once
+    /// (see [`touch_lines`]), for a block found in the block cache.
+    pub(crate) fn touch(&self) {
+        touch_lines(&self.data);
     }
 
     /// Whether the contents are a range of the table's mapping rather than a copy.

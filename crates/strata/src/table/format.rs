@@ -210,23 +210,25 @@ fn fit(mut contents: Vec<u8>) -> Vec<u8> {
     contents
 }
 
-/// Bytes of a mapped block [`touch_lines`] loads ahead of decoding it.
+/// Bytes of a block [`touch_lines`] loads ahead of reading it.
 const TOUCHED: usize = 4096;
 
-/// Reads a byte of each 64-byte line of the first [`TOUCHED`] bytes of `stored` (a block read
-/// straight out of a table's mapping, trailer included) and of its last line.
+/// Reads a byte of each 64-byte line of the first [`TOUCHED`] bytes of `block` and of its last
+/// line: a block read straight out of a table's mapping (trailer included) before it is
+/// decoded, or a block found in the block cache before a lookup searches it.
 ///
 /// Such a block is usually in no CPU cache yet. Decoding reads the trailer, then the contents
-/// front to back, so each line would wait for memory in turn: the hardware prefetcher starts
-/// late on a block of a few lines. These loads depend on nothing, so the CPU has all of them in
-/// flight at once and decoding then finds the lines cached. In `strata bench --sweep paper
-/// --repeat 3`, uncached Snappy lookups of absent keys without a filter (1 KiB blocks) went
-/// from 0.88 and 0.86 of LevelDB's median to 0.81 and 0.81. Past [`TOUCHED`] bytes the
-/// prefetcher has caught up, and touching a large block whole would only push its start out of
-/// the cache again.
-fn touch_lines(stored: &[u8]) {
-    let ahead = &stored[..stored.len().min(TOUCHED)];
-    let mut seen = stored.last().copied().unwrap_or(0);
+/// front to back, and a lookup reads the restart array at the end, then a restart entry or
+/// two, then entries front to back: each line would wait for memory in turn, as each load
+/// depends on the one before and the hardware prefetcher starts late on a block of a few
+/// lines. These loads depend on nothing, so the CPU has all of them in flight at once and the
+/// reads then find the lines cached. In `strata bench --sweep paper --repeat 3`, uncached
+/// Snappy lookups of absent keys without a filter (1 KiB blocks) went from 0.88 and 0.86 of
+/// LevelDB's median to 0.81 and 0.81. Past [`TOUCHED`] bytes the prefetcher has caught up, and
+/// touching a large block whole would only push its start out of the cache again.
+pub(crate) fn touch_lines(block: &[u8]) {
+    let ahead = &block[..block.len().min(TOUCHED)];
+    let mut seen = block.last().copied().unwrap_or(0);
     for line in ahead.chunks(64) {
         seen ^= line[0];
     }

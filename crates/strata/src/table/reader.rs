@@ -315,7 +315,8 @@ impl Table {
     /// mapped table), but for a memory-only read, which copies it as before: its pages were in
     /// memory when checked, but may leave before the read (or an iterator stepping through the
     /// block) is done with them, and reading them then would wait for the disk. A copy that
-    /// fills the cache also spares the next such read asking the kernel again.
+    /// fills the cache also spares the next such read asking the kernel again. A block found
+    /// in the cache has its lines loaded at once ([`Block::touch`]) before it is read.
     fn data_block(&self, reads: BlockReads, handle: BlockHandle) -> Result<Arc<Block>> {
         let BlockReads {
             verify_checksums: verify,
@@ -328,6 +329,7 @@ impl Table {
             // A block cached by a read that did not verify it is read again (and, unless read
             // in place, replaced) when this read asks for verification.
             if block.verified() || !(verify || self.opts.paranoid_checks) {
+                block.touch();
                 return Ok(block);
             }
         }
