@@ -1,7 +1,8 @@
 //! Reads that keep looking past a file make it a seek-compaction candidate (LevelDB's rule: a
 //! file earns `max(100, size / 16 KiB)` such reads), and the compaction that follows pushes it
 //! down. It is merged on the background thread alone, even when its input is large enough to
-//! be cut into key ranges: the readers that asked for it keep the other core.
+//! be cut into key ranges: the readers that asked for it keep the other core. Reads that a
+//! file's filter answers read no block of it and are not charged.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use strata::{CompressionType, Logger, MemEnv, Options, DB};
+use strata::{BloomFilterPolicy, CompressionType, FilterPolicy, Logger, MemEnv, Options, DB};
 
 mod support;
 use support::state::files_at_level;
@@ -29,26 +30,28 @@ fn key(i: u32) -> Vec<u8> {
     format!("key{i:06}").into_bytes()
 }
 
-#[test]
-fn a_file_read_past_is_compacted_down_on_one_thread() {
+/// A database of 40,000 keys with 150-byte values below level 1 (6 MiB: what a
+/// size-triggered compaction of this much would cut in ranges), and above them, alone in level
+/// 1, a small table over the whole key range holding every 400th key with the value `new`;
+/// `filter` as its filter policy. The log starts empty after the setup.
+fn read_past_setup(filter: Option<Arc<dyn FilterPolicy>>) -> (DB, Arc<Messages>, Vec<u8>) {
     let messages = Arc::new(Messages::default());
     let options = Options {
         write_buffer_size: 8 << 20,
         max_file_size: 1 << 20,
         compression: CompressionType::None,
         max_subcompactions: 4,
+        filter_policy: filter,
         info_log: Some(messages.clone()),
         ..support::options(&Arc::new(MemEnv::new()))
     };
     let db = DB::open("/db", options).unwrap();
-    // 6 MiB below level 1: what a size-triggered compaction of this much would cut in ranges.
     let value = vec![b'v'; 150];
     for i in 0..40_000 {
         db.put(&key(i), &value).unwrap();
     }
     db.compact_range(None, None).unwrap();
     assert_eq!((files_at_level(&db, 0), files_at_level(&db, 1)), (0, 0));
-    // A small table over the whole key range, flushed into level 1 above them.
     for i in (0..40_000).step_by(400) {
         db.put(&key(i), b"new").unwrap();
     }
@@ -60,11 +63,21 @@ fn a_file_read_past_is_compacted_down_on_one_thread() {
         db.property("leveldb.sstables").unwrap()
     );
     messages.0.lock().clear();
+    (db, messages, value)
+}
 
-    // Each read of a key the small table lacks looks at it first, then finds the key below.
+/// Reads 199 keys the level-1 table of [`read_past_setup`] lacks: each looks at that table
+/// first, then finds the key below.
+fn read_past(db: &DB, value: &[u8]) {
     for i in (1..40_000).step_by(202) {
-        assert_eq!(db.get(&key(i)).unwrap().as_deref(), Some(&value[..]));
+        assert_eq!(db.get(&key(i)).unwrap().as_deref(), Some(value));
     }
+}
+
+#[test]
+fn a_file_read_past_is_compacted_down_on_one_thread() {
+    let (db, messages, value) = read_past_setup(None);
+    read_past(&db, &value);
     wait_until(
         "the level-1 table is compacted down",
         Duration::from_secs(30),
@@ -82,4 +95,20 @@ fn a_file_read_past_is_compacted_down_on_one_thread() {
     for i in (0..40_000).step_by(400) {
         assert_eq!(db.get(&key(i)).unwrap().as_deref(), Some(&b"new"[..]));
     }
+}
+
+/// With a filter, the level-1 table's filter rules the keys out without a block read, so the
+/// reads past it cost nothing a compaction would save: no seek is charged (unlike LevelDB,
+/// which charges them as if each had read a block), and the table stays where it is. Twice
+/// the reads that compact it without a filter.
+#[test]
+fn reads_a_filter_answers_charge_no_seek() {
+    let (db, messages, value) = read_past_setup(Some(Arc::new(BloomFilterPolicy::new(10))));
+    read_past(&db, &value);
+    read_past(&db, &value);
+    // The compaction the reads would set off starts at once: give it time to show.
+    std::thread::sleep(Duration::from_millis(500));
+    let log = messages.0.lock().join("\n");
+    assert_eq!(files_at_level(&db, 1), 1, "the level-1 table stays:\n{log}");
+    assert!(!log.contains("compacting"), "no compaction:\n{log}");
 }

@@ -60,9 +60,22 @@ pub(super) const META_RECHECK: Duration = Duration::from_millis(50);
 const NEVER: u64 = u64::MAX;
 
 /// The data block a lookup in one table read last (with its file offset), kept for the next
-/// lookup in the same table; see [`Table::get_in`].
+/// lookup in the same table, and whether the latest lookup searched a data block at all; see
+/// [`Table::get_in`].
 #[derive(Default)]
-pub(crate) struct RecentBlock(Option<(u64, Arc<Block>)>);
+pub(crate) struct RecentBlock {
+    block: Option<(u64, Arc<Block>)>,
+    searched: bool,
+}
+
+impl RecentBlock {
+    /// Whether the latest lookup searched a data block: false when the filter ruled its key
+    /// out or every key of the table is below it. Only such a read costs what LevelDB's seek
+    /// compaction saves (see `Version::get`).
+    pub(crate) fn searched(&self) -> bool {
+        self.searched
+    }
+}
 
 /// An open table. See the module documentation.
 pub(crate) struct Table {
@@ -418,7 +431,8 @@ impl Table {
     /// allocates nothing, creates no cursor and takes no reference to the index block) and
     /// the data block the previous lookup in this table read: a lookup whose block is the one
     /// `recent` holds searches it again without reading it, so neighbouring keys looked up in
-    /// turn read their block once.
+    /// turn read their block once. `recent` also records whether this lookup searched a data
+    /// block ([`RecentBlock::searched`]).
     pub(crate) fn get_in<R>(
         &self,
         reads: BlockReads,
@@ -430,6 +444,7 @@ impl Table {
         if reads.memory_only {
             self.check_meta_in_memory()?;
         }
+        recent.searched = false;
         let in_file = |e: Error| e.in_file(&self.file_name);
         let within = self.index_prints().map(|p| p.narrow(internal_key));
         let Some(handle) = self
@@ -445,11 +460,12 @@ impl Table {
                 return Ok(None);
             }
         }
-        let block = match recent.0.take() {
+        let block = match recent.block.take() {
             Some((offset, block)) if offset == handle.offset => block,
             _ => self.data_block(reads, handle)?,
         };
-        let block = &recent.0.insert((handle.offset, block)).1;
+        recent.searched = true;
+        let block = &recent.block.insert((handle.offset, block)).1;
         let found = block
             .seek_point(&self.order, internal_key, scratch)
             .map_err(in_file)?;

@@ -90,9 +90,16 @@ pub(crate) struct PointRead {
 }
 
 /// What a lookup learned about file reads, for seek-triggered compaction.
+///
+/// LevelDB charges a seek to the first file a lookup consults whenever it goes on to another
+/// file, so that a file read past often enough is compacted into the level below: its reads
+/// cost a disk seek each. Strata charges the first file only when the lookup searched one of
+/// its data blocks. A lookup that the file's filter answered (or whose key lies past the
+/// file's last block) cost no block read, so a compaction would save it nothing, and read-only
+/// work with filters no longer sets off compactions that rewrite whole levels.
 #[derive(Debug, Default)]
 pub(crate) struct SeekCharge {
-    /// The first file read when more than one file had to be read.
+    /// The first file whose data block was searched, when the lookup went on to another file.
     pub(crate) file: Option<(usize, FileRef)>,
 }
 
@@ -149,19 +156,19 @@ impl Version {
         charge: &mut SeekCharge,
     ) -> Result<TableLookup> {
         let mut read = read;
-        let mut last_read: Option<(usize, &'v FileRef)> = None;
+        let mut searched: Option<(usize, &'v FileRef)> = None;
         let mut result = TableLookup::Absent;
         // One key buffer for every block this lookup searches.
         let mut scratch = Vec::with_capacity(lookup_key.len() + 16);
         let mut visit = |level: usize, file: &'v FileRef| -> Result<bool> {
             if charge.file.is_none() {
-                if let Some((level, previous)) = last_read.take() {
-                    // More than one file read for this lookup: charge the first one.
+                if let Some((level, previous)) = searched.take() {
+                    // A block searched in vain: charge its file (see `SeekCharge`).
                     charge.file = Some((level, Arc::clone(previous)));
                 }
             }
-            last_read = Some((level, file));
             let table = table_cache.find_table_for(reads, file.number(), file.meta.file_size)?;
+            let mut recent = RecentBlock::default();
             let outcome = self.get_in_table(
                 &table,
                 file.number(),
@@ -169,8 +176,11 @@ impl Version {
                 lookup_key,
                 &mut read,
                 &mut scratch,
-                &mut RecentBlock::default(),
+                &mut recent,
             )?;
+            if recent.searched() && charge.file.is_none() {
+                searched.get_or_insert((level, file));
+            }
             match outcome {
                 Some(found) => {
                     result = found;

@@ -57,8 +57,9 @@ pub(crate) struct BatchedLookup {
     pub(crate) read: PointRead,
     /// The answer once a memtable or table decides it; `None` when none does.
     pub(crate) result: Option<TableLookup>,
-    /// The last file read for this key, and the one charged a seek (see [`Version::get`]).
-    last_read: Option<(usize, FileRef)>,
+    /// The first file whose data block was searched for this key, and the one charged a
+    /// seek (see [`SeekCharge`]).
+    searched: Option<(usize, FileRef)>,
     pub(crate) charge: SeekCharge,
 }
 
@@ -68,18 +69,24 @@ impl BatchedLookup {
             lookup_key,
             read,
             result: None,
-            last_read: None,
+            searched: None,
             charge: SeekCharge::default(),
         }
     }
 
-    /// Notes that `file` of `level` is read for this key: the first file read is charged a
-    /// seek once a second one is.
-    fn reading(&mut self, level: usize, file: &FileRef) {
+    /// Notes that another file is consulted for this key: the file whose block was searched
+    /// in vain before, if any, is charged a seek.
+    fn consulting(&mut self) {
         if self.charge.file.is_none() {
-            self.charge.file = self.last_read.take();
+            self.charge.file = self.searched.take();
         }
-        self.last_read = Some((level, Arc::clone(file)));
+    }
+
+    /// Notes that a data block of `file` of `level` was searched for this key.
+    fn searched(&mut self, level: usize, file: &FileRef) {
+        if self.charge.file.is_none() && self.searched.is_none() {
+            self.searched = Some((level, Arc::clone(file)));
+        }
     }
 }
 
@@ -269,7 +276,7 @@ impl Version {
         recent: &mut Option<RecentTable>,
         scratch: &mut Vec<u8>,
     ) -> Result<()> {
-        lookup.reading(level, file);
+        lookup.consulting();
         let recent = match recent {
             Some(r) if r.number == file.number() => r,
             _ => recent.insert(RecentTable {
@@ -287,6 +294,9 @@ impl Version {
             scratch,
             &mut recent.block,
         )?;
+        if recent.block.searched() {
+            lookup.searched(level, file);
+        }
         Ok(())
     }
 }
