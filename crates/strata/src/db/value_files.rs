@@ -33,6 +33,7 @@
 //! it) for a thread syncing retired value files: between taking them and reporting them
 //! synced, that thread takes no lock but that writer's.
 
+use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -156,13 +157,21 @@ pub(super) fn separate<'a>(
     Ok(separated.zip(pending))
 }
 
+thread_local! {
+    /// Each writing thread's Snappy encoder: its hash table is allocated once, not for every
+    /// value (about 0.5 µs of the 3.6 an 8 KiB value took to compress).
+    static ENCODER: RefCell<snap::raw::Encoder> = RefCell::new(snap::raw::Encoder::new());
+}
+
 /// `value` Snappy-compressed when `compression` asks for it and that saves at least 1/8 of it
 /// (as table blocks are); `None` to store it as it is.
 fn compress(compression: CompressionType, value: &[u8]) -> Option<Vec<u8>> {
     if compression != CompressionType::Snappy {
         return None;
     }
-    let compressed = snap::raw::Encoder::new().compress_vec(value).ok()?;
+    let compressed = ENCODER
+        .with_borrow_mut(|encoder| encoder.compress_vec(value))
+        .ok()?;
     (compressed.len() < value.len() - value.len() / 8).then_some(compressed)
 }
 
