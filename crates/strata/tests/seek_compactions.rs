@@ -112,3 +112,61 @@ fn reads_a_filter_answers_charge_no_seek() {
     assert_eq!(files_at_level(&db, 1), 1, "the level-1 table stays:\n{log}");
     assert!(!log.contains("compacting"), "no compaction:\n{log}");
 }
+
+/// The keys [`read_past`] reads, for one `get_many`.
+fn read_past_keys() -> Vec<Vec<u8>> {
+    (1..40_000).step_by(202).map(key).collect()
+}
+
+/// `get_many` charges as `get` does: without a filter each key the level-1 table lacks
+/// searches its block in vain and goes on below, so the table is charged and compacted down.
+#[test]
+fn get_many_reads_past_a_file_compact_it_down() {
+    let (db, messages, value) = read_past_setup(None);
+    let keys = read_past_keys();
+    let found = db.get_many(&keys).unwrap();
+    assert!(found.iter().all(|v| v.as_deref() == Some(&value[..])));
+    wait_until(
+        "the level-1 table is compacted down",
+        Duration::from_secs(30),
+        || files_at_level(&db, 1) == 0,
+    );
+    let log = messages.0.lock().join("\n");
+    assert!(
+        log.contains("compacting 1@1 + "),
+        "a seek compaction:\n{log}"
+    );
+    for i in (0..40_000).step_by(400) {
+        assert_eq!(db.get(&key(i)).unwrap().as_deref(), Some(&b"new"[..]));
+    }
+}
+
+/// With a filter, `get_many` charges no seek for the keys the level-1 table's filter rules
+/// out, even right after a key of the same batch searched (and found its key in) that table's
+/// block: every absent key follows a present one in the same table, so a "searched" mark left
+/// over from the previous key would charge the table 2 x 100 times.
+#[test]
+fn get_many_reads_a_filter_answers_charge_no_seek() {
+    let (db, messages, value) = read_past_setup(Some(Arc::new(BloomFilterPolicy::new(10))));
+    let keys = read_past_keys();
+    for _ in 0..2 {
+        let found = db.get_many(&keys).unwrap();
+        assert!(found.iter().all(|v| v.as_deref() == Some(&value[..])));
+    }
+    // Each present key (in the level-1 table) followed by an absent one (found below).
+    let pairs: Vec<Vec<u8>> = (0..40_000)
+        .step_by(400)
+        .flat_map(|i| [key(i), key(i + 1)])
+        .collect();
+    for _ in 0..2 {
+        let found = db.get_many(&pairs).unwrap();
+        for (k, v) in pairs.iter().zip(&found) {
+            let expected: &[u8] = if k.ends_with(b"0") { b"new" } else { &value };
+            assert_eq!(v.as_deref(), Some(expected));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let log = messages.0.lock().join("\n");
+    assert_eq!(files_at_level(&db, 1), 1, "the level-1 table stays:\n{log}");
+    assert!(!log.contains("compacting"), "no compaction:\n{log}");
+}

@@ -4,7 +4,8 @@
 //! length, garbage collection moves them without changing them, and the marker records the
 //! extension before open returns: the database then opens only with compression on, which
 //! still reads values an earlier open stored uncompressed; repair records the extension from the
-//! data it salvages; and the space bound holds. (That real LevelDB refuses such a directory is
+//! data it salvages; the space bound holds; and a write from a thread-local destructor still
+//! compresses its value. (That real LevelDB refuses such a directory is
 //! proven in `crates/leveldb-peer/tests/extension_refusal.rs`.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
@@ -396,4 +397,39 @@ fn the_bound_holds_with_compressed_values() {
         }
     }
     eprintln!("compressed values: worst {worst:.3}x");
+}
+
+/// Puts a compressible separated value from its `Drop`: set on a thread before that thread's
+/// first write, so it is destroyed after the thread's other thread-locals.
+struct PutOnDrop(Option<Arc<DB>>);
+
+impl Drop for PutOnDrop {
+    fn drop(&mut self) {
+        if let Some(db) = self.0.take() {
+            db.put(b"late", &compressible(2, 4096)).unwrap();
+        }
+    }
+}
+
+thread_local! {
+    static PUT_ON_DROP: std::cell::RefCell<PutOnDrop> =
+        const { std::cell::RefCell::new(PutOnDrop(None)) };
+}
+
+/// A write from a thread-local destructor that runs after the thread's compression state is
+/// gone still compresses and stores its value (it panicked, aborting the process, when the
+/// writer's encoder was only reachable through its thread-local).
+#[test]
+fn a_write_from_a_thread_local_destructor_is_stored() {
+    let env = Arc::new(MemEnv::new());
+    let db = Arc::new(DB::open(DIR, separating(&env, CompressionType::Snappy)).unwrap());
+    let writer = Arc::clone(&db);
+    std::thread::spawn(move || {
+        PUT_ON_DROP.with_borrow_mut(|hold| hold.0 = Some(Arc::clone(&writer)));
+        writer.put(b"first", &compressible(1, 4096)).unwrap();
+    })
+    .join()
+    .unwrap();
+    assert_eq!(db.get(b"late").unwrap(), Some(compressible(2, 4096)));
+    assert_eq!(db.get(b"first").unwrap(), Some(compressible(1, 4096)));
 }

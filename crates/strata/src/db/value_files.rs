@@ -169,8 +169,15 @@ fn compress(compression: CompressionType, value: &[u8]) -> Option<Vec<u8>> {
     if compression != CompressionType::Snappy {
         return None;
     }
+    // A fresh encoder where the thread's is gone (a write from a thread-local destructor that
+    // runs after the encoder's) or in use.
+    let fresh = || snap::raw::Encoder::new().compress_vec(value);
     let compressed = ENCODER
-        .with_borrow_mut(|encoder| encoder.compress_vec(value))
+        .try_with(|encoder| match encoder.try_borrow_mut() {
+            Ok(mut encoder) => encoder.compress_vec(value),
+            Err(_) => fresh(),
+        })
+        .unwrap_or_else(|_| fresh())
         .ok()?;
     (compressed.len() < value.len() - value.len() / 8).then_some(compressed)
 }

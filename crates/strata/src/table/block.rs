@@ -128,8 +128,9 @@ impl Block {
         self.data.into_buffer()
     }
 
-    /// Starts loading every line of the block a search may read into the CPU's cache at once
-    /// (see [`touch_lines`]), for a block found in the block cache.
+    /// Starts loading the block's lines into the CPU's cache at once (its first 4 KiB and its
+    /// last line, which holds the restart array; see [`touch_lines`]), for a block found in the
+    /// block cache.
     pub(crate) fn touch(&self) {
         touch_lines(&self.data);
     }
