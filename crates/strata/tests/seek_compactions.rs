@@ -78,23 +78,39 @@ fn read_past(db: &DB, value: &[u8]) {
 fn a_file_read_past_is_compacted_down_on_one_thread() {
     let (db, messages, value) = read_past_setup(None);
     read_past(&db, &value);
+    let log = compacted_down(&db, &messages);
+    assert!(
+        !log.contains("key ranges in parallel"),
+        "not cut into ranges:\n{log}"
+    );
+}
+
+/// Waits for [`read_past_setup`]'s level-1 table to be compacted down by a seek compaction,
+/// checks its keys still read `new`, and returns the log.
+fn compacted_down(db: &DB, messages: &Messages) -> String {
     wait_until(
         "the level-1 table is compacted down",
         Duration::from_secs(30),
-        || files_at_level(&db, 1) == 0,
+        || files_at_level(db, 1) == 0,
     );
     let log = messages.0.lock().join("\n");
     assert!(
         log.contains("compacting 1@1 + "),
         "a seek compaction of the level-1 table:\n{log}"
     );
-    assert!(
-        !log.contains("key ranges in parallel"),
-        "not cut into ranges:\n{log}"
-    );
     for i in (0..40_000).step_by(400) {
         assert_eq!(db.get(&key(i)).unwrap().as_deref(), Some(&b"new"[..]));
     }
+    log
+}
+
+/// Checks that [`read_past_setup`]'s level-1 table stays where it is and nothing is compacted.
+fn stays(db: &DB, messages: &Messages) {
+    // The compaction the reads would set off starts at once: give it time to show.
+    std::thread::sleep(Duration::from_millis(500));
+    let log = messages.0.lock().join("\n");
+    assert_eq!(files_at_level(db, 1), 1, "the level-1 table stays:\n{log}");
+    assert!(!log.contains("compacting"), "no compaction:\n{log}");
 }
 
 /// With a filter, the level-1 table's filter rules the keys out without a block read, so the
@@ -106,11 +122,7 @@ fn reads_a_filter_answers_charge_no_seek() {
     let (db, messages, value) = read_past_setup(Some(Arc::new(BloomFilterPolicy::new(10))));
     read_past(&db, &value);
     read_past(&db, &value);
-    // The compaction the reads would set off starts at once: give it time to show.
-    std::thread::sleep(Duration::from_millis(500));
-    let log = messages.0.lock().join("\n");
-    assert_eq!(files_at_level(&db, 1), 1, "the level-1 table stays:\n{log}");
-    assert!(!log.contains("compacting"), "no compaction:\n{log}");
+    stays(&db, &messages);
 }
 
 /// The keys [`read_past`] reads, for one `get_many`.
@@ -126,19 +138,7 @@ fn get_many_reads_past_a_file_compact_it_down() {
     let keys = read_past_keys();
     let found = db.get_many(&keys).unwrap();
     assert!(found.iter().all(|v| v.as_deref() == Some(&value[..])));
-    wait_until(
-        "the level-1 table is compacted down",
-        Duration::from_secs(30),
-        || files_at_level(&db, 1) == 0,
-    );
-    let log = messages.0.lock().join("\n");
-    assert!(
-        log.contains("compacting 1@1 + "),
-        "a seek compaction:\n{log}"
-    );
-    for i in (0..40_000).step_by(400) {
-        assert_eq!(db.get(&key(i)).unwrap().as_deref(), Some(&b"new"[..]));
-    }
+    compacted_down(&db, &messages);
 }
 
 /// With a filter, `get_many` charges no seek for the keys the level-1 table's filter rules
@@ -165,8 +165,5 @@ fn get_many_reads_a_filter_answers_charge_no_seek() {
             assert_eq!(v.as_deref(), Some(expected));
         }
     }
-    std::thread::sleep(Duration::from_millis(500));
-    let log = messages.0.lock().join("\n");
-    assert_eq!(files_at_level(&db, 1), 1, "the level-1 table stays:\n{log}");
-    assert!(!log.contains("compacting"), "no compaction:\n{log}");
+    stays(&db, &messages);
 }
