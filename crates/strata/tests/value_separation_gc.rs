@@ -587,7 +587,8 @@ fn file_kind(path: &Path) -> &'static str {
 /// One crash trial: `keys` keys overwritten in rounds (a write in 97 synced, by `seed`) until
 /// the `n`-th `kind` operation a background thread makes on a file of kind `what` crashes the
 /// env, then power loss in `mode` and a reopen: the state must be a prefix of the writes with
-/// every synced one, every value readable, and collection must go on within the bound.
+/// every synced one (the write that failed at the crash may be in it or not), every value
+/// readable, and collection must go on within the bound.
 /// Returns whether the crash point was reached.
 fn crash_trial(
     (kind, what, n): (OpKind, &'static str, u64),
@@ -612,6 +613,10 @@ fn crash_trial(
     let mut writes: Vec<(u32, u32)> = Vec::new();
     let mut uniform = UniformKeys { state: seed, keys };
     let mut synced = None;
+    // The write that failed once the env crashed: its log record may have been written
+    // before the failure, and a power loss may keep it (a failed write may or may not be
+    // durable, as in LevelDB), so the state may also be that of every write and this one.
+    let mut failed = None;
     'writing: for round in 0..40u32 {
         for n in 0..keys {
             let i = if round == 0 { n } else { uniform.next() };
@@ -620,6 +625,7 @@ fn crash_trial(
                 .put_opt(&WriteOptions { sync }, &key(i), &value(i, round))
                 .is_err()
             {
+                failed = Some((i, round));
                 break 'writing;
             }
             writes.push((i, round));
@@ -660,12 +666,12 @@ fn crash_trial(
     it.status()
         .unwrap_or_else(|e| panic!("{trial}: a pointer without its value: {e}"));
     drop(it);
-    // The longest prefix of the writes whose state is the recovered one: replayed write by
-    // write, counting the keys where the two differ.
+    // The longest prefix of the writes (the failed one last) whose state is the recovered
+    // one: replayed write by write, counting the keys where the two differ.
     let mut state = Model::new();
     let mut differing = model.len();
     let mut prefix = (differing == 0).then_some(0);
-    for (done, &(i, version)) in writes.iter().enumerate() {
+    for (done, &(i, version)) in writes.iter().chain(&failed).enumerate() {
         let before = state.get(&i) != model.get(&i);
         state.insert(i, version);
         let after = Some(&version) != model.get(&i);
