@@ -4,13 +4,15 @@
 //! - [`block_builder`] / [`block`]: prefix-compressed blocks with restart points.
 //! - [`filter_block`]: the per-table filter block (one filter per 2 KiB of data offsets).
 //! - [`builder`]: writes a table; [`reader`]: opens one, point lookups and a two-level iterator;
-//!   [`restart_prints`]: narrows point lookups' search of a table's index block.
+//!   [`restart_prints`]: narrows point lookups' search of a table's index block, and
+//!   [`block_offsets`] lets them skip it where the prints alone place the key.
 //! - Range tombstones (format extension `range-deletes`) go in a range-deletion block named
 //!   `strata.range-deletions` in the metaindex (layout in `range_del`).
 
 pub(crate) mod block;
 pub(crate) mod block_builder;
 pub(crate) mod block_cache;
+pub(crate) mod block_offsets;
 pub(crate) mod builder;
 pub(crate) mod contents;
 pub(crate) mod filter_block;

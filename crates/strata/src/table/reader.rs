@@ -35,6 +35,7 @@ use crate::range_del::{Fragments, RangeTombstone};
 use crate::util::internal_key::user_key;
 
 use super::block::{Block, BlockIter, KeyOrder};
+use super::block_offsets::BlockOffsets;
 use super::builder::{FILTER_META_PREFIX, RANGE_DELETIONS_META_KEY};
 use super::contents::Contents;
 use super::filter_block::FilterBlockReader;
@@ -94,6 +95,9 @@ pub(crate) struct Table {
     /// Narrows lookups' search of the index block (bytewise order only); built by the first
     /// lookup after [`PRINTS_AFTER`] (see [`Table::index_prints`]).
     index_prints: OnceLock<Option<RestartPrints>>,
+    /// The blocks the index block's entries point to, for lookups the prints place alone;
+    /// built by the lookup after the one that built the prints (see [`Table::get_in`]).
+    block_offsets: OnceLock<Option<BlockOffsets>>,
     /// Lookups and seeks served before `index_prints` was built.
     lookups: AtomicUsize,
     index_handle: BlockHandle,
@@ -147,6 +151,7 @@ impl Table {
             cache_id,
             index_block: Arc::new(index_block),
             index_prints: OnceLock::new(),
+            block_offsets: OnceLock::new(),
             lookups: AtomicUsize::new(0),
             index_handle: footer.index,
             metaindex_handle: footer.metaindex,
@@ -209,10 +214,22 @@ impl Table {
         (self.index_block.is_shared(), filter)
     }
 
-    /// Whether the index block's restart prints have been built.
+    /// The index block's block offsets, built by the first lookup that calls for them:
+    /// `Table::get_in` does once the prints are built.
+    fn block_offsets(&self) -> Option<&BlockOffsets> {
+        self.block_offsets
+            .get_or_init(|| BlockOffsets::new(&self.index_block))
+            .as_ref()
+    }
+
+    /// Whether the index block's restart prints, and its block offsets, have been built.
     #[cfg(test)]
-    pub(super) fn has_index_prints(&self) -> bool {
-        matches!(self.index_prints.get(), Some(Some(_)))
+    pub(super) fn has_index_aids(&self) -> (bool, bool) {
+        let built = |aid: Option<bool>| aid == Some(true);
+        (
+            built(self.index_prints.get().map(Option::is_some)),
+            built(self.block_offsets.get().map(Option::is_some)),
+        )
     }
 
     /// The meta block at `handle` (metaindex, filter, range deletions), checksum verified.
@@ -446,15 +463,34 @@ impl Table {
         }
         recent.searched = false;
         let in_file = |e: Error| e.in_file(&self.file_name);
-        let within = self.index_prints().map(|p| p.narrow(internal_key));
-        let Some(handle) = self
-            .index_block
-            .seek_point_within(&self.order, internal_key, scratch, within)
-            .map_err(in_file)?
-        else {
-            return Ok(None);
+        // A table's block offsets are built by the lookup after the one that built its
+        // prints, so that no lookup waits for both.
+        let had_prints = self.index_prints.get().is_some();
+        let prints = self.index_prints();
+        let placed = prints.and_then(|p| {
+            let offsets = if had_prints {
+                self.block_offsets()
+            } else {
+                None
+            };
+            Some(offsets?.block(p.keys_below(internal_key)?))
+        });
+        let handle = match placed {
+            Some(Some(handle)) => handle,
+            // Every key of the table is below the target.
+            Some(None) => return Ok(None),
+            None => {
+                let within = prints.map(|p| p.narrow(internal_key));
+                let Some(handle) = self
+                    .index_block
+                    .seek_point_within(&self.order, internal_key, scratch, within)
+                    .map_err(in_file)?
+                else {
+                    return Ok(None);
+                };
+                self.decode_handle(handle)?
+            }
         };
-        let handle = self.decode_handle(handle)?;
         if let Some(filter) = &self.filter {
             if !filter.key_may_match(handle.offset, user_key(internal_key)) {
                 return Ok(None);

@@ -26,8 +26,9 @@
 //!
 //! Built from a table's index block (one pass over the restart points) once the table has
 //! served a few lookups (`Table::index_prints`). A block with a restart entry that does not
-//! decode gets none, so searching it reports the corruption as before; so does an order other
-//! than the bytewise one.
+//! decode gets none, so searching it reports the corruption as before; so do a block whose
+//! prints go down somewhere (its keys are out of order: the numbers would place keys where
+//! the block's own search does not go) and an order other than the bytewise one.
 
 use super::block::Block;
 use crate::util::internal_key::{user_key, TRAILER_LEN};
@@ -57,7 +58,8 @@ pub(crate) struct RestartPrints {
 
 impl RestartPrints {
     /// The prints of `block`, whose keys are internal keys in the bytewise order; `None` for
-    /// a block without restart points or with one that does not decode.
+    /// a block without restart points, with one that does not decode, or whose restart keys'
+    /// prints go down.
     pub(crate) fn new(block: &Block) -> Option<RestartPrints> {
         let n = block.num_restarts();
         let user = |i| -> Option<&[u8]> {
@@ -67,11 +69,12 @@ impl RestartPrints {
         let (a, b) = (user(n.checked_sub(1)? / 4)?, user(3 * (n - 1) / 4)?);
         let shared = a.iter().zip(b).take_while(|(a, b)| a == b).count();
         let prefix = &a[..shared];
-        let prints = block.restart_keys().map(|key| print(prefix, key?));
+        let prints = (0..n).map(|i| print(prefix, block.restart_entry(i)?.key));
         RestartPrints::from_prints(prefix.into(), n, prints)
     }
 
-    /// Lays out `len` prints in groups; `None` if one of them is.
+    /// Lays out `len` prints in groups; `None` if one of them is, or if one is below the one
+    /// before.
     fn from_prints(
         prefix: Box<[u8]>,
         len: usize,
@@ -79,11 +82,16 @@ impl RestartPrints {
     ) -> Option<RestartPrints> {
         let mut groups = Vec::with_capacity(len.div_ceil(GROUP));
         let mut tops = Vec::with_capacity(len.div_ceil(GROUP));
+        let mut last = 0;
         for start in (0..len).step_by(GROUP) {
             let mut group = Group([u64::MAX; GROUP]);
             let filled = &mut group.0[..GROUP.min(len - start)];
             for slot in filled.iter_mut() {
-                *slot = prints.next()??;
+                let print = prints.next()??;
+                if print < last {
+                    return None;
+                }
+                (*slot, last) = (print, print);
             }
             tops.extend(filled.last().copied());
             groups.push(group);
@@ -106,6 +114,16 @@ impl RestartPrints {
             .count();
         let left = below.saturating_sub(1);
         (left, (below + equal).saturating_sub(1).max(left))
+    }
+
+    /// How many restart keys are below `target` (an internal key), when the prints alone
+    /// tell: `None` when a restart key's print equals the target's (only a full comparison
+    /// orders those) or the target is shorter than a trailer.
+    pub(crate) fn keys_below(&self, target: &[u8]) -> Option<usize> {
+        let target = print(&self.prefix, target)?;
+        let below = self.below(target);
+        let tied = below < self.len && self.groups[below / GROUP].0[below % GROUP] == target;
+        (!tied).then_some(below)
     }
 
     /// How many prints are below `target`: the first group whose top is not below it holds
@@ -149,6 +167,8 @@ mod tests {
     use crate::iter::InternalIterator;
     use crate::table::block::KeyOrder;
     use crate::table::block_builder::BlockBuilder;
+    use crate::table::block_offsets::BlockOffsets;
+    use crate::table::format::{BlockHandle, BLOCK_TRAILER_LEN};
     use crate::util::comparator::BytewiseComparator;
     use crate::util::internal_key::{InternalKeyComparator, ValueType};
 
@@ -250,6 +270,181 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// An index block over `keys` (one entry per restart point, as tables write them) whose
+    /// entries point to blocks of `sizes` laid back to back from offset 0, each with its
+    /// trailer.
+    fn index_block(keys: &[Vec<u8>], sizes: &[u64]) -> Arc<Block> {
+        let mut builder = BlockBuilder::new(1);
+        let mut offset = 0;
+        for (key, &size) in keys.iter().zip(sizes.iter().cycle()) {
+            let mut handle = Vec::new();
+            BlockHandle { offset, size }.encode_to(&mut handle);
+            builder.add(key, &handle);
+            offset += size + BLOCK_TRAILER_LEN as u64;
+        }
+        Arc::new(Block::new(builder.finish().to_vec(), 0).unwrap())
+    }
+
+    proptest! {
+        /// Where the prints place a key alone, the block the offsets give is the one a search
+        /// of the index block finds (or none past its last entry); ties are left to the search.
+        #[test]
+        fn placed_lookups_find_the_block_the_index_search_finds(
+            keys in sorted_keys(),
+            sizes in prop::collection::vec(1u64..5000, 1..5),
+            targets in prop::collection::vec(
+                (prop::collection::vec(0u8..9, 0..16), 0u64..12), 1..40),
+        ) {
+            let order = KeyOrder::Internal(InternalKeyComparator::new(Arc::new(BytewiseComparator)));
+            let index = index_block(&keys, &sizes);
+            let prints = RestartPrints::new(&index).unwrap();
+            let offsets = BlockOffsets::new(&index).unwrap();
+            let probes = keys.iter().cloned().chain(targets.iter().map(|(u, s)| internal(u, *s)));
+            let mut scratch = Vec::new();
+            for target in probes {
+                let Some(below) = prints.keys_below(&target) else { continue };
+                let searched = index
+                    .seek_point(&order, &target, &mut scratch)
+                    .unwrap()
+                    .map(|mut value| BlockHandle::decode_from(&mut value).unwrap());
+                prop_assert_eq!(offsets.block(below), searched, "target {:?}", target);
+            }
+        }
+    }
+
+    /// Restart keys out of order (a crafted index block whose checksum holds) get no prints,
+    /// which would otherwise place a lookup where the search of the block does not go.
+    #[test]
+    fn restart_keys_out_of_order_get_no_prints() {
+        let order = KeyOrder::Internal(InternalKeyComparator::new(Arc::new(BytewiseComparator)));
+        let keys: Vec<Vec<u8>> = [&b"d"[..], b"a", b"b", b"e"]
+            .iter()
+            .map(|u| internal(u, 1))
+            .collect();
+        let index = index_block(&keys, &[10]);
+        let target = internal(b"c", 1);
+        let searched = index
+            .seek_point(&order, &target, &mut Vec::new())
+            .unwrap()
+            .map(|mut value| BlockHandle::decode_from(&mut value).unwrap());
+        // The search ends at `e`, the fourth entry (after three blocks of 10 + 5 bytes).
+        assert_eq!(searched.map(|h| h.offset), Some(45));
+        assert!(RestartPrints::new(&index).is_none());
+    }
+
+    /// An index entry whose value is not a handle leaves the block without offsets: lookups
+    /// search it and report the corruption.
+    #[test]
+    fn an_undecodable_handle_leaves_no_offsets() {
+        let mut builder = BlockBuilder::new(1);
+        for user in [&b"a"[..], b"c", b"e", b"g"] {
+            builder.add(&internal(user, 1), &[0x80u8]);
+        }
+        let index = Block::new(builder.finish().to_vec(), 0).unwrap();
+        assert!(BlockOffsets::new(&index).is_none());
+    }
+
+    proptest! {
+        /// Damage that leaves an index block with prints and offsets (a crafted table whose
+        /// checksum holds) places no lookup where the block's own search does not go.
+        #[test]
+        fn placed_lookups_in_damaged_index_blocks_agree_with_the_search(
+            keys in sorted_keys(),
+            sizes in prop::collection::vec(1u64..5000, 1..5),
+            flips in prop::collection::vec((any::<usize>(), any::<u8>()), 1..4),
+            targets in prop::collection::vec(
+                (prop::collection::vec(0u8..9, 0..16), 0u64..12), 1..40),
+        ) {
+            let order = KeyOrder::Internal(InternalKeyComparator::new(Arc::new(BytewiseComparator)));
+            let mut data = Arc::try_unwrap(index_block(&keys, &sizes)).unwrap().into_data();
+            for (at, x) in flips {
+                let len = data.len();
+                data[at % len] ^= x;
+            }
+            let Ok(index) = Block::new(data, 0) else { return Ok(()) };
+            let (Some(prints), Some(offsets)) =
+                (RestartPrints::new(&index), BlockOffsets::new(&index)) else { return Ok(()) };
+            let mut scratch = Vec::new();
+            for target in targets.iter().map(|(u, s)| internal(u, *s)) {
+                let Some(below) = prints.keys_below(&target) else { continue };
+                let searched = index
+                    .seek_point(&order, &target, &mut scratch)
+                    .map(|found| found.map(|mut v| BlockHandle::decode_from(&mut v)));
+                prop_assert_eq!(searched.ok(), Some(offsets.block(below).map(Some)),
+                    "target {:?}", target);
+            }
+        }
+    }
+
+    /// A byte between the last index entry and the restart array: the search reports it, so
+    /// no offsets may place a lookup past the last entry.
+    #[test]
+    fn bytes_after_the_last_index_entry_leave_no_offsets() {
+        let keys: Vec<Vec<u8>> = (0..4u8).map(|i| internal(&[b'k', i], 1)).collect();
+        let mut data = Arc::try_unwrap(index_block(&keys, &[10]))
+            .unwrap()
+            .into_data();
+        let restarts = data.len() - 4 - 4 * keys.len();
+        data.insert(restarts, 0);
+        let index = Block::new(data, 0).unwrap();
+        assert!(index.restart_entry(3).is_some_and(|e| !e.alone));
+        assert!(BlockOffsets::new(&index).is_none());
+    }
+
+    #[test]
+    fn index_blocks_not_one_entry_per_restart_or_not_back_to_back_get_no_offsets() {
+        let keys: Vec<Vec<u8>> = (0..6u8).map(|i| internal(&[b'k', i], 1)).collect();
+        let index = index_block(&keys, &[10, 20]);
+        let offsets = BlockOffsets::new(&index).unwrap();
+        // Between the third and fourth keys: placed by the prints, in the fourth entry's block.
+        let between = internal(&[b'k', 2, 5], 1);
+        assert_eq!(
+            RestartPrints::new(&index).unwrap().keys_below(&between),
+            Some(3)
+        );
+        // Blocks of 10, 20 and 10 bytes, each with a 5-byte trailer, come before it.
+        let fourth = BlockHandle {
+            offset: 15 + 25 + 15,
+            size: 20,
+        };
+        assert_eq!(offsets.block(3), Some(fourth));
+        assert_eq!(offsets.block(6), None);
+        // Two entries per restart point.
+        let mut builder = BlockBuilder::new(2);
+        let mut gapped = BlockBuilder::new(1);
+        for (i, key) in keys.iter().enumerate() {
+            let mut handle = Vec::new();
+            BlockHandle {
+                offset: 15 * i as u64,
+                size: 10,
+            }
+            .encode_to(&mut handle);
+            builder.add(key, &handle);
+            // A byte between each block's trailer and the next block.
+            let mut apart = Vec::new();
+            BlockHandle {
+                offset: 16 * i as u64,
+                size: 10,
+            }
+            .encode_to(&mut apart);
+            gapped.add(key, &apart);
+        }
+        let sparse = Arc::new(Block::new(builder.finish().to_vec(), 0).unwrap());
+        assert!(BlockOffsets::new(&sparse).is_none());
+        let gapped = Arc::new(Block::new(gapped.finish().to_vec(), 0).unwrap());
+        assert!(BlockOffsets::new(&gapped).is_none());
+        // As many restart points as entries, but the second restart point names the first
+        // entry again: the second entry is no restart point.
+        let mut data = Arc::try_unwrap(index_block(&keys[..2], &[10]))
+            .unwrap()
+            .into_data();
+        let restarts = data.len() - 4 - 2 * 4;
+        data[restarts + 4..restarts + 8].copy_from_slice(&0u32.to_le_bytes());
+        let repeated = Block::new(data, 0).unwrap();
+        assert_eq!(repeated.num_restarts(), 2);
+        assert!(BlockOffsets::new(&repeated).is_none());
     }
 
     /// The search over groups answers as a binary search over the prints in one array.

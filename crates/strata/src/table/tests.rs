@@ -351,8 +351,8 @@ fn restart_interval_one_and_small_blocks() {
 }
 
 /// The first lookups search the index block in full, the later ones through its restart
-/// prints, built by the lookup after the first [`PRINTS_AFTER`]: both answer every present and
-/// absent key as the entries say.
+/// prints, built by the lookup after the first [`PRINTS_AFTER`], and its block offsets, built
+/// by the lookup after that: all answer every present and absent key as the entries say.
 #[test]
 fn lookups_answer_alike_before_and_after_the_index_prints_are_built() {
     let opts = options(CompressionType::Snappy, false);
@@ -361,11 +361,9 @@ fn lookups_answer_alike_before_and_after_the_index_prints_are_built() {
     let mut served = 0;
     for (key, value) in entries.iter().step_by(7).chain(&entries) {
         let user = user_key(key);
-        assert_eq!(
-            table.has_index_prints(),
-            served > PRINTS_AFTER,
-            "after {served}"
-        );
+        let built = served > PRINTS_AFTER;
+        let offsets = served > PRINTS_AFTER + 1;
+        assert_eq!(table.has_index_aids(), (built, offsets), "after {served}");
         let got = get(&table, user).unwrap();
         assert_eq!((&got.0, &got.1), (key, value));
         // Between this key and the next (`key000004` < `key000004x` < `key000006`).
@@ -378,7 +376,34 @@ fn lookups_answer_alike_before_and_after_the_index_prints_are_built() {
         assert_eq!(next.as_ref(), expected);
         served += 2;
     }
-    assert!(table.has_index_prints());
+    assert_eq!(table.has_index_aids(), (true, true));
+}
+
+/// The prints are built by the ninth lookup and the block offsets by the tenth, never both by
+/// one; placed lookups find what the entries say.
+#[test]
+fn block_offsets_are_built_by_the_lookup_after_the_prints() {
+    let opts = options(CompressionType::None, false);
+    let entries = sample(2000, 20);
+    let table = open(&opts, build(&opts, &entries)).unwrap();
+    for served in 0..PRINTS_AFTER + 4 {
+        let built = (served > PRINTS_AFTER, served > PRINTS_AFTER + 1);
+        assert_eq!(table.has_index_aids(), built, "after {served}");
+        let (key, value) = &entries[served * 97];
+        assert_eq!(
+            get(&table, user_key(key)),
+            Some((key.clone(), value.clone()))
+        );
+    }
+    assert_eq!(
+        get(&table, b"a").map(|(k, _)| k),
+        Some(entries[0].0.clone())
+    );
+    let between = [user_key(&entries[1000].0), b"x"].concat();
+    assert_eq!(
+        get(&table, &between).map(|(k, _)| k),
+        Some(entries[1001].0.clone())
+    );
 }
 
 /// Opens `bytes` as a table twice, reading its meta blocks as copies and as a mapped file's
@@ -411,7 +436,9 @@ fn exercise_table(table: &Arc<Table>) {
         steps += 1;
     }
     let _ = it.status();
-    for probe in [&b"key000010"[..], b"", b"zz"] {
+    // Enough lookups to build the index prints, so damaged index blocks meet placed lookups.
+    let probes = [&b"key000010"[..], b"", b"zz", b"key000011", b"key0000105"];
+    for probe in probes.iter().cycle().take(2 * PRINTS_AFTER + probes.len()) {
         let lookup = internal_key(probe, 1 << 40, ValueType::Value);
         it.seek(&lookup);
         let _ = table.get(verify, &lookup, |k, v| (k.len(), v.len()));
