@@ -206,10 +206,7 @@ impl Block {
         let entries = self.entries();
         let at = self.restart_point(index)?;
         // Where the entry ends if the next restart point starts right after it.
-        let next = match self.restart_point(index + 1) {
-            Some(next) => next,
-            None => self.restarts,
-        };
+        let next = self.restart_point(index + 1).unwrap_or(self.restarts);
         let h = decode_entry(entries, at).filter(|h| h.shared == 0)?;
         let value_at = h.key_at + h.non_shared;
         let end = value_at + h.value_len;

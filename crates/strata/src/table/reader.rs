@@ -225,10 +225,9 @@ impl Table {
     /// Whether the index block's restart prints, and its block offsets, have been built.
     #[cfg(test)]
     pub(super) fn has_index_aids(&self) -> (bool, bool) {
-        let built = |aid: Option<bool>| aid == Some(true);
         (
-            built(self.index_prints.get().map(Option::is_some)),
-            built(self.block_offsets.get().map(Option::is_some)),
+            self.index_prints.get().is_some_and(Option::is_some),
+            self.block_offsets.get().is_some_and(Option::is_some),
         )
     }
 
@@ -468,12 +467,8 @@ impl Table {
         let had_prints = self.index_prints.get().is_some();
         let prints = self.index_prints();
         let placed = prints.and_then(|p| {
-            let offsets = if had_prints {
-                self.block_offsets()
-            } else {
-                None
-            };
-            Some(offsets?.block(p.keys_below(internal_key)?))
+            let offsets = had_prints.then(|| self.block_offsets()).flatten()?;
+            Some(offsets.block(p.keys_below(internal_key)?))
         });
         let handle = match placed {
             Some(Some(handle)) => handle,

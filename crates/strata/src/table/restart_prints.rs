@@ -279,12 +279,26 @@ mod tests {
         let mut builder = BlockBuilder::new(1);
         let mut offset = 0;
         for (key, &size) in keys.iter().zip(sizes.iter().cycle()) {
-            let mut handle = Vec::new();
-            BlockHandle { offset, size }.encode_to(&mut handle);
-            builder.add(key, &handle);
+            builder.add(key, &encoded(offset, size));
             offset += size + BLOCK_TRAILER_LEN as u64;
         }
         Arc::new(Block::new(builder.finish().to_vec(), 0).unwrap())
+    }
+
+    /// The handle of a block at `offset` of `size` bytes, encoded as an index entry's value.
+    fn encoded(offset: u64, size: u64) -> Vec<u8> {
+        let mut handle = Vec::new();
+        BlockHandle { offset, size }.encode_to(&mut handle);
+        handle
+    }
+
+    /// The block a search of `index` finds for `target`.
+    fn searched(index: &Block, target: &[u8]) -> Option<BlockHandle> {
+        let order = KeyOrder::Internal(InternalKeyComparator::new(Arc::new(BytewiseComparator)));
+        index
+            .seek_point(&order, target, &mut Vec::new())
+            .unwrap()
+            .map(|mut value| BlockHandle::decode_from(&mut value).unwrap())
     }
 
     proptest! {
@@ -297,19 +311,13 @@ mod tests {
             targets in prop::collection::vec(
                 (prop::collection::vec(0u8..9, 0..16), 0u64..12), 1..40),
         ) {
-            let order = KeyOrder::Internal(InternalKeyComparator::new(Arc::new(BytewiseComparator)));
             let index = index_block(&keys, &sizes);
             let prints = RestartPrints::new(&index).unwrap();
             let offsets = BlockOffsets::new(&index).unwrap();
             let probes = keys.iter().cloned().chain(targets.iter().map(|(u, s)| internal(u, *s)));
-            let mut scratch = Vec::new();
             for target in probes {
                 let Some(below) = prints.keys_below(&target) else { continue };
-                let searched = index
-                    .seek_point(&order, &target, &mut scratch)
-                    .unwrap()
-                    .map(|mut value| BlockHandle::decode_from(&mut value).unwrap());
-                prop_assert_eq!(offsets.block(below), searched, "target {:?}", target);
+                prop_assert_eq!(offsets.block(below), searched(&index, &target), "target {:?}", target);
             }
         }
     }
@@ -318,19 +326,14 @@ mod tests {
     /// which would otherwise place a lookup where the search of the block does not go.
     #[test]
     fn restart_keys_out_of_order_get_no_prints() {
-        let order = KeyOrder::Internal(InternalKeyComparator::new(Arc::new(BytewiseComparator)));
         let keys: Vec<Vec<u8>> = [&b"d"[..], b"a", b"b", b"e"]
             .iter()
             .map(|u| internal(u, 1))
             .collect();
         let index = index_block(&keys, &[10]);
-        let target = internal(b"c", 1);
-        let searched = index
-            .seek_point(&order, &target, &mut Vec::new())
-            .unwrap()
-            .map(|mut value| BlockHandle::decode_from(&mut value).unwrap());
         // The search ends at `e`, the fourth entry (after three blocks of 10 + 5 bytes).
-        assert_eq!(searched.map(|h| h.offset), Some(45));
+        let found = searched(&index, &internal(b"c", 1));
+        assert_eq!(found.map(|h| h.offset), Some(45));
         assert!(RestartPrints::new(&index).is_none());
     }
 
@@ -415,21 +418,9 @@ mod tests {
         let mut builder = BlockBuilder::new(2);
         let mut gapped = BlockBuilder::new(1);
         for (i, key) in keys.iter().enumerate() {
-            let mut handle = Vec::new();
-            BlockHandle {
-                offset: 15 * i as u64,
-                size: 10,
-            }
-            .encode_to(&mut handle);
-            builder.add(key, &handle);
+            builder.add(key, &encoded(15 * i as u64, 10));
             // A byte between each block's trailer and the next block.
-            let mut apart = Vec::new();
-            BlockHandle {
-                offset: 16 * i as u64,
-                size: 10,
-            }
-            .encode_to(&mut apart);
-            gapped.add(key, &apart);
+            gapped.add(key, &encoded(16 * i as u64, 10));
         }
         let sparse = Arc::new(Block::new(builder.finish().to_vec(), 0).unwrap());
         assert!(BlockOffsets::new(&sparse).is_none());

@@ -29,10 +29,12 @@ use crate::util::internal_key::{
 pub fn table(data: &[u8]) {
     // Enough lookups that the later ones go through the index's restart prints and the
     // blocks they place (the prints built on a table's ninth lookup, the offsets on its tenth).
-    let probes: Vec<Vec<u8>> = std::iter::once(b"a".to_vec())
-        .chain(data.chunks(5).take(11).map(<[u8]>::to_vec))
+    let probes: Vec<Vec<u8>> = std::iter::once(&b"a"[..])
+        .chain(data.chunks(5).take(11))
+        .cycle()
+        .take(24)
+        .map(<[u8]>::to_vec)
         .collect();
-    let probes: Vec<Vec<u8>> = probes.iter().cycle().take(24).cloned().collect();
     let _ = read_table(data.to_vec(), &options(Some(10), false, false), &probes);
     let with_tombstones = TableOptions {
         range_deletions: true,
