@@ -120,9 +120,11 @@ fn a_thousand_log_switches_leave_no_descriptor_or_mapping_behind() {
 /// Set in the child process of the test below to the directory it writes to.
 const FULL_CHILD_DIR: &str = "STRATA_MAPPED_LOG_FULL_CHILD_DIR";
 
-/// A log that cannot grow (here a file size limit, `RLIMIT_FSIZE`, as a full disk would) fails
-/// the write with a typed error — never a `SIGBUS` from a store into a mapped page past the
-/// file's end — and later writes fail too (a background error), with nothing acknowledged lost.
+/// A log that cannot grow (here a file size limit, `RLIMIT_FSIZE`, which refuses the
+/// `ftruncate` that grows the mapped log; a full disk refuses the reservation before it, which
+/// `env/posix/mapped_log/tests.rs` simulates) fails the write with a typed error — never a
+/// `SIGBUS` from a store into a mapped page past the file's end — and later writes fail too (a
+/// background error), with nothing acknowledged lost.
 #[test]
 fn a_log_that_cannot_grow_fails_the_write_without_a_sigbus() {
     log_that_cannot_grow(

@@ -42,7 +42,8 @@ pub use crate::env::fault::{
 };
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub use crate::env::posix::mapped_log::crash_points::{
-    mapped_log_writes_stopped, refuse_mapped_log_reservation, stop_mapped_log_writes_after,
+    mapped_log_writes_stopped, refuse_mapped_log_reservation, refuse_reserving_ahead,
+    stop_mapped_log_writes_after,
 };
 
 use crate::error::Result;

@@ -37,12 +37,13 @@
 //! of one whole record (its fragments, after any trailer of the block before); of them, the
 //! part that fits in the current block (the reserved zeros) is written through the map, the
 //! rest past the end of the file with `pwrite`:
-//! 1. When nothing is reserved ahead, the rest of the block holding the write position is
-//!    reserved: the file then ends in zeros, which both readers take for the end of the log.
+//! 1. When the file ends at the write position, it is grown to the end of the block holding
+//!    that position, over reserved space: the file then ends in zeros, which both readers take
+//!    for the end of the log.
 //! 2. The in-block part is copied into the zeros *except its first 8 bytes* (a record header
 //!    and the byte after it): the header stays zero, and a zero header is where both readers
 //!    stop, whatever part of the copy was done and in whatever order — LevelDB skips the rest
-//!    of the block and meets the end of the file, since nothing is reserved beyond the block;
+//!    of the block and meets the end of the file, since the file ends with the block;
 //!    Strata's write-ahead log reader takes it for the end (`log/reader.rs`).
 //! 3. The header is published by one 8-byte store (one instruction, [`store_word`]): the
 //!    header and the payload byte after it, or, when fewer than 8 bytes are left in the block,
@@ -52,7 +53,7 @@
 //! 4. What did not fit in the block (a record's later fragments, or a record after a short
 //!    block trailer) is written with `pwrite` *past the end of the file*, which grows as the
 //!    kernel copies: a kill during it leaves the file cut inside those bytes, a torn tail both
-//!    readers take for the end of the log. Nothing is reserved after them until the next
+//!    readers take for the end of the log. The file is not grown past them until the next
 //!    `append_record`, so a published first fragment is never followed by zeros.
 //!
 //! [`WritableFile::append`] (the pieces of a record too large to stage whole) does the same
@@ -66,7 +67,8 @@
 //! # Where a store could fail
 //!
 //! A store into a map cannot return an error: where `write` would fail, it raises `SIGBUS`.
-//! Space is reserved before any store (above), so a full disk is an append's error. A file
+//! Space is reserved before any store (above), so a full disk is an append's error (a disk
+//! with room for the block but not for the stretch ahead still takes the block). A file
 //! system where that reservation means nothing — one without `fallocate`, or a copy-on-write
 //! one (btrfs, ZFS, bcachefs), where overwriting needs new space — gets no mapped log: the
 //! log is appended with `write` there ([`MappedLogFile::new`] gives the file back). Left: a
@@ -78,7 +80,7 @@
 //! `fdatasync` of the file. `msync(MS_SYNC)` over the dirty range would reach the same kernel
 //! operation (on Linux it is `vfs_fsync_range` with `datasync` set), over the same dirty pages:
 //! it adds nothing. Either makes durable the metadata needed to read the synced bytes back —
-//! the file size that `posix_fallocate` or `pwrite` set and the blocks allocated — so no
+//! the file size that `ftruncate` or `pwrite` set and the blocks allocated — so no
 //! separate `fsync` is needed when the file grew.
 //!
 //! [`PosixEnv::new_log_file`]: super::PosixEnv
@@ -118,6 +120,14 @@ mod crash_points {
     pub(super) fn refuse_reservation() -> Option<std::io::Error> {
         None
     }
+
+    pub(super) fn reserve_ahead(
+        from: u64,
+        to: u64,
+        reserve: impl FnOnce(u64, u64) -> std::io::Result<u64>,
+    ) -> std::io::Result<u64> {
+        reserve(from, to)
+    }
 }
 
 /// Bytes mapped at a time: far more than a log block.
@@ -148,6 +158,9 @@ pub(super) struct MappedLogFile {
     size: u64,
     /// The end of the space reserved for the file (past `size` when reserved ahead).
     reserved: u64,
+    /// Whether space is reserved [`RESERVE_AHEAD`] bytes at a time: until a disk too full for
+    /// that makes the log reserve block by block.
+    ahead: bool,
 }
 
 impl MappedLogFile {
@@ -167,6 +180,7 @@ impl MappedLogFile {
                 len: 0,
                 size: 0,
                 reserved: 0,
+                ahead: true,
             }),
             Err(_) => Err(file),
         }
@@ -202,25 +216,23 @@ impl MappedLogFile {
     }
 
     /// Step 1: grows the file to the end of the block holding the write position, `block_left`
-    /// bytes on, over space reserved first (see the module documentation).
+    /// bytes on, over space reserved first (see the module documentation). Called only when the
+    /// file ends at the write position (`size == len`).
     fn reserve_block(&mut self, block_left: usize) -> Result<()> {
         let end = self.len + block_left as u64;
-        if !crash_points::step() {
+        if !crash_points::step() || end == self.len {
             return Ok(());
         }
         let file = self.open_file("reserve space in")?;
         let fail = |e| Error::io(context("reserve space in", &self.path), e);
-        let mut reserved = self.reserved;
+        let (mut reserved, mut ahead) = (self.reserved, self.ahead);
         if end > reserved {
-            let from = reserved.max(self.len);
-            let ahead = end.next_multiple_of(RESERVE_AHEAD);
-            // A disk too full for the stretch ahead may still hold the block.
-            reserved = reserve(file, from, ahead)
-                .or_else(|_| reserve(file, from, end))
-                .map_err(fail)?;
+            reserved = reserve_for(file, self.len, reserved, end, &mut ahead).map_err(fail)?;
         }
+        // Grows the file (`end` is past `len`): a same-size `ftruncate` would free the space
+        // reserved past the end.
         file.set_len(end).map_err(fail)?;
-        self.reserved = reserved;
+        (self.reserved, self.ahead) = (reserved, ahead);
         self.size = end;
         Ok(())
     }
@@ -332,6 +344,31 @@ fn reservable(file: &File) -> bool {
 /// The decision [`reservable`] takes, given the file system's type and the probe's outcome.
 fn mappable(fs_type: i64, probe: io::Result<()>) -> bool {
     probe.is_ok() && !COPY_ON_WRITE_FILE_SYSTEMS.contains(&fs_type)
+}
+
+/// Reserves space for `file`, which ends at `len` with space reserved to `reserved`, to `end`
+/// at least, and returns the end of the space reserved: up to the next multiple of
+/// [`RESERVE_AHEAD`] while `ahead`, else to `end`. A disk too full for the stretch ahead may
+/// still hold the block: the space the failed call allocated past the file's end (ext4 keeps
+/// it) is given back, and the log reserves block by block from then on (`ahead` cleared), so
+/// a nearly full disk loses no more than a block to it.
+fn reserve_for(
+    file: &File,
+    len: u64,
+    reserved: u64,
+    end: u64,
+    ahead: &mut bool,
+) -> io::Result<u64> {
+    let from = reserved.max(len);
+    if !*ahead {
+        return reserve(file, from, end);
+    }
+    let stretch = end.next_multiple_of(RESERVE_AHEAD);
+    crash_points::reserve_ahead(from, stretch, |from, to| reserve(file, from, to)).or_else(|_| {
+        file.set_len(len)?;
+        *ahead = false;
+        reserve(file, len, end)
+    })
 }
 
 /// Reserves the bytes `from..to` of `file` without growing it, and returns `to`.

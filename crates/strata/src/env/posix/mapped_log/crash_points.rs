@@ -25,6 +25,8 @@ thread_local! {
     static BUDGET: Cell<Option<u64>> = const { Cell::new(None) };
     /// The error (`errno`) the probe for `fallocate` meets on this thread, if set.
     static REFUSED: Cell<Option<i32>> = const { Cell::new(None) };
+    /// Whether reserving space ahead of a log's end fails on this thread (a disk too full).
+    static REFUSED_AHEAD: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Makes the logs this thread creates meet `errno` when they probe their file system for
@@ -39,6 +41,26 @@ pub(super) fn refuse_reservation() -> Option<std::io::Error> {
     REFUSED
         .with(Cell::get)
         .map(std::io::Error::from_raw_os_error)
+}
+
+/// Makes the mapped logs this thread writes fail to reserve space ahead of their end with
+/// `ENOSPC`, as on a disk with less free space than the stretch ahead, or lifts that.
+pub fn refuse_reserving_ahead(refuse: bool) {
+    REFUSED_AHEAD.with(|refused| refused.set(refuse));
+}
+
+/// Reserves the stretch `from..to` ahead with `reserve`, or, when this thread refuses that,
+/// does what ext4 does on a disk too full for it: reserves part of it, then fails with `ENOSPC`.
+pub(super) fn reserve_ahead(
+    from: u64,
+    to: u64,
+    reserve: impl FnOnce(u64, u64) -> std::io::Result<u64>,
+) -> std::io::Result<u64> {
+    if !REFUSED_AHEAD.with(Cell::get) {
+        return reserve(from, to);
+    }
+    reserve(from, from + (to - from) / 2)?;
+    Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
 }
 
 /// Makes the mapped write-ahead logs this thread writes stop after `steps` more steps (see the

@@ -29,10 +29,11 @@ fn only_file_systems_that_reserve_space_get_a_mapped_log() {
     assert_eq!(file.metadata().unwrap().len(), 0, "the probe grew the file");
 }
 
-/// A log on a fresh file in `dir`, with `records` records of 100 bytes appended the way the
-/// log writer appends them (each given the room left in its block).
-fn log_with_records(dir: &Path, records: usize) -> (MappedLogFile, PathBuf) {
-    const BLOCK: usize = 32 << 10;
+/// Bytes of a log block.
+const BLOCK: usize = 32 << 10;
+
+/// A log on a fresh file in `dir`.
+fn new_log(dir: &Path) -> (MappedLogFile, PathBuf) {
     let path = dir.join("000001.log");
     let file = File::options()
         .read(true)
@@ -40,21 +41,24 @@ fn log_with_records(dir: &Path, records: usize) -> (MappedLogFile, PathBuf) {
         .create_new(true)
         .open(&path)
         .unwrap();
-    let Ok(mut log) = MappedLogFile::new(file, &path) else {
+    let Ok(log) = MappedLogFile::new(file, &path) else {
         panic!("the test's file system gets no mapped log");
     };
-    let record = [7u8; 100];
-    for _ in 0..records {
-        let block_left = BLOCK - log.len as usize % BLOCK;
-        log.append_record(&record, block_left).unwrap();
-    }
     (log, path)
 }
 
-/// Bytes of disk allocated to the file at `path`.
-fn allocated(path: &Path) -> u64 {
+/// Appends a record of 100 bytes the way the log writer does (given the room left in its
+/// block).
+fn append_one(log: &mut MappedLogFile) {
+    let block_left = BLOCK - log.len as usize % BLOCK;
+    log.append_record(&[7u8; 100], block_left).unwrap();
+}
+
+/// Bytes of the file at `path`, bytes of disk allocated to it, and its allocation unit.
+fn sizes(path: &Path) -> (u64, u64, u64) {
     use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).unwrap().blocks() * 512
+    let meta = std::fs::metadata(path).unwrap();
+    (meta.len(), meta.blocks() * 512, meta.blksize())
 }
 
 /// Space is reserved ahead of the file's end while it is written (one `fallocate` serves many
@@ -62,37 +66,75 @@ fn allocated(path: &Path) -> u64 {
 #[test]
 fn space_reserved_ahead_is_freed_at_close() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut log, path) = log_with_records(dir.path(), 1000);
-    let size = std::fs::metadata(&path).unwrap().len();
+    let (mut log, path) = new_log(dir.path());
+    for _ in 0..1000 {
+        append_one(&mut log);
+    }
+    let (size, allocated, _) = sizes(&path);
     assert!(size < RESERVE_AHEAD, "the test writes {size} bytes");
     assert!(
-        allocated(&path) >= RESERVE_AHEAD,
-        "{} bytes allocated to a file of {size}",
-        allocated(&path)
+        allocated >= RESERVE_AHEAD,
+        "{allocated} bytes allocated to a file of {size}"
     );
     log.close().unwrap();
-    let len = std::fs::metadata(&path).unwrap().len();
+    let (len, allocated, unit) = sizes(&path);
     assert_eq!(len, log.len);
     assert!(
-        allocated(&path) <= len.next_multiple_of(4096),
-        "{} bytes still allocated to a closed log of {len}",
-        allocated(&path)
+        allocated <= len.next_multiple_of(unit),
+        "{allocated} bytes still allocated to a closed log of {len}"
     );
 }
 
-/// The window is advised against readahead (`rr` in its `smaps` flags): a fault into a newly
+/// A disk with room for a block but not for the stretch ahead: each block is still reserved
+/// before a store goes into it (the space allocated covers the file at every step, so no store
+/// can meet a `SIGBUS`), and no more than a block is reserved past the file's end (ext4 also
+/// counts its extent tree's blocks as allocated).
+#[test]
+fn a_disk_too_full_to_reserve_ahead_still_reserves_each_block() {
+    crash_points::refuse_reserving_ahead(true);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, path) = new_log(dir.path());
+    for i in 0..1000 {
+        append_one(&mut log);
+        let (size, allocated, unit) = sizes(&path);
+        assert!(
+            allocated >= size && allocated <= size.next_multiple_of(unit) + BLOCK as u64,
+            "after record {i}: {allocated} bytes allocated to a file of {size}"
+        );
+    }
+    crash_points::refuse_reserving_ahead(false);
+    assert!(
+        log.len > 3 * BLOCK as u64,
+        "the test crosses {} bytes",
+        log.len
+    );
+}
+
+/// Every window is advised against readahead (`rr` in its `smaps` flags): a fault into a newly
 /// grown block then maps one page instead of reading the block's zeros ahead.
 #[test]
 fn windows_are_advised_against_readahead() {
     let dir = tempfile::tempdir().unwrap();
-    let (log, path) = log_with_records(dir.path(), 10);
+    let (mut log, path) = new_log(dir.path());
+    // Into the second window (the first is mapped by `new`, the others by `window`).
+    while log.len <= WINDOW + BLOCK as u64 {
+        append_one(&mut log);
+    }
     let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
     let name = path.to_str().unwrap();
-    let flags = smaps
-        .lines()
-        .skip_while(|line| !line.ends_with(name))
-        .find_map(|line| line.strip_prefix("VmFlags:"))
+    let mut mapping = smaps.lines().skip_while(|line| !line.ends_with(name));
+    let offset = mapping
+        .next()
+        .and_then(|header| header.split_whitespace().nth(2))
         .unwrap_or_else(|| panic!("no mapping of {name} in smaps"));
+    assert_ne!(
+        u64::from_str_radix(offset, 16),
+        Ok(0),
+        "still the first window"
+    );
+    let flags = mapping
+        .find_map(|line| line.strip_prefix("VmFlags:"))
+        .unwrap_or_else(|| panic!("no flags for the mapping of {name}"));
     assert!(
         flags.split_whitespace().any(|flag| flag == "rr"),
         "the window's flags: {flags}"
