@@ -1,6 +1,9 @@
-//! The publishing store; which file systems get a mapped log.
+//! The publishing store; which file systems get a mapped log; the space reserved for the file
+//! (ahead of its end, given back at close, block by block on a disk too full for more); the
+//! windows' readahead advice.
 
 use super::*;
+use crate::log::BLOCK_SIZE as BLOCK;
 
 /// The header is published by the word store, and the bytes around it keep their values.
 #[test]
@@ -28,9 +31,6 @@ fn only_file_systems_that_reserve_space_get_a_mapped_log() {
     assert!(reservable(&file));
     assert_eq!(file.metadata().unwrap().len(), 0, "the probe grew the file");
 }
-
-/// Bytes of a log block.
-const BLOCK: usize = 32 << 10;
 
 /// A log on a fresh file in `dir`.
 fn new_log(dir: &Path) -> (MappedLogFile, PathBuf) {
