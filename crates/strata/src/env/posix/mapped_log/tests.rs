@@ -3,7 +3,9 @@
 //! windows' readahead advice.
 
 use super::*;
-use crate::log::BLOCK_SIZE as BLOCK;
+
+/// Bytes of a log block (`log::BLOCK_SIZE`: `env` sits below `log`, so it is not imported).
+const BLOCK: usize = 32 << 10;
 
 /// The header is published by the word store, and the bytes around it keep their values.
 #[test]
