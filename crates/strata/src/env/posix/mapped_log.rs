@@ -157,10 +157,16 @@ pub(super) struct MappedLogFile {
     len: u64,
     /// The file's size.
     size: u64,
-    /// The end of the space reserved for the file (past `size` when reserved ahead).
-    reserved: u64,
-    /// Whether space is reserved [`RESERVE_AHEAD`] bytes at a time: until a disk too full for
-    /// that makes the log reserve block by block.
+    /// The space reserved for the file.
+    reservation: Reservation,
+}
+
+/// The space reserved for a log file: to `end` (past the file's size when reserved ahead),
+/// [`RESERVE_AHEAD`] bytes at a time while `ahead`, until a disk too full for that makes the
+/// log reserve block by block.
+#[derive(Clone, Copy)]
+struct Reservation {
+    end: u64,
     ahead: bool,
 }
 
@@ -180,8 +186,10 @@ impl MappedLogFile {
                 map: Some((map, 0)),
                 len: 0,
                 size: 0,
-                reserved: 0,
-                ahead: true,
+                reservation: Reservation {
+                    end: 0,
+                    ahead: true,
+                },
             }),
             Err(_) => Err(file),
         }
@@ -226,14 +234,12 @@ impl MappedLogFile {
         }
         let file = self.open_file("reserve space in")?;
         let fail = |e| Error::io(context("reserve space in", &self.path), e);
-        let (mut reserved, mut ahead) = (self.reserved, self.ahead);
-        if end > reserved {
-            reserved = reserve_for(file, self.len, reserved, end, &mut ahead).map_err(fail)?;
-        }
+        let mut reservation = self.reservation;
+        reservation.cover(file, self.len, end).map_err(fail)?;
         // Grows the file (`end` is past `len`): a same-size `ftruncate` would free the space
         // reserved past the end.
         file.set_len(end).map_err(fail)?;
-        (self.reserved, self.ahead) = (reserved, ahead);
+        self.reservation = reservation;
         self.size = end;
         Ok(())
     }
@@ -337,8 +343,8 @@ fn reservable(file: &File) -> bool {
     }
     #[allow(clippy::unnecessary_cast)] // `f_type`'s integer type differs between targets
     let fs_type = stats.f_type as i64;
-    let probe = crash_points::refuse_reservation()
-        .map_or_else(|| fallocate(file, libc::FALLOC_FL_KEEP_SIZE, 0, 1), Err);
+    let probe =
+        crash_points::refuse_reservation().map_or_else(|| reserve(file, 0, 1).map(drop), Err);
     mappable(fs_type, probe)
 }
 
@@ -347,45 +353,42 @@ fn mappable(fs_type: i64, probe: io::Result<()>) -> bool {
     probe.is_ok() && !COPY_ON_WRITE_FILE_SYSTEMS.contains(&fs_type)
 }
 
-/// Reserves space for `file`, which ends at `len` with space reserved to `reserved`, to `end`
-/// at least, and returns the end of the space reserved: up to the next multiple of
-/// [`RESERVE_AHEAD`] while `ahead`, else to `end`. A disk too full for the stretch ahead may
-/// still hold the block: the space the failed call allocated past the file's end (ext4 keeps
-/// it) is given back, and the log reserves block by block from then on (`ahead` cleared), so
-/// a nearly full disk loses no more than a block to it.
-fn reserve_for(
-    file: &File,
-    len: u64,
-    reserved: u64,
-    end: u64,
-    ahead: &mut bool,
-) -> io::Result<u64> {
-    let from = reserved.max(len);
-    if !*ahead {
-        return reserve(file, from, end);
+impl Reservation {
+    /// Reserves space for `file`, which ends at `len`, to `end` at least: up to the next
+    /// multiple of [`RESERVE_AHEAD`] while `ahead`, else to `end`. A disk too full for the
+    /// stretch ahead may still hold the block: the space the failed call allocated past the
+    /// file's end (ext4 keeps it) is given back, and the log reserves block by block from then
+    /// on, so a nearly full disk loses no more than a block to it.
+    fn cover(&mut self, file: &File, len: u64, end: u64) -> io::Result<()> {
+        if end <= self.end {
+            return Ok(());
+        }
+        let from = self.end.max(len);
+        self.end = if self.ahead {
+            let stretch = end.next_multiple_of(RESERVE_AHEAD);
+            crash_points::reserve_ahead(from, stretch, |from, to| reserve(file, from, to)).or_else(
+                |_| {
+                    file.set_len(len)?;
+                    self.ahead = false;
+                    reserve(file, len, end)
+                },
+            )?
+        } else {
+            reserve(file, from, end)?
+        };
+        Ok(())
     }
-    let stretch = end.next_multiple_of(RESERVE_AHEAD);
-    crash_points::reserve_ahead(from, stretch, |from, to| reserve(file, from, to)).or_else(|_| {
-        file.set_len(len)?;
-        *ahead = false;
-        reserve(file, len, end)
-    })
 }
 
-/// Reserves the bytes `from..to` of `file` without growing it, and returns `to`.
+/// Reserves the bytes `from..to` of `file` (`fallocate(2)` keeping its size), and returns `to`.
 fn reserve(file: &File, from: u64, to: u64) -> io::Result<u64> {
     let (Ok(start), Ok(len)) = (i64::try_from(from), i64::try_from(to - from)) else {
         return Err(io::Error::other("file too large"));
     };
-    fallocate(file, libc::FALLOC_FL_KEEP_SIZE, start, len).map(|()| to)
-}
-
-/// `fallocate(2)` of `len` bytes of `file` from `start`, with `mode`.
-fn fallocate(file: &File, mode: libc::c_int, start: i64, len: i64) -> io::Result<()> {
     // SAFETY: the descriptor is open while `file` is borrowed; the call takes integers.
-    let rc = unsafe { libc::fallocate(file.as_raw_fd(), mode, start, len) };
+    let rc = unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, start, len) };
     if rc == 0 {
-        Ok(())
+        Ok(to)
     } else {
         Err(io::Error::last_os_error())
     }
