@@ -46,15 +46,8 @@ use super::restart_prints::RestartPrints;
 use super::{BlockReads, TableOptions};
 
 /// Lookups of a table served by a plain search of its index block before its restart prints
-/// are built (see [`Table::index_prints`]): the third lookup builds them, and the fourth the
-/// block offsets. Two, so that a table opened for a lookup or two (as a table cache smaller
-/// than the database reopens them) pays for neither, and no later than that, since the
-/// lookups that build them are among a table's slowest: at eight, in the 1 KiB-block column
-/// of `strata bench --sweep paper`, every table that the first pass over the sampled keys
-/// reached fewer than nine times had its aids built by two of the second pass's cached reads,
-/// 5-15 µs where the others took about 1, and they were that row's slowest 1% (p99 above
-/// LevelDB's in three sweeps running).
-pub(super) const PRINTS_AFTER: usize = 2;
+/// are built (see [`Table::index_prints`]).
+pub(super) const PRINTS_AFTER: usize = 8;
 
 /// How long a read that must not wait for the disk trusts a finding that a table's meta blocks
 /// kept in its file's mapping are in memory ([`Table::check_meta_in_memory`]) before it asks
@@ -196,8 +189,6 @@ impl Table {
     /// lookups served before it (`None` until then, and for an order other than the bytewise
     /// one): building them takes a pass over every index entry, as long as decompressing the
     /// index, which a table opened for a lookup or two, or only scanned, would never earn back.
-    /// (Built on a thread of their own instead, they came late for the lookups right after,
-    /// and the thread's work beside the reads left some of them waiting milliseconds.)
     fn index_prints(&self) -> Option<&RestartPrints> {
         if let Some(prints) = self.index_prints.get() {
             return prints.as_ref();

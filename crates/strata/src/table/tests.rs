@@ -379,8 +379,8 @@ fn lookups_answer_alike_before_and_after_the_index_prints_are_built() {
     assert_eq!(table.has_index_aids(), (true, true));
 }
 
-/// The prints are built by the third lookup and the block offsets by the fourth, never both
-/// by one; placed lookups find what the entries say.
+/// The prints are built by the ninth lookup and the block offsets by the tenth, never both by
+/// one; placed lookups find what the entries say.
 #[test]
 fn block_offsets_are_built_by_the_lookup_after_the_prints() {
     let opts = options(CompressionType::None, false);
