@@ -27,7 +27,16 @@
 //!    10000 times round-robin.
 //!
 //! The OS page cache is not dropped (that would disturb the whole machine), so "cold" means
-//! cold in the engine's caches: reads of files come from memory through the kernel.
+//! cold in the engine's caches: reads of files come from memory through the kernel. To keep
+//! it so, each opening of a read round reads the database's files once before its timed
+//! reads ([`warm_page_cache`]). A machine that pages out idle file pages (this project's VM
+//! runs DAMON's `pageout` scheme, which took table pages idle for a second or two) otherwise
+//! turned some of a round's reads into disk reads of milliseconds, for either engine: in one
+//! `--sweep paper --repeat 1` here without it, a cell's 5 rounds read 196 KiB to 2.3 MiB from
+//! the disk in Strata's process and 32-300 KiB in LevelDB's (counted from before each
+//! opening); with it, nothing during the timed reads in any cell. The lines printed after each
+//! build's reads say how much each engine's process read from the disk during its timed
+//! reads (`read_bytes` of `/proc/self/io`).
 //!
 //! Timing: each cell's databases are built `--repeat` times (default once; `--repeat 3` for a
 //! verdict on a row), the engines' builds one after the other. Each build's reads (2-6) run
@@ -45,7 +54,7 @@
 //! costs.
 
 use std::ops::Deref;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -312,8 +321,9 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
             let mut runs: Vec<Vec<(Test, Measured)>> = vec![Vec::new(); jobs.len()];
             for build in 0..builds {
                 for (e, p) in jobs.iter().enumerate() {
-                    let Round { measured, shape } =
-                        processes[e].sweep(SweepStep::Build(p.clone()))?;
+                    let Round {
+                        measured, shape, ..
+                    } = processes[e].sweep(SweepStep::Build(p.clone()))?;
                     let seconds = measured.first().map_or(0.0, |(_, put)| put.seconds);
                     println!(
                         "  done: {}: build {}/{builds}: PUT {seconds:.2} s; tables per level: {}",
@@ -324,13 +334,18 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
                     runs[e].extend(measured);
                 }
                 let mut shapes = vec![None; jobs.len()];
+                let mut disk_reads = vec![Some(0); jobs.len()];
                 for round in 0..ROUNDS {
                     for turn in 0..jobs.len() {
                         let e = (round + turn) % jobs.len();
                         let p = &jobs[e];
-                        let Round { measured, shape } =
-                            processes[e].sweep(SweepStep::Reads(p.clone()))?;
+                        let Round {
+                            measured,
+                            shape,
+                            disk_read,
+                        } = processes[e].sweep(SweepStep::Reads(p.clone()))?;
                         shapes[e] = shape;
+                        disk_reads[e] = disk_reads[e].zip(disk_read).map(|(a, b)| a + b);
                         for (test, m) in measured {
                             if let Some(problem) = wrong_answers(test, &m, p) {
                                 println!("  WARNING: {}: {}: {problem}", p.label, test.id());
@@ -339,9 +354,14 @@ pub fn run(cfg: &Config, sweep: Sweep, engines: &[EngineKind]) -> BenchResult<Sw
                         }
                     }
                 }
-                for (p, shape) in jobs.iter().zip(shapes) {
+                for ((p, shape), disk_read) in jobs.iter().zip(shapes).zip(disk_reads) {
+                    let disk = disk_read.map_or_else(
+                        || "not known".to_owned(),
+                        |bytes| format!("{} KiB", bytes / 1024),
+                    );
                     println!(
-                        "  done: {}: build {}/{builds}: reads; tables per level after them: {}",
+                        "  done: {}: build {}/{builds}: reads; tables per level after them: {}; \
+                         read from disk in its {ROUNDS} rounds: {disk}",
                         p.label,
                         build + 1,
                         shape_text(shape.as_deref())
@@ -448,6 +468,7 @@ pub fn serve_step(step: SweepStep, values: &ValuePool) -> BenchResult<Round> {
         SweepStep::Build(_) => build_kind(&p).map(|(put, shape)| Round {
             measured: vec![(Test::Put, put)],
             shape,
+            disk_read: None,
         }),
         SweepStep::Reads(_) => read_kind(&p),
     }
@@ -467,12 +488,14 @@ impl Deref for Params<'_> {
     }
 }
 
-/// One round of the reads on one engine (or its PUT): each test's measurement, and the
-/// tables per level after them.
+/// One round of the reads on one engine (or its PUT): each test's measurement, the tables per
+/// level after them, and the bytes the engine's process read from the disk during the reads
+/// (`None` for a PUT, or where `/proc/self/io` does not tell).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Round {
     measured: Vec<(Test, Measured)>,
     shape: Option<String>,
+    disk_read: Option<u64>,
 }
 
 /// What one test measured in one round: the percentiles a cell takes the median of.
@@ -632,9 +655,12 @@ fn reads<E: Engine>(p: &Params<'_>) -> BenchResult<Round> {
     let hidden = Progress::hidden();
 
     // 2-4: reopened with the bloom filter, caches cold.
+    let first;
     {
         let db = E::open(dir, &p.options)?;
         settle(p);
+        warm_page_cache(dir);
+        first = disk_read_bytes();
         let table = timed(samples.iter(), 1, &hidden, |&k| {
             Ok(db.get(key.key(k))?.is_some())
         })?;
@@ -648,6 +674,7 @@ fn reads<E: Engine>(p: &Params<'_>) -> BenchResult<Round> {
         out.push((Test::GetCache, cache));
         out.push((Test::GetMissingBloom, missing));
     }
+    let read_first = read_since(first);
 
     // 5-6: reopened without a filter policy.
     {
@@ -657,6 +684,8 @@ fn reads<E: Engine>(p: &Params<'_>) -> BenchResult<Round> {
         };
         let db = E::open(dir, &no_bloom)?;
         settle(p);
+        warm_page_cache(dir);
+        let second = disk_read_bytes();
         for &k in &samples {
             db.get(key.key(k))?;
         }
@@ -677,8 +706,44 @@ fn reads<E: Engine>(p: &Params<'_>) -> BenchResult<Round> {
         Ok(Round {
             measured: out,
             shape: files_per_level(&db),
+            disk_read: read_first
+                .zip(read_since(second))
+                .map(|(first, second)| first + second),
         })
     }
+}
+
+/// Reads every file in `dir` once, so that the round's reads find its pages in the page cache
+/// (see the module documentation). Best effort: a file that cannot be read is left alone.
+fn warm_page_cache(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if let Ok(mut file) = std::fs::File::open(entry.path()) {
+            let _ = std::io::copy(&mut file, &mut std::io::sink());
+        }
+    }
+}
+
+/// The bytes this process has caused to be read from storage (`read_bytes` of
+/// `/proc/self/io`); `None` where that file does not tell.
+fn disk_read_bytes() -> Option<u64> {
+    read_bytes_of(&std::fs::read_to_string("/proc/self/io").ok()?)
+}
+
+/// The `read_bytes` field of a `/proc/<pid>/io` text.
+fn read_bytes_of(io: &str) -> Option<u64> {
+    io.lines()
+        .find_map(|line| line.strip_prefix("read_bytes:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// What this process read from storage since it had read `before` (`disk_read_bytes`).
+fn read_since(before: Option<u64>) -> Option<u64> {
+    Some(disk_read_bytes()?.saturating_sub(before?))
 }
 
 /// Narrowest column of the table.
@@ -859,6 +924,17 @@ mod tests {
             block_size: 4 << 10,
         };
         assert_eq!(default.header(), "WB 4 MiB / BS 4 KiB");
+    }
+
+    #[test]
+    fn disk_reads_are_the_read_bytes_field_of_proc_io() {
+        let io = "rchar: 3774\nwchar: 0\nsyscr: 9\nsyscw: 0\nread_bytes: 40960\n\
+                  write_bytes: 0\ncancelled_write_bytes: 0\n";
+        assert_eq!(read_bytes_of(io), Some(40960));
+        assert_eq!(read_bytes_of("rchar: 3774\n"), None);
+        if cfg!(target_os = "linux") {
+            assert!(disk_read_bytes().is_some());
+        }
     }
 
     #[test]
