@@ -655,12 +655,11 @@ fn reads<E: Engine>(p: &Params<'_>) -> BenchResult<Round> {
     let hidden = Progress::hidden();
 
     // 2-4: reopened with the bloom filter, caches cold.
-    let first;
-    {
+    let read_first = {
         let db = E::open(dir, &p.options)?;
         settle(p);
         warm_page_cache(dir);
-        first = disk_read_bytes();
+        let first = disk_read_bytes();
         let table = timed(samples.iter(), 1, &hidden, |&k| {
             Ok(db.get(key.key(k))?.is_some())
         })?;
@@ -673,8 +672,8 @@ fn reads<E: Engine>(p: &Params<'_>) -> BenchResult<Round> {
         out.push((Test::GetNewTable, table));
         out.push((Test::GetCache, cache));
         out.push((Test::GetMissingBloom, missing));
-    }
-    let read_first = read_since(first);
+        read_since(first)
+    };
 
     // 5-6: reopened without a filter policy.
     {
