@@ -35,16 +35,20 @@ fn status_field(name: &str) -> Option<u64> {
 }
 
 fn parse_kib(text: &str, name: &str) -> Option<u64> {
-    let value = text
-        .lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))?;
-    let kib = value
-        .trim()
+    let kib = proc_field(text, name)?
         .strip_suffix("kB")?
         .trim()
         .parse::<u64>()
         .ok()?;
     Some(kib * 1024)
+}
+
+/// The value of field `name` in a `/proc` text of `name: value` lines (`/proc/self/status`,
+/// `/proc/self/io`), trimmed.
+pub fn proc_field<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .map(str::trim)
 }
 
 /// Samples this process's anonymous RSS until [`Sampler::finish`].

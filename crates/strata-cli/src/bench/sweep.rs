@@ -66,6 +66,7 @@ use serde::{Deserialize, Serialize};
 use super::config::{BenchOptions, Compression, Config, EngineKind, Sweep};
 use super::engine::{files_per_level, not_compiled_in, BenchResult, Engine};
 use super::keys::{KeyBuf, ValuePool, KEY_SIZE};
+use super::memory::proc_field;
 use super::process::EngineProcess;
 use super::progress::{Progress, ProgressRun};
 use super::report::size;
@@ -733,11 +734,7 @@ fn disk_read_bytes() -> Option<u64> {
 
 /// The `read_bytes` field of a `/proc/<pid>/io` text.
 fn read_bytes_of(io: &str) -> Option<u64> {
-    io.lines()
-        .find_map(|line| line.strip_prefix("read_bytes:"))?
-        .trim()
-        .parse()
-        .ok()
+    proc_field(io, "read_bytes")?.parse().ok()
 }
 
 /// What this process read from storage since it had read `before` (`disk_read_bytes`).
