@@ -115,8 +115,12 @@ fn collection_moves_compressed_values_as_they_are() {
     let env = Arc::new(MemEnv::new());
     let db = DB::open(DIR, separating(&env, CompressionType::Snappy)).unwrap();
     let keys = 400;
+    // The odd keys keep their first values, in the first files among the even keys' garbage:
+    // collection must move them (overwriting every key left files wholly garbage at times,
+    // deleted with nothing to move, and the test failed about one run in five).
+    let last_round = |i: u32| if i % 2 == 0 { 11 } else { 0 };
     for round in 0..12u32 {
-        for i in 0..keys {
+        for i in (0..keys).filter(|&i| round <= last_round(i)) {
             db.put(&key(i), &compressible(i * 100 + round, 6000))
                 .unwrap();
         }
@@ -129,7 +133,7 @@ fn collection_moves_compressed_values_as_they_are() {
     for i in 0..keys {
         assert_eq!(
             db.get(&key(i)).unwrap(),
-            Some(compressible(i * 100 + 11, 6000))
+            Some(compressible(i * 100 + last_round(i), 6000))
         );
     }
     // Relocated records are still compressed: the files hold far less than the values.
