@@ -106,7 +106,11 @@ impl Role {
 /// runs against 3-18 in 11).
 const FLUSH_TIME_SLICE: Duration = Duration::from_millis(20);
 
-/// Starts the background threads of `db` (see the module documentation). If one cannot be
+/// Starts the background threads of `db` (see the module documentation) and returns once each
+/// has looked for work once: asleep, or running a job it found. Until then a thread takes the
+/// state mutex when the scheduler gets to it, which for a compaction thread at its low priority
+/// on a busy machine may be well after the open, and a write that must not wait
+/// (`DB::try_write`) would find the state busy for no work at all. If a thread cannot be
 /// started, those already started are stopped.
 pub(crate) fn spawn_workers(db: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
     let jobs = db.options.max_background_jobs.max(1);
@@ -130,6 +134,10 @@ pub(crate) fn spawn_workers(db: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
                 return Err(Error::io("starting a background thread", e));
             }
         }
+    }
+    let mut state = db.state.lock();
+    while state.workers_started < workers.len() {
+        db.bg_done.wait(&mut state);
     }
     Ok(workers)
 }
@@ -223,6 +231,8 @@ fn worker_loop(db: &Arc<DbInner>, role: Role) {
         since: Instant::now(),
     };
     let mut state = db.state.lock();
+    state.workers_started += 1;
+    db.bg_done.notify_all();
     loop {
         if db.shutting_down.load(Ordering::Acquire) {
             return;

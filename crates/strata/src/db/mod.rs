@@ -173,6 +173,9 @@ pub(crate) struct DbState {
     /// Every super version made, as long as something holds it (value-file deletion looks
     /// at them all: `db/value_files.rs`).
     pub(crate) super_versions: Vec<Weak<SuperVersion>>,
+    /// The background threads that have looked for work once (`background::spawn_workers`
+    /// returns when all have).
+    pub(crate) workers_started: usize,
     /// Jobs of the background threads other than flushes running (compactions, and redone
     /// garbage-collection plans): [`DB::suspend_compactions`] waits for none.
     pub(crate) compaction_jobs: usize,

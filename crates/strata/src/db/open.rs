@@ -373,6 +373,7 @@ pub(super) fn new_inner(
             write_pace: Default::default(),
             super_versions,
             published: Arc::clone(&published),
+            workers_started: 0,
             compaction_jobs: 0,
             compactions_suspended: 0,
             filtering_compactions: 0,
