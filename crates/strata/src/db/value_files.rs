@@ -721,11 +721,15 @@ fn cut_current(
         .value_separation
         .map(|s| value_gc::value_file_size(needed.live.values().sum(), s.file_size))?;
     let mut live = needed.live.clone();
+    let mut also_written = Vec::new();
     for &(file, pending) in writing.iter().flatten().filter(|w| w.0 != number) {
         *live.entry(file).or_default() += pending;
+        also_written.push(file);
     }
-    if !value_gc::cut_current_file(current, held, total, &live, cut_at) {
-        if current.1 > 0 && value_gc::cut_current_file((number, 0), held, total, &live, cut_at) {
+    let cut =
+        |current| value_gc::cut_current_file(current, &also_written, held, total, &live, cut_at);
+    if !cut(current) {
+        if current.1 > 0 && cut((number, 0)) {
             // Closed but for a write in progress: looked at again once it is done.
             writer.want_when_done(number);
         }
