@@ -19,6 +19,10 @@ use support::hold::{on_a_compaction_thread, Hold};
 use support::state::{files_at_level, scan, Model};
 
 const DIR: &str = "/flush-beside-compaction";
+/// Level-0 tables that start a compaction (`version/policy.rs`).
+const L0_COMPACTION_TRIGGER: usize = 4;
+/// Level-0 tables at which writes wait for a compaction (`version/policy.rs`).
+const L0_STOP_WRITES_TRIGGER: usize = 12;
 
 /// Writes keys `0..count` of `round`, each with a value naming it.
 fn put_round(db: &DB, model: &mut Model, round: u32, count: u32) {
@@ -50,19 +54,32 @@ fn memtables_are_flushed_while_a_compaction_is_held() {
     let db = Arc::new(DB::open(DIR, options).unwrap());
     let mut model = Model::new();
 
-    // Overwrite the same keys until level 0 reaches its trigger and a compaction starts, to
-    // stop at its first output write.
+    // Overwrite the same keys until level 0 reaches its trigger, then wait for the compaction
+    // to stop at its first output write. Rounds written while it got going (late, on a loaded
+    // machine) would bring level 0 nearer its stop trigger.
     hold.arm();
     let mut round = 0;
-    while !hold.is_held() {
-        assert!(round < 40, "no compaction started");
+    while files_at_level(&db, 0) < L0_COMPACTION_TRIGGER {
+        assert!(round < 40, "level 0 never reached the compaction trigger");
         put_round(&db, &mut model, round, 400);
         round += 1;
     }
+    assert!(
+        hold.wait_held(Duration::from_secs(60)),
+        "no compaction started"
+    );
+    // The held compaction removes no level-0 table, and at the stop trigger a write would wait
+    // for it for good: the three rounds below (about 1.2 memtables each) and a memtable maybe
+    // waiting to be flushed now add at most five.
+    let level0 = files_at_level(&db, 0);
+    assert!(
+        level0 + 5 < L0_STOP_WRITES_TRIGGER,
+        "{level0} level-0 tables once the compaction is held"
+    );
     let flushed_before = flushes(&env);
 
-    // Three more memtables' worth, on another thread: each memtable switch needs the
-    // previous memtable flushed.
+    // Three more rounds, on another thread: each memtable switch needs the previous memtable
+    // flushed.
     let writer = {
         let db = Arc::clone(&db);
         let mut model = model.clone();

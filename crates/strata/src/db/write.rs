@@ -568,6 +568,10 @@ fn rejoin(
     leader: ThreadId,
 ) -> Option<bool> {
     let (limit, mut missing) = state.sync_rejoin.awaited(leader)?;
+    #[cfg(test)]
+    {
+        state.sync_rejoin.in_wait = true;
+    }
     let awaited = missing.len();
     let (start, mut seen, mut stop) = (Instant::now(), 0, false);
     loop {
@@ -576,6 +580,10 @@ fn rejoin(
         }
         seen = group.taken.len();
         if stop || missing.is_empty() || start.elapsed() >= limit {
+            #[cfg(test)]
+            {
+                state.sync_rejoin.in_wait = false;
+            }
             return Some(missing.len() < awaited);
         }
         MutexGuard::unlocked(state, thread::yield_now);

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use strata::testing::{EnvOp, HookEnv};
 use strata::Env;
@@ -82,6 +83,12 @@ impl Hold {
     /// Whether the append armed for is held now (true once).
     pub fn is_held(&self) -> bool {
         self.held.try_recv().is_ok()
+    }
+
+    /// Waits up to `timeout` for the append armed for to be held; whether it is (true once,
+    /// as for [`Hold::is_held`]).
+    pub fn wait_held(&self, timeout: Duration) -> bool {
+        self.held.recv_timeout(timeout).is_ok()
     }
 
     /// Lets the held append go on.
