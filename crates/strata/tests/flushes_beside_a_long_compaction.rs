@@ -16,11 +16,11 @@ use strata::testing::HookEnv;
 use strata::{MemEnv, Options, ReadOptions, DB};
 use support::files::info_log;
 use support::hold::{on_a_compaction_thread, Hold};
-use support::state::{files_at_level, scan, Model};
+use support::state::{
+    files_at_level, scan, write_until_level0_compacts, Model, L0_COMPACTION_TRIGGER,
+};
 
 const DIR: &str = "/flush-beside-compaction";
-/// Level-0 tables that start a compaction (`version/policy.rs`).
-const L0_COMPACTION_TRIGGER: usize = 4;
 /// Level-0 tables at which writes wait for a compaction (`version/policy.rs`).
 const L0_STOP_WRITES_TRIGGER: usize = 12;
 
@@ -55,15 +55,9 @@ fn memtables_are_flushed_while_a_compaction_is_held() {
     let mut model = Model::new();
 
     // Overwrite the same keys until level 0 reaches its trigger, then wait for the compaction
-    // to stop at its first output write. Rounds written while it got going (late, on a loaded
-    // machine) would bring level 0 nearer its stop trigger.
+    // to stop at its first output write.
     hold.arm();
-    let mut round = 0;
-    while files_at_level(&db, 0) < L0_COMPACTION_TRIGGER {
-        assert!(round < 40, "level 0 never reached the compaction trigger");
-        put_round(&db, &mut model, round, 400);
-        round += 1;
-    }
+    let round = write_until_level0_compacts(&db, |round| put_round(&db, &mut model, round, 400));
     assert!(
         hold.wait_held(Duration::from_secs(60)),
         "no compaction started"
@@ -105,7 +99,7 @@ fn memtables_are_flushed_while_a_compaction_is_held() {
 
     hold.release();
     support::trials::wait_until("level 0 compacted", Duration::from_secs(60), || {
-        files_at_level(&db, 0) < 4
+        files_at_level(&db, 0) < L0_COMPACTION_TRIGGER
     });
     assert_eq!(scan(&db, &ReadOptions::default()).unwrap(), model);
     drop(db);

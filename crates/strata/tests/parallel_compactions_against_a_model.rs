@@ -28,7 +28,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata::{Logger, MemEnv, Options, ReadOptions, Snapshot, WriteBatch, DB};
 use support::hold::{on_a_compaction_thread, Hold};
-use support::state::{files_at_level, scan, Model};
+use support::state::{files_at_level, scan, write_until_level0_compacts, Model};
 
 const DIR: &str = "/parallel";
 const WRITERS: usize = 3;
@@ -301,17 +301,10 @@ fn a_compaction_of_other_keys_finishes_while_one_is_held() {
     put(&db, "z", 0);
     db.compact_range(None, None).unwrap();
     assert_eq!(files_at_level(&db, 2), 1);
-    // `a` keys, overwritten until level 0 reaches its compaction trigger (4 tables,
-    // `version/policy.rs`); that compaction is held. No more are written: on a loaded machine
-    // the compaction may start late, and rounds written meanwhile could take level 0 to its
-    // stop trigger, where a write would wait for the held compaction for good.
+    // `a` keys, overwritten until level 0 reaches its compaction trigger; that compaction is
+    // held.
     hold.arm();
-    let mut round = 0;
-    while files_at_level(&db, 0) < 4 {
-        assert!(round < 40, "level 0 never reached the compaction trigger");
-        put(&db, "a", round);
-        round += 1;
-    }
+    write_until_level0_compacts(&db, |round| put(&db, "a", round));
     assert!(
         hold.wait_held(Duration::from_secs(60)),
         "no compaction started"

@@ -73,6 +73,23 @@ pub fn files_at_level(db: &DB, level: usize) -> usize {
         .unwrap()
 }
 
+/// Level-0 tables that start a compaction (`version/policy.rs`).
+pub const L0_COMPACTION_TRIGGER: usize = 4;
+
+/// Calls `write_round` with 0, 1, ... until level 0 holds [`L0_COMPACTION_TRIGGER`] tables,
+/// and no more; returns the number of rounds written: a test holding the compaction that starts then waits for the hold instead of
+/// writing on. On a loaded machine the compaction may start late, and rounds written meanwhile
+/// could take level 0 to its stop trigger, where a write waits for the held compaction for good.
+pub fn write_until_level0_compacts(db: &DB, mut write_round: impl FnMut(u32)) -> u32 {
+    let mut round = 0;
+    while files_at_level(db, 0) < L0_COMPACTION_TRIGGER {
+        assert!(round < 40, "level 0 never reached the compaction trigger");
+        write_round(round);
+        round += 1;
+    }
+    round
+}
+
 /// Suspends compactions and puts `value` under the same 100 keys, over and over, until level
 /// 0 holds `files` tables (each memtable flushed there, over those keys).
 pub fn crowd_level_0(db: &DB, files: usize, value: &[u8]) {
