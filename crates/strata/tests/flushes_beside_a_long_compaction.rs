@@ -18,11 +18,10 @@ use support::files::info_log;
 use support::hold::{on_a_compaction_thread, Hold};
 use support::state::{
     files_at_level, scan, write_until_level0_compacts, Model, L0_COMPACTION_TRIGGER,
+    L0_STOP_WRITES_TRIGGER,
 };
 
 const DIR: &str = "/flush-beside-compaction";
-/// Level-0 tables at which writes wait for a compaction (`version/policy.rs`).
-const L0_STOP_WRITES_TRIGGER: usize = 12;
 
 /// Writes keys `0..count` of `round`, each with a value naming it.
 fn put_round(db: &DB, model: &mut Model, round: u32, count: u32) {

@@ -75,11 +75,14 @@ pub fn files_at_level(db: &DB, level: usize) -> usize {
 
 /// Level-0 tables that start a compaction (`version/policy.rs`).
 pub const L0_COMPACTION_TRIGGER: usize = 4;
+/// Level-0 tables at which writes wait for a compaction (`version/policy.rs`).
+pub const L0_STOP_WRITES_TRIGGER: usize = 12;
 
-/// Calls `write_round` with 0, 1, ... until level 0 holds [`L0_COMPACTION_TRIGGER`] tables,
-/// and no more; returns the number of rounds written: a test holding the compaction that starts then waits for the hold instead of
-/// writing on. On a loaded machine the compaction may start late, and rounds written meanwhile
-/// could take level 0 to its stop trigger, where a write waits for the held compaction for good.
+/// Calls `write_round` with 0, 1, ... until level 0 holds at least [`L0_COMPACTION_TRIGGER`]
+/// tables, and returns the number of rounds written. A test that holds the compaction starting
+/// then waits for the hold instead of writing on: on a loaded machine the compaction may start
+/// late, and rounds written meanwhile could take level 0 to its stop trigger, where a write
+/// waits for the held compaction for good.
 pub fn write_until_level0_compacts(db: &DB, mut write_round: impl FnMut(u32)) -> u32 {
     let mut round = 0;
     while files_at_level(db, 0) < L0_COMPACTION_TRIGGER {
