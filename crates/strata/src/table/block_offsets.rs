@@ -17,11 +17,11 @@
 //! not back to back gets none, and its lookups search the index block as before. (Tested with
 //! the prints, in `restart_prints.rs`.)
 //!
-//! The array is built by the lookup after the one that built the prints (`Table::get_in`),
-//! so that no lookup waits for both: each is a pass over every index entry (for 2170 entries,
-//! 1 KiB blocks, about 11 µs for the prints and 17 for the offsets here, where a lookup in a
-//! table already open takes under 1 µs), and one lookup paying for both was among the slowest
-//! 1% of a sweep's reads of new tables. Handles are decoded a word at a time
+//! The array is built by a later read than the one that built the prints (`Table::get_in`,
+//! `ReadBudget`), so that no read waits for both: each is a pass over every index entry (for
+//! 2170 entries, 1 KiB blocks, about 11 µs for the prints and 17 for the offsets here, where a
+//! lookup in a table already open takes under 1 µs), and one lookup paying for both was among
+//! the slowest 1% of a sweep's reads of new tables. Handles are decoded a word at a time
 //! ([`decode_handle`]).
 
 use super::block::{Block, RestartEntry};

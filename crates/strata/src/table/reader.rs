@@ -47,7 +47,7 @@ use super::{BlockReads, TableOptions};
 
 /// Lookups of a table served by a plain search of its index block before its restart prints
 /// are built (see [`Table::index_prints`]).
-pub(super) const PRINTS_AFTER: usize = 8;
+pub(super) const PRINTS_AFTER: usize = 2;
 
 /// How long a read that must not wait for the disk trusts a finding that a table's meta blocks
 /// kept in its file's mapping are in memory ([`Table::check_meta_in_memory`]) before it asks
@@ -78,6 +78,16 @@ impl RecentBlock {
     }
 }
 
+/// What one point read has paid for of the work a table puts on its first lookups: its open
+/// (a table's first lookup, which the table cache opens it for) or a build of its index aids.
+/// A read that has paid for one leaves the next build to a later lookup, so that no read pays
+/// for two: the slowest reads of new tables were those that opened one table and built
+/// another's aids. See [`Table::index_prints`].
+#[derive(Default)]
+pub(crate) struct ReadBudget {
+    spent: bool,
+}
+
 /// An open table. See the module documentation.
 pub(crate) struct Table {
     opts: TableOptions,
@@ -92,11 +102,11 @@ pub(crate) struct Table {
     /// The order of the data and index blocks' keys.
     order: KeyOrder,
     index_block: Arc<Block>,
-    /// Narrows lookups' search of the index block (bytewise order only); built by the first
-    /// lookup after [`PRINTS_AFTER`] (see [`Table::index_prints`]).
+    /// Narrows lookups' search of the index block (bytewise order only); built by a lookup
+    /// after the first [`PRINTS_AFTER`] (see [`Table::index_prints`]).
     index_prints: OnceLock<Option<RestartPrints>>,
     /// The blocks the index block's entries point to, for lookups the prints place alone;
-    /// built by the lookup after the one that built the prints (see [`Table::get_in`]).
+    /// built by a later read than the one that built the prints (see [`Table::get_in`]).
     block_offsets: OnceLock<Option<BlockOffsets>>,
     /// Lookups and seeks served before `index_prints` was built.
     lookups: AtomicUsize,
@@ -185,17 +195,29 @@ impl Table {
         Ok(Arc::new(table))
     }
 
-    /// The index block's restart prints, built by the lookup that finds [`PRINTS_AFTER`]
-    /// lookups served before it (`None` until then, and for an order other than the bytewise
-    /// one): building them takes a pass over every index entry, as long as decompressing the
-    /// index, which a table opened for a lookup or two, or only scanned, would never earn back.
-    fn index_prints(&self) -> Option<&RestartPrints> {
+    /// The index block's restart prints, built by the first lookup that finds [`PRINTS_AFTER`]
+    /// lookups served before it and `budget` unspent (`None` until then, and for an order other
+    /// than the bytewise one). A build is a pass over every index entry (for 2170 entries, 1
+    /// KiB blocks, about 11 µs here), which a table opened for a lookup or two, or only
+    /// scanned, would not earn back. A table's first lookup spends `budget`: the table cache
+    /// opened the table for it.
+    ///
+    /// Why so early: with the build at the ninth lookup, tables read fewer than nine times in
+    /// the 1000 reads of new tables of `strata bench --sweep paper` built their aids in the
+    /// next 1000 reads, of cached blocks, which take about 2 µs; that put those reads' p99
+    /// over LevelDB's (10.2 and 15.4 µs against 8.5 and 9.3, no compression, 1 KiB blocks).
+    /// Built early, the builds land among reads of new tables, and the budget keeps each out
+    /// of a read that also opens a table, which sets those reads' p99.
+    fn index_prints(&self, budget: &mut ReadBudget) -> Option<&RestartPrints> {
         if let Some(prints) = self.index_prints.get() {
             return prints.as_ref();
         }
-        if self.lookups.fetch_add(1, Ordering::Relaxed) < PRINTS_AFTER {
+        let served = self.lookups.fetch_add(1, Ordering::Relaxed);
+        budget.spent |= served == 0;
+        if served < PRINTS_AFTER || budget.spent {
             return None;
         }
+        budget.spent = true;
         self.index_prints
             .get_or_init(|| {
                 let bytewise = self.opts.icmp.is_bytewise();
@@ -214,9 +236,16 @@ impl Table {
         (self.index_block.is_shared(), filter)
     }
 
-    /// The index block's block offsets, built by the first lookup that calls for them:
-    /// `Table::get_in` does once the prints are built.
-    fn block_offsets(&self) -> Option<&BlockOffsets> {
+    /// The index block's block offsets, built by the first lookup that calls for them with
+    /// `budget` unspent: `Table::get_in` does once the prints are built, and building those
+    /// spent the budget of the read that did.
+    fn block_offsets(&self, budget: &mut ReadBudget) -> Option<&BlockOffsets> {
+        if let Some(offsets) = self.block_offsets.get() {
+            return offsets.as_ref();
+        }
+        if std::mem::replace(&mut budget.spent, true) {
+            return None;
+        }
         self.block_offsets
             .get_or_init(|| BlockOffsets::new(&self.index_block))
             .as_ref()
@@ -439,6 +468,7 @@ impl Table {
             internal_key,
             &mut Vec::new(),
             &mut RecentBlock::default(),
+            &mut ReadBudget::default(),
             f,
         )
     }
@@ -455,6 +485,7 @@ impl Table {
         internal_key: &[u8],
         scratch: &mut Vec<u8>,
         recent: &mut RecentBlock,
+        budget: &mut ReadBudget,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
         if reads.memory_only {
@@ -462,12 +493,11 @@ impl Table {
         }
         recent.searched = false;
         let in_file = |e: Error| e.in_file(&self.file_name);
-        // A table's block offsets are built by the lookup after the one that built its
-        // prints, so that no lookup waits for both.
-        let had_prints = self.index_prints.get().is_some();
-        let prints = self.index_prints();
+        // A read builds at most one of a table's aids (see `ReadBudget`): the prints, and
+        // the offsets in a later read.
+        let prints = self.index_prints(budget);
         let placed = prints.and_then(|p| {
-            let offsets = had_prints.then(|| self.block_offsets()).flatten()?;
+            let offsets = self.block_offsets(budget)?;
             Some(offsets.block(p.keys_below(internal_key)?))
         });
         let handle = match placed {
@@ -779,7 +809,10 @@ impl InternalIterator for TableIter {
         if !self.index_in_memory() {
             return;
         }
-        let within = self.table.index_prints().map(|p| p.narrow(target));
+        let within = self
+            .table
+            .index_prints(&mut ReadBudget::default())
+            .map(|p| p.narrow(target));
         self.index.seek_within(target, within);
         self.init_data_block();
         if let Some(d) = &mut self.data {

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use super::builder::TableBuilder;
 use super::format::CompressionType;
 use super::format::{block_trailer, read_footer, BlockHandle, Footer, FOOTER_LEN};
-use super::reader::{Table, PRINTS_AFTER};
+use super::reader::{ReadBudget, RecentBlock, Table, PRINTS_AFTER};
 use super::BlockReads;
 use super::TableOptions;
 use crate::env::vec_files::{VecFile, VecSink};
@@ -99,16 +99,26 @@ fn scan_backward(table: &Arc<Table>) -> Entries {
 }
 
 fn get(table: &Table, user: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    get_spending(table, user, &mut ReadBudget::default())
+}
+
+/// [`get`] as one step of a read that has spent `budget` so far (see [`ReadBudget`]).
+fn get_spending(table: &Table, user: &[u8], budget: &mut ReadBudget) -> Option<(Vec<u8>, Vec<u8>)> {
     let lookup = internal_key(
         user,
         crate::util::internal_key::MAX_SEQUENCE,
         ValueType::Value,
     );
-    table
-        .get(BlockReads::default(), &lookup, |k, v| {
-            (k.to_vec(), v.to_vec())
-        })
-        .unwrap()
+    let (mut scratch, mut recent) = (Vec::new(), RecentBlock::default());
+    let found = table.get_in(
+        BlockReads::default(),
+        &lookup,
+        &mut scratch,
+        &mut recent,
+        budget,
+        |k, v| (k.to_vec(), v.to_vec()),
+    );
+    found.unwrap()
 }
 
 #[test]
@@ -379,8 +389,8 @@ fn lookups_answer_alike_before_and_after_the_index_prints_are_built() {
     assert_eq!(table.has_index_aids(), (true, true));
 }
 
-/// The prints are built by the ninth lookup and the block offsets by the tenth, never both by
-/// one; placed lookups find what the entries say.
+/// The prints are built by the lookup after the first [`PRINTS_AFTER`] and the block offsets
+/// by the one after it, never both by one; placed lookups find what the entries say.
 #[test]
 fn block_offsets_are_built_by_the_lookup_after_the_prints() {
     let opts = options(CompressionType::None, false);
@@ -404,6 +414,43 @@ fn block_offsets_are_built_by_the_lookup_after_the_prints() {
         get(&table, &between).map(|(k, _)| k),
         Some(entries[1001].0.clone())
     );
+}
+
+/// One read builds at most one index aid, and none once it has made a table's first lookup
+/// (the one the table was opened for): the build waits for a later read. Every lookup still
+/// answers as the entries say.
+#[test]
+fn a_read_that_opened_a_table_or_built_an_aid_leaves_the_next_build_to_a_later_read() {
+    let opts = options(CompressionType::None, false);
+    let entries = sample(2000, 20);
+    let (a, b) = (
+        open(&opts, build(&opts, &entries)).unwrap(),
+        open(&opts, build(&opts, &entries)).unwrap(),
+    );
+    let lookup = |table: &Table, i: usize, budget: &mut ReadBudget| {
+        let (key, value) = &entries[i * 97 % entries.len()];
+        let got = get_spending(table, user_key(key), budget);
+        assert_eq!(got, Some((key.clone(), value.clone())), "entry {i}");
+    };
+    for i in 0..PRINTS_AFTER {
+        lookup(&a, i, &mut ReadBudget::default());
+    }
+    assert_eq!(a.has_index_aids(), (false, false));
+    // `a` is due its prints, but this read made `b`'s first lookup first.
+    let mut read = ReadBudget::default();
+    lookup(&b, 0, &mut read);
+    lookup(&a, 1, &mut read);
+    assert_eq!(a.has_index_aids(), (false, false));
+    // The next read builds them, and leaves the offsets to the one after.
+    let mut read = ReadBudget::default();
+    lookup(&a, 2, &mut read);
+    assert_eq!(a.has_index_aids(), (true, false));
+    lookup(&a, 3, &mut read);
+    assert_eq!(a.has_index_aids(), (true, false));
+    lookup(&a, 4, &mut ReadBudget::default());
+    assert_eq!(a.has_index_aids(), (true, true));
+    // `b`'s first lookup was its only one: it has built nothing.
+    assert_eq!(b.has_index_aids(), (false, false));
 }
 
 /// Opens `bytes` as a table twice, reading its meta blocks as copies and as a mapped file's

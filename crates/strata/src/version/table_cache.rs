@@ -103,6 +103,7 @@ impl TableCache {
             internal_key,
             scratch,
             &mut Default::default(),
+            &mut Default::default(),
             f,
         )
     }

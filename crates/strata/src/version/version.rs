@@ -20,7 +20,7 @@ use super::edit::FileMetaData;
 use super::table_cache::TableCache;
 use super::NUM_LEVELS;
 use crate::error::{Error, Result};
-use crate::table::reader::{RecentBlock, Table};
+use crate::table::reader::{ReadBudget, RecentBlock, Table};
 use crate::table::BlockReads;
 use crate::util::entry::{visible, Stored};
 use crate::util::internal_key::{
@@ -161,6 +161,8 @@ impl Version {
         let mut result = TableLookup::Absent;
         // One key buffer for every block this lookup searches.
         let mut scratch = Vec::with_capacity(lookup_key.len() + 16);
+        // What this read has paid for of its tables' first-lookup work (see `ReadBudget`).
+        let mut budget = ReadBudget::default();
         let mut visit = |level: usize, file: &'v FileRef| -> Result<bool> {
             if charge.file.is_none() {
                 if let Some((level, previous)) = searched.take() {
@@ -178,6 +180,7 @@ impl Version {
                 &mut read,
                 &mut scratch,
                 &mut recent,
+                &mut budget,
             )?;
             if recent.searched() && charge.file.is_none() {
                 searched.get_or_insert((level, file));
@@ -210,6 +213,7 @@ impl Version {
         read: &mut PointRead,
         scratch: &mut Vec<u8>,
         recent: &mut RecentBlock,
+        budget: &mut ReadBudget,
     ) -> Result<Option<TableLookup>> {
         let ukey = user_key(lookup_key);
         if let Some(tombstones) = table.range_tombstones() {
@@ -218,12 +222,8 @@ impl Version {
         }
         let covered = read.covered;
         let outcome = table
-            .get_in(
-                reads,
-                lookup_key,
-                scratch,
-                recent,
-                |key, value| match parse_internal_key(key) {
+            .get_in(reads, lookup_key, scratch, recent, budget, |key, value| {
+                match parse_internal_key(key) {
                     Some(parsed)
                         if self.icmp.compare_user(parsed.user_key, ukey) == Ordering::Equal =>
                     {
@@ -245,8 +245,8 @@ impl Version {
                     }
                     Some(_) => None,
                     None => Some(TableLookup::Corrupt),
-                },
-            )?
+                }
+            })?
             .flatten();
         match outcome {
             Some(TableLookup::Corrupt) => Err(Error::corruption(format!(

@@ -28,7 +28,7 @@ use crate::util::internal_key::{
 /// outside its footer, either read back exactly or fail (`paranoid_checks` on).
 pub fn table(data: &[u8]) {
     // Enough lookups that the later ones go through the index's restart prints and the
-    // blocks they place (the prints built on a table's ninth lookup, the offsets on its tenth).
+    // blocks they place (the prints built on a table's third lookup, the offsets on its fourth).
     let probes: Vec<Vec<u8>> = std::iter::once(&b"a"[..])
         .chain(data.chunks(5).take(11))
         .cycle()

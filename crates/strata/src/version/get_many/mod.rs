@@ -38,7 +38,7 @@ use super::version::{find_file, FileRef, PointRead, SeekCharge, TableLookup, Ver
 use super::NUM_LEVELS;
 use crate::error::Result;
 use crate::memtable::MemTable;
-use crate::table::reader::{RecentBlock, Table};
+use crate::table::reader::{ReadBudget, RecentBlock, Table};
 use crate::table::BlockReads;
 use crate::util::internal_key::{user_key, SequenceNumber};
 
@@ -293,6 +293,8 @@ impl Version {
             &mut lookup.read,
             scratch,
             &mut recent.block,
+            // A batch is timed as a whole: any of its lookups may build a table's aid.
+            &mut ReadBudget::default(),
         )?;
         if recent.block.searched() {
             lookup.searched(level, file);
