@@ -46,7 +46,8 @@ use super::restart_prints::RestartPrints;
 use super::{BlockReads, TableOptions};
 
 /// Lookups of a table served by a plain search of its index block before its restart prints
-/// are built (see [`Table::index_prints`]).
+/// are built, at least (see [`Table::index_prints`]: the build may wait longer for a read
+/// that has not paid for other work).
 pub(super) const PRINTS_AFTER: usize = 2;
 
 /// How long a read that must not wait for the disk trusts a finding that a table's meta blocks
@@ -79,13 +80,26 @@ impl RecentBlock {
 }
 
 /// What one point read has paid for of the work a table puts on its first lookups: its open
-/// (a table's first lookup, which the table cache opens it for) or a build of its index aids.
-/// A read that has paid for one leaves the next build to a later lookup, so that no read pays
-/// for two: the slowest reads of new tables were those that opened one table and built
-/// another's aids. See [`Table::index_prints`].
+/// (`TableCache::find_table_spending`) or a build of its index aids. A read that has paid for
+/// one leaves the next build to a later lookup, so that no read pays for two: the slowest
+/// reads of new tables were those that opened one table and built another's aids. See
+/// [`Table::index_prints`].
 #[derive(Default)]
 pub(crate) struct ReadBudget {
     spent: bool,
+}
+
+impl ReadBudget {
+    /// Records that the read has paid for a table's open.
+    pub(crate) fn spend(&mut self) {
+        self.spent = true;
+    }
+
+    /// Whether the read has paid for a table's open or a build.
+    #[cfg(test)]
+    pub(crate) fn spent(&self) -> bool {
+        self.spent
+    }
 }
 
 /// An open table. See the module documentation.
@@ -199,22 +213,21 @@ impl Table {
     /// lookups served before it and `budget` unspent (`None` until then, and for an order other
     /// than the bytewise one). A build is a pass over every index entry (for 2170 entries, 1
     /// KiB blocks, about 11 µs here), which a table opened for a lookup or two, or only
-    /// scanned, would not earn back. A table's first lookup spends `budget`: the table cache
-    /// opened the table for it.
+    /// scanned, would not earn back.
     ///
     /// Why so early: with the build at the ninth lookup, tables read fewer than nine times in
     /// the 1000 reads of new tables of `strata bench --sweep paper` built their aids in the
     /// next 1000 reads, of cached blocks, which take about 2 µs; that put those reads' p99
     /// over LevelDB's (10.2 and 15.4 µs against 8.5 and 9.3, no compression, 1 KiB blocks).
     /// Built early, the builds land among reads of new tables, and the budget keeps each out
-    /// of a read that also opens a table, which sets those reads' p99.
+    /// of a read that also opens a table, which sets those reads' p99 (the third-lookup rule
+    /// without the budget, 5bec49d, was reverted in c4e4137 for taking that p99 over
+    /// LevelDB's). A seek (`TableIter::seek`) has a budget of its own for each table.
     fn index_prints(&self, budget: &mut ReadBudget) -> Option<&RestartPrints> {
         if let Some(prints) = self.index_prints.get() {
             return prints.as_ref();
         }
-        let served = self.lookups.fetch_add(1, Ordering::Relaxed);
-        budget.spent |= served == 0;
-        if served < PRINTS_AFTER || budget.spent {
+        if self.lookups.fetch_add(1, Ordering::Relaxed) < PRINTS_AFTER || budget.spent {
             return None;
         }
         budget.spent = true;

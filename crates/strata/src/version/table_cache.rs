@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::filename::{sst_table_file_name, table_file_name};
-use crate::table::reader::{Table, TableIter};
+use crate::table::reader::{ReadBudget, Table, TableIter};
 use crate::table::{BlockReads, TableOptions};
 
 use crate::util::lru::LruCache;
@@ -44,8 +44,14 @@ impl TableCache {
     /// The open table `file_number` (`file_size` bytes), opening it on a miss. Tables are named
     /// `NNNNNN.ldb`; `NNNNNN.sst` (LevelDB before 1.14) is tried when the `.ldb` cannot be opened.
     pub(crate) fn find_table(&self, file_number: u64, file_size: u64) -> Result<Arc<Table>> {
+        self.find_or_open(file_number, file_size)
+            .map(|(table, _)| table)
+    }
+
+    /// [`find_table`](Self::find_table), and whether this call opened the table.
+    fn find_or_open(&self, file_number: u64, file_size: u64) -> Result<(Arc<Table>, bool)> {
         if let Some(table) = self.lru.get(&file_number) {
-            return Ok(table);
+            return Ok((table, false));
         }
         let ldb = table_file_name(&self.dir, file_number);
         let (path, file) = match self.env.new_random_access_file(&ldb) {
@@ -66,7 +72,7 @@ impl TableCache {
             path.display().to_string(),
         )?;
         self.lru.insert(file_number, Arc::clone(&table), 1);
-        Ok(table)
+        Ok((table, true))
     }
 
     /// [`find_table`](Self::find_table) for a read made with `reads`: one that must not wait
@@ -77,13 +83,29 @@ impl TableCache {
         file_number: u64,
         file_size: u64,
     ) -> Result<Arc<Table>> {
+        self.find_table_spending(reads, file_number, file_size, &mut ReadBudget::default())
+    }
+
+    /// [`find_table_for`](Self::find_table_for) for one step of a point read: opening the
+    /// table spends `budget` (see [`ReadBudget`]).
+    pub(crate) fn find_table_spending(
+        &self,
+        reads: BlockReads,
+        file_number: u64,
+        file_size: u64,
+        budget: &mut ReadBudget,
+    ) -> Result<Arc<Table>> {
         if reads.memory_only {
             return self
                 .lru
                 .get(&file_number)
                 .ok_or_else(|| Error::WouldBlock(format!("table #{file_number} is not open")));
         }
-        self.find_table(file_number, file_size)
+        let (table, opened) = self.find_or_open(file_number, file_size)?;
+        if opened {
+            budget.spend();
+        }
+        Ok(table)
     }
 
     /// Point lookup in table `file_number`, with a key buffer the caller reuses; see
@@ -292,6 +314,33 @@ mod tests {
         // The iterator still works on its (evicted) table.
         it.next();
         assert_eq!(user_key(it.key()), b"key001");
+    }
+
+    /// A point read's step spends its budget when it opens the table, not when the table is
+    /// open already, as it is after a writer opened it (a flush opens its output to check it).
+    #[test]
+    fn opening_a_table_spends_the_reads_budget() {
+        let (env, cache) = setup();
+        let bytes = table_bytes("ldb");
+        let len = bytes.len() as u64;
+        env.files
+            .lock()
+            .insert(PathBuf::from("db/000005.ldb"), bytes.clone());
+        env.files
+            .lock()
+            .insert(PathBuf::from("db/000006.ldb"), bytes);
+        let reads = BlockReads::default();
+        let mut read = ReadBudget::default();
+        cache.find_table_spending(reads, 5, len, &mut read).unwrap();
+        assert!(read.spent());
+        let mut read = ReadBudget::default();
+        cache.find_table_spending(reads, 5, len, &mut read).unwrap();
+        assert!(!read.spent(), "open already");
+        cache.iter(reads, 6, len).unwrap();
+        let mut read = ReadBudget::default();
+        cache.find_table_spending(reads, 6, len, &mut read).unwrap();
+        assert!(!read.spent(), "opened by an iterator");
+        assert_eq!(*env.opens.lock(), 2);
     }
 
     #[test]

@@ -170,7 +170,12 @@ impl Version {
                     charge.file = Some((level, Arc::clone(previous)));
                 }
             }
-            let table = table_cache.find_table_for(reads, file.number(), file.meta.file_size)?;
+            let table = table_cache.find_table_spending(
+                reads,
+                file.number(),
+                file.meta.file_size,
+                &mut budget,
+            )?;
             let mut recent = RecentBlock::default();
             let outcome = self.get_in_table(
                 &table,
