@@ -95,6 +95,11 @@ impl ReadBudget {
         self.spent = true;
     }
 
+    /// Spends the budget on a build, if it is unspent: whether the build may go ahead.
+    fn try_spend(&mut self) -> bool {
+        !std::mem::replace(&mut self.spent, true)
+    }
+
     /// Whether the read has paid for a table's open or a build.
     #[cfg(test)]
     pub(crate) fn spent(&self) -> bool {
@@ -227,10 +232,9 @@ impl Table {
         if let Some(prints) = self.index_prints.get() {
             return prints.as_ref();
         }
-        if self.lookups.fetch_add(1, Ordering::Relaxed) < PRINTS_AFTER || budget.spent {
+        if self.lookups.fetch_add(1, Ordering::Relaxed) < PRINTS_AFTER || !budget.try_spend() {
             return None;
         }
-        budget.spent = true;
         self.index_prints
             .get_or_init(|| {
                 let bytewise = self.opts.icmp.is_bytewise();
@@ -256,7 +260,7 @@ impl Table {
         if let Some(offsets) = self.block_offsets.get() {
             return offsets.as_ref();
         }
-        if std::mem::replace(&mut budget.spent, true) {
+        if !budget.try_spend() {
             return None;
         }
         self.block_offsets
