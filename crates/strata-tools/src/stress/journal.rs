@@ -30,7 +30,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::workload::Workload;
-use crc32c::crc32c;
+use crc_fast::crc32_iscsi as crc32c;
 use strata::{Error, Result};
 
 /// First word of the journal; names the format version. Never change: older journals must

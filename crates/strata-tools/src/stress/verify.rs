@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use super::journal::Progress;
 use super::report::{CrashModel, KeyState, ThreadVerdict, VerifyReport, Violation, ViolationKind};
 use super::workload::{Scratch, Workload};
-use crc32c::crc32c;
+use crc_fast::crc32_iscsi as crc32c;
 use strata::{ReadOptions, Result, DB};
 
 /// The last write to a slot in a replayed state.

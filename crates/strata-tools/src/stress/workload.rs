@@ -28,7 +28,7 @@
 //! of the slots): one record deleting the keys `[key(first), key(last + 1))`, exactly those
 //! slots of the thread.
 
-use crc32c::crc32c;
+use crc_fast::crc32_iscsi as crc32c;
 
 /// Most threads a workload may have (the key holds four digits).
 pub(crate) const MAX_THREADS: u32 = 1024;

@@ -3,16 +3,22 @@
 //! A CRC of data that itself contains CRCs is weak, so stored checksums are "masked":
 //! rotated right by 15 bits and offset by a constant. On-disk: never change.
 
+use crc_fast::{CrcAlgorithm, Digest};
+
 const MASK_DELTA: u32 = 0xa282_ead8;
 
 /// CRC32C (Castagnoli) of `data`, hardware-accelerated where the CPU has it.
 pub(crate) fn crc32c(data: &[u8]) -> u32 {
-    crc32c::crc32c(data)
+    crc_fast::crc32_iscsi(data)
 }
 
 /// CRC32C of the concatenation of `init`'s data and `data`, given `init = crc32c(prefix)`.
 pub(crate) fn extend(init: u32, data: &[u8]) -> u32 {
-    crc32c::crc32c_append(init, data)
+    // A finished CRC32C is its register inverted: undo that to go on from it.
+    let mut digest = Digest::new_with_init_state(CrcAlgorithm::Crc32Iscsi, u64::from(!init));
+    digest.update(data);
+    // The finished CRC is 32 bits wide.
+    digest.finalize() as u32
 }
 
 /// The masked form of `crc` that is written to disk.
