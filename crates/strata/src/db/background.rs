@@ -300,7 +300,7 @@ fn next_job(db: &DbInner, state: &mut MutexGuard<'_, DbState>, role: Role) -> Op
         let gc = &mut state.value_gc;
         gc.replan = Replan {
             running: true,
-            writes_wait: gc.snapshot_released(smallest) || gc.over_bound,
+            writes_wait: gc.snapshot_released(|| smallest) || gc.over_bound,
         };
         // Done once, even if planning fails.
         gc.replan_at = None;

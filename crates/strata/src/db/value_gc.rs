@@ -237,13 +237,14 @@ impl Collection {
     /// an older state, was released (`smallest_snapshot` is the oldest sequence number a
     /// reader may read at now).
     pub(crate) fn stale(&self, smallest_snapshot: u64) -> bool {
-        self.sweep || self.snapshot_released(smallest_snapshot)
+        self.sweep || self.snapshot_released(|| smallest_snapshot)
     }
 
     /// Whether a snapshot the plan counted entries live for was released (writes then wait
-    /// for a new plan).
-    pub(crate) fn snapshot_released(&self, smallest_snapshot: u64) -> bool {
-        self.replan_at.is_some_and(|at| smallest_snapshot >= at)
+    /// for a new plan). `smallest_snapshot` is asked only when the plan counted one: every
+    /// write asks this, and the answer takes the snapshot list's lock.
+    pub(crate) fn snapshot_released(&self, smallest_snapshot: impl FnOnce() -> u64) -> bool {
+        self.replan_at.is_some_and(|at| smallest_snapshot() >= at)
     }
 
     /// Whether writes should wait for garbage collection: the value files are over

@@ -631,7 +631,7 @@ fn make_room_for_write(
             wait_for_background(db, state);
         } else if state
             .value_gc
-            .snapshot_released(state.smallest_snapshot(&db.snapshots))
+            .snapshot_released(|| state.smallest_snapshot(&db.snapshots))
             && state.compactions_suspended == 0
         {
             // A released snapshot may have left garbage: the background thread replans.
