@@ -396,7 +396,7 @@ pub(super) fn new_inner(
         mem_separated_limit: AtomicU64::new(value_gc::memtable_value_limit(0)),
         value_bytes_appended: AtomicU64::new(0),
         relocated_bytes: AtomicU64::new(0),
-        value_lanes: Lane::ALL.map(|_| ValueLane::new(value_file_size)),
+        value_lanes: Lane::ALL.map(|lane| ValueLane::new(lane, value_file_size)),
         read_only: follower.map(Mutex::new),
     })
 }

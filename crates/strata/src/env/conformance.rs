@@ -15,7 +15,7 @@ type Check = fn(&dyn Env, &Path);
 /// Runs every check of the suite on `env` below `root`.
 pub(crate) fn run_all(env: &dyn Env, root: &Path) {
     env.create_dir(root).unwrap();
-    let checks: [(&str, Check); 17] = [
+    let checks: [(&str, Check); 18] = [
         ("write_append_read_back", write_append_read_back),
         ("sequential_skip", sequential_skip),
         ("random_reads", random_reads),
@@ -39,6 +39,10 @@ pub(crate) fn run_all(env: &dyn Env, root: &Path) {
         ),
         ("writer_fails_after_close", writer_fails_after_close),
         ("sync_and_sync_dir", sync_and_sync_dir),
+        (
+            "writeback_flushes_and_keeps_the_file",
+            writeback_flushes_and_keeps_the_file,
+        ),
     ];
     for (name, check) in checks {
         let dir = root.join(name);
@@ -409,6 +413,7 @@ fn writer_fails_after_close(env: &dyn Env, dir: &Path) {
     assert!(file.append(b"y").is_err());
     assert!(file.flush().is_err());
     assert!(file.sync().is_err());
+    assert!(file.start_writeback().is_err());
     assert!(file.close().is_err());
     assert_eq!(read_file_to_vec(env, &path).unwrap(), b"x");
 
@@ -433,4 +438,22 @@ fn sync_and_sync_dir(env: &dyn Env, dir: &Path) {
     let missing: PathBuf = dir.join("nodir");
     assert_not_found(env.sync_dir(&missing), &missing);
     assert!(env.now_micros() > 0);
+}
+
+/// Starting writeback hands what was appended to the operating system (a reader sees it) and
+/// leaves the file as it was: appending, syncing and reading go on as before.
+fn writeback_flushes_and_keeps_the_file(env: &dyn Env, dir: &Path) {
+    let path = dir.join("f");
+    let mut file = env.new_writable_file(&path).unwrap();
+    let first = vec![1u8; 300 << 10];
+    file.append(&first).unwrap();
+    file.start_writeback().unwrap();
+    assert_eq!(env.file_size(&path).unwrap(), first.len() as u64);
+    file.append(b"tail").unwrap();
+    file.start_writeback().unwrap();
+    file.sync().unwrap();
+    file.close().unwrap();
+    let mut expected = first;
+    expected.extend_from_slice(b"tail");
+    assert_eq!(read_file_to_vec(env, &path).unwrap(), expected);
 }

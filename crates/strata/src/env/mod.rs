@@ -114,6 +114,12 @@ pub trait WritableFile: Send {
     fn flush(&mut self) -> Result<()>;
     /// Makes every appended byte durable (flushes first).
     fn sync(&mut self) -> Result<()>;
+    /// Flushes, then asks the operating system to start writing every appended byte to the
+    /// device without waiting for it, so that a later [`WritableFile::sync`] has less left to
+    /// wait for. Makes nothing durable: only `sync` does. The default only flushes.
+    fn start_writeback(&mut self) -> Result<()> {
+        self.flush()
+    }
     /// Flushes and closes; later calls fail.
     fn close(&mut self) -> Result<()>;
 }

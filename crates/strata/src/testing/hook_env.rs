@@ -69,6 +69,8 @@ pub enum EnvOp {
     Flush,
     /// [`WritableFile::sync`].
     Sync,
+    /// [`WritableFile::start_writeback`].
+    StartWriteback,
     /// [`WritableFile::close`].
     Close,
 }
@@ -302,6 +304,11 @@ impl WritableFile for Hooked<Box<dyn WritableFile>> {
     fn sync(&mut self) -> Result<()> {
         self.before(EnvOp::Sync)?;
         self.file.sync()
+    }
+
+    fn start_writeback(&mut self) -> Result<()> {
+        self.before(EnvOp::StartWriteback)?;
+        self.file.start_writeback()
     }
 
     fn close(&mut self) -> Result<()> {

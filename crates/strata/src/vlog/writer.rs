@@ -23,7 +23,11 @@
 //! ([`ValueFileWriter::sync_current`]). Files started later hold only later appends: a sync
 //! does not chase them (relocation appends without the log's mutex a synced write holds, and
 //! could retire file after file).
-//! After a failed append or sync the file's tail is unknown, and values appended before may
+//! A writer made with `writeback` on (the relocations' lane: see `db/value_files.rs`) asks the
+//! operating system, each [`WRITEBACK_EVERY`] bytes appended to a file, to start writing them
+//! to the device ([`WritableFile::start_writeback`]), so the sync that follows waits for the
+//! rest only. That makes nothing durable sooner than the sync.
+//! After a failed append, writeback or sync the file's tail is unknown, and values appended before may
 //! never become durable: the writer then fails every later call with that error (as the
 //! database fails every write after a failed log write), so nothing can claim those values
 //! durable.
@@ -36,6 +40,9 @@ use crate::env::{Env, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename::value_file_name;
 
+/// Bytes appended to a value file between requests to start their writeback.
+pub(crate) const WRITEBACK_EVERY: u64 = 1 << 20;
+
 /// The value file being appended to, or a retired one.
 struct Current {
     number: u64,
@@ -44,6 +51,8 @@ struct Current {
     len: u64,
     /// Appends since the last sync.
     dirty: bool,
+    /// Bytes appended since writeback was last started (or the file created).
+    since_writeback: u64,
     /// Whether the file's directory entry is durable.
     dir_synced: bool,
 }
@@ -82,11 +91,14 @@ pub(crate) struct ValueFileWriter {
     /// Files garbage collection would have closed or collected but for appends not in a
     /// memtable yet: [`ValueFileWriter::done`] says when the last one of each is.
     wanted: HashSet<u64>,
+    /// Whether writeback is started each [`WRITEBACK_EVERY`] bytes appended to a file.
+    writeback: bool,
 }
 
 impl ValueFileWriter {
-    /// A writer whose files are replaced once they hold `file_size` bytes.
-    pub(crate) fn new(file_size: u64) -> ValueFileWriter {
+    /// A writer whose files are replaced once they hold `file_size` bytes, starting their
+    /// writeback as they grow when `writeback` is set (see the module documentation).
+    pub(crate) fn new(file_size: u64, writeback: bool) -> ValueFileWriter {
         ValueFileWriter {
             current: None,
             retired: Vec::new(),
@@ -96,6 +108,7 @@ impl ValueFileWriter {
             buffer: Vec::new(),
             failed: None,
             wanted: HashSet::new(),
+            writeback,
         }
     }
 
@@ -173,6 +186,7 @@ impl ValueFileWriter {
             file,
             len: 0,
             dirty: false,
+            since_writeback: 0,
             dir_synced: false,
         });
         Ok(())
@@ -220,17 +234,26 @@ impl ValueFileWriter {
                 stored: value.raw_len.map(|_| stored),
             });
         }
-        let written = current
-            .file
-            .append(&self.buffer)
-            .and_then(|()| current.file.flush());
-        if let Err(e) = written {
+        let written = self.buffer.len() as u64;
+        let writeback = self.writeback && current.since_writeback + written >= WRITEBACK_EVERY;
+        let done = current.file.append(&self.buffer).and_then(|()| {
+            if writeback {
+                current.file.start_writeback()
+            } else {
+                current.file.flush()
+            }
+        });
+        if let Err(e) = done {
             self.failed = Some(e.clone());
             return Err(e);
         }
-        let written = self.buffer.len() as u64;
         current.len += written;
         current.dirty |= written > 0;
+        current.since_writeback = if writeback {
+            0
+        } else {
+            current.since_writeback + written
+        };
         let pending = self.pending.entry(current.number).or_default();
         pending.appends += 1;
         pending.bytes += written;
@@ -334,5 +357,93 @@ impl Retired {
             env.sync_dir(dir)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::env::MemEnv;
+    use crate::testing::{EnvOp, HookEnv};
+    use crate::vlog::record_size;
+
+    /// A writer's env over memory that counts writeback requests and fails them once `fail`
+    /// is set.
+    fn counting_env(count: Arc<AtomicUsize>, fail: Arc<AtomicBool>) -> HookEnv {
+        HookEnv::new(Arc::new(MemEnv::new()), move |call| {
+            if call.op == EnvOp::StartWriteback {
+                count.fetch_add(1, Ordering::SeqCst);
+                if fail.load(Ordering::SeqCst) {
+                    return Err(Error::io("writeback", std::io::Error::other("refused")));
+                }
+            }
+            Ok(())
+        })
+    }
+
+    #[test]
+    fn writeback_starts_each_time_a_file_has_grown_by_writeback_every_bytes() {
+        let (count, fail) = Default::default();
+        let env = counting_env(Arc::clone(&count), Arc::clone(&fail));
+        let dir = Path::new("/db");
+        env.create_dir(dir).unwrap();
+        let mut writer = ValueFileWriter::new(64 << 20, true);
+        writer.start(&env, dir, 1).unwrap();
+        let value = vec![7u8; 1000];
+        let record = record_size(1, value.len());
+        let mut since = 0;
+        let mut expected = 0;
+        for _ in 0..3500 {
+            writer
+                .append([(&b"k"[..], StoredValue::raw(&value))])
+                .unwrap();
+            since += record;
+            if since >= WRITEBACK_EVERY {
+                expected += 1;
+                since = 0;
+            }
+            assert_eq!(count.load(Ordering::SeqCst), expected);
+        }
+        assert_eq!(expected, 3, "3.5 MB appended crosses 1 MiB three times");
+        // A new file counts from zero.
+        writer.start(&env, dir, 2).unwrap();
+        writer
+            .append([(&b"k"[..], StoredValue::raw(&value))])
+            .unwrap();
+        assert_eq!(count.load(Ordering::SeqCst), 3);
+        // A writer without writeback never asks for it.
+        let mut without = ValueFileWriter::new(64 << 20, false);
+        without.start(&env, dir, 3).unwrap();
+        let large = vec![7u8; 3 * WRITEBACK_EVERY as usize];
+        without
+            .append([(&b"k"[..], StoredValue::raw(&large))])
+            .unwrap();
+        assert_eq!(count.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_failed_writeback_fails_the_append_and_every_later_call() {
+        let (count, fail) = Default::default();
+        let env = counting_env(Arc::clone(&count), Arc::clone(&fail));
+        let dir = Path::new("/db");
+        env.create_dir(dir).unwrap();
+        let mut writer = ValueFileWriter::new(64 << 20, true);
+        writer.start(&env, dir, 1).unwrap();
+        fail.store(true, Ordering::SeqCst);
+        let value = vec![7u8; WRITEBACK_EVERY as usize];
+        let err = writer
+            .append([(&b"k"[..], StoredValue::raw(&value))])
+            .unwrap_err();
+        assert!(err.to_string().contains("writeback: refused"), "{err}");
+        assert_eq!(count.load(Ordering::SeqCst), 1);
+        // The file's tail is unknown now: nothing more is appended or synced.
+        fail.store(false, Ordering::SeqCst);
+        assert!(writer
+            .append([(&b"k"[..], StoredValue::raw(b"v"))])
+            .is_err());
+        assert!(writer.sync_current(&env, dir, u64::MAX).is_err());
     }
 }
