@@ -788,3 +788,16 @@ pub(super) fn property(db: &DbInner, what: &str) -> Option<Result<String>> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_relocations_lane_starts_writeback() {
+        let writes = ValueLane::new(Lane::Writes, 1 << 20);
+        let relocations = ValueLane::new(Lane::Relocations, 1 << 20);
+        assert!(!writes.writer.lock().writeback());
+        assert!(relocations.writer.lock().writeback());
+    }
+}

@@ -441,7 +441,9 @@ fn sync_and_sync_dir(env: &dyn Env, dir: &Path) {
 }
 
 /// Starting writeback hands what was appended to the operating system (a reader sees it) and
-/// leaves the file as it was: appending, syncing and reading go on as before.
+/// leaves the file as it was: appending, syncing and reading go on as before. Whether the
+/// kernel was asked to write anything out cannot be seen from here: the request is a hint
+/// (`PosixWritableFile::start_writeback`), and this check would pass without it.
 fn writeback_flushes_and_keeps_the_file(env: &dyn Env, dir: &Path) {
     let path = dir.join("f");
     let mut file = env.new_writable_file(&path).unwrap();

@@ -3,7 +3,9 @@
 //!
 //! The hook is given an [`EnvCall`] — the operation ([`EnvOp`]) and its path — on the thread
 //! about to do it, before the operation reaches the inner env: for the env's own methods and for
-//! every method of the files opened through it (reads, skips, appends, flushes, syncs, closes).
+//! every method of the files opened through it (reads, skips, appends, flushes, writeback
+//! requests, syncs, closes; the flush a writeback request makes reaches the inner file without
+//! a `Flush` call of its own).
 //! What the hook does decides the operation's fate:
 //! - it returns `Ok(())`: the operation goes ahead;
 //! - it returns `Err(e)`: the operation is not done, and fails with `e`;

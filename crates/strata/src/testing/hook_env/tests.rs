@@ -61,6 +61,7 @@ fn the_hook_sees_every_operation_with_its_path() {
     let mut w = env.new_writable_file(a).unwrap();
     w.append(b"hello").unwrap();
     w.flush().unwrap();
+    w.start_writeback().unwrap();
     w.sync().unwrap();
     w.close().unwrap();
     let mut w = env.new_appendable_file(a).unwrap();
@@ -89,6 +90,7 @@ fn the_hook_sees_every_operation_with_its_path() {
         on(EnvOp::NewWritableFile, a),
         on(EnvOp::Append, a),
         on(EnvOp::Flush, a),
+        on(EnvOp::StartWriteback, a),
         on(EnvOp::Sync, a),
         on(EnvOp::Close, a),
         on(EnvOp::NewAppendableFile, a),
