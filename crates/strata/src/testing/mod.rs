@@ -16,6 +16,8 @@ mod log_records;
 mod tables;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod value_writeback_tests;
 mod version_edits;
 mod write_batches;
 

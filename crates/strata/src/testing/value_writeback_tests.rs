@@ -1,0 +1,102 @@
+//! The value-file writer's writeback requests (`vlog/writer.rs`), seen through [`HookEnv`].
+//! They are tested here rather than beside the writer because an engine module may not import
+//! `testing` (tests/module_layers.rs).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::env::{Env, MemEnv};
+use crate::error::Error;
+use crate::testing::{EnvOp, HookEnv};
+use crate::vlog::writer::{ValueFileWriter, WRITEBACK_EVERY};
+use crate::vlog::{record_size, StoredValue};
+
+/// A writer's env over memory that counts writeback requests and fails them once `fail`
+/// is set.
+fn counting_env(count: Arc<AtomicUsize>, fail: Arc<AtomicBool>) -> HookEnv {
+    HookEnv::new(Arc::new(MemEnv::new()), move |call| {
+        if call.op == EnvOp::StartWriteback {
+            count.fetch_add(1, Ordering::SeqCst);
+            if fail.load(Ordering::SeqCst) {
+                return Err(Error::io("writeback", std::io::Error::other("refused")));
+            }
+        }
+        Ok(())
+    })
+}
+
+#[test]
+fn writeback_starts_each_time_a_file_has_grown_by_writeback_every_bytes() {
+    let (count, fail) = Default::default();
+    let env = counting_env(Arc::clone(&count), Arc::clone(&fail));
+    let dir = Path::new("/db");
+    env.create_dir(dir).unwrap();
+    let mut writer = ValueFileWriter::new(64 << 20, true);
+    writer.start(&env, dir, 1).unwrap();
+    let value = vec![7u8; 1000];
+    let record = record_size(1, value.len());
+    let mut since = 0;
+    let mut expected = 0;
+    for _ in 0..3500 {
+        writer
+            .append([(&b"k"[..], StoredValue::raw(&value))])
+            .unwrap();
+        since += record;
+        if since >= WRITEBACK_EVERY {
+            expected += 1;
+            since = 0;
+        }
+        assert_eq!(count.load(Ordering::SeqCst), expected);
+    }
+    assert_eq!(expected, 3, "3.5 MB appended crosses 1 MiB three times");
+    // A new file counts from zero: what file 1 had appended since its last writeback,
+    // and one record short of the next, does not carry over.
+    while since + 2 * record < WRITEBACK_EVERY {
+        writer
+            .append([(&b"k"[..], StoredValue::raw(&value))])
+            .unwrap();
+        since += record;
+    }
+    writer.start(&env, dir, 2).unwrap();
+    writer
+        .append([(&b"k"[..], StoredValue::raw(&value))])
+        .unwrap();
+    writer
+        .append([(&b"k"[..], StoredValue::raw(&value))])
+        .unwrap();
+    assert_eq!(count.load(Ordering::SeqCst), 3);
+    // A writer without writeback never asks for it.
+    let mut without = ValueFileWriter::new(64 << 20, false);
+    without.start(&env, dir, 3).unwrap();
+    let large = vec![7u8; 3 * WRITEBACK_EVERY as usize];
+    without
+        .append([(&b"k"[..], StoredValue::raw(&large))])
+        .unwrap();
+    assert_eq!(count.load(Ordering::SeqCst), 3);
+}
+
+/// The hook's error stands for the flush a writeback request makes (the request itself
+/// is a hint whose failure `PosixEnv` ignores: env/posix.rs).
+#[test]
+fn a_failed_writeback_flush_fails_the_append_and_every_later_call() {
+    let (count, fail) = Default::default();
+    let env = counting_env(Arc::clone(&count), Arc::clone(&fail));
+    let dir = Path::new("/db");
+    env.create_dir(dir).unwrap();
+    let mut writer = ValueFileWriter::new(64 << 20, true);
+    writer.start(&env, dir, 1).unwrap();
+    fail.store(true, Ordering::SeqCst);
+    let value = vec![7u8; WRITEBACK_EVERY as usize];
+    let err = writer
+        .append([(&b"k"[..], StoredValue::raw(&value))])
+        .unwrap_err();
+    assert!(err.to_string().contains("writeback: refused"), "{err}");
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+    // The file's tail is unknown now: nothing more is appended or synced.
+    fail.store(false, Ordering::SeqCst);
+    assert!(writer
+        .append([(&b"k"[..], StoredValue::raw(b"v"))])
+        .is_err());
+    assert!(writer.sync_current(&env, dir, u64::MAX).is_err());
+}
