@@ -56,35 +56,12 @@ fn paranoid(reuse_logs: bool) -> Options {
     }
 }
 
-/// Copies every file of `dir` but its LOCK to `to`, again until one copy finds the same files
-/// from its start to its end: the database may still be removing the files a flush begun
-/// before the stop made obsolete (removals follow their pass, `db/obsolete_files.rs`), and a
-/// copy missing a file that vanished under it is no state the directory was ever in.
 fn copy_without_lock(dir: &Path, to: &Path) {
-    let names = || -> Vec<std::ffi::OsString> {
-        let mut names: Vec<_> = fs::read_dir(dir)
-            .unwrap()
-            .map(|entry| entry.unwrap())
-            .filter(|entry| entry.file_name() != "LOCK" && entry.file_type().unwrap().is_file())
-            .map(|entry| entry.file_name())
-            .collect();
-        names.sort();
-        names
-    };
-    loop {
-        let _ = fs::remove_dir_all(to);
-        fs::create_dir(to).unwrap();
-        let before = names();
-        let mut vanished = false;
-        for name in &before {
-            match fs::copy(dir.join(name), to.join(name)) {
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => vanished = true,
-                Err(e) => panic!("copying {name:?}: {e}"),
-            }
-        }
-        if !vanished && names() == before {
-            return;
+    fs::create_dir(to).unwrap();
+    for entry in fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != "LOCK" && entry.file_type().unwrap().is_file() {
+            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
         }
     }
 }

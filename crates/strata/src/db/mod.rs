@@ -290,8 +290,6 @@ pub(crate) struct DbInner {
     pub(crate) shutting_down: AtomicBool,
     /// Mirrors `state.imm.is_some()` so compactions can check it without the mutex.
     pub(crate) has_imm: AtomicBool,
-    /// The files a thread is removing after its obsolete-file pass ended.
-    pub(crate) removals: obsolete_files::Removals,
     pub(crate) info_log: InfoLog,
     pub(crate) lock: Mutex<Option<Box<dyn FileLock>>>,
     /// What a read-only handle follows of the writer's files (`db/read_only.rs`); `None` for a

@@ -6,22 +6,11 @@
 //! deletions, and no file is listed for deletion by two passes. What is live is decided from one
 //! listing of the directory taken under the state mutex: a file created later is not listed, and
 //! every file a flush or compaction is writing is a pending output from before its creation.
-//!
-//! The pass decides, and redoes garbage collection's plan (`value_files::delete_unreferenced`);
-//! its thread removes the files it chose after the pass has ended, so writes waiting for that
-//! plan (`db/value_gc.rs`, "Keeping up") do not wait for the removals as well: removing a value
-//! file of a few megabytes took 5-6 ms here (ext4 mounted with `discard`), 38 of them in one
-//! 8 KiB `leveledmix`. Files being removed are [`Removals`]: a pass that runs meanwhile leaves
-//! them alone, and [`wait_for_deletions`] waits for them. A file chosen is never needed again
-//! (numbers are never reused, and only new value files are appended to), so removing it later
-//! than it was chosen changes nothing but when its space comes back; a crash before it leaves
-//! an obsolete file the next open's pass removes.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::MutexGuard;
 
 use super::{value_files, DbInner, DbState};
 use crate::error::Error;
@@ -37,8 +26,6 @@ pub(crate) struct Passes {
     ended: u64,
     /// A caller of [`pass_and_wait`] waits for a background thread to run a pass.
     asked: bool,
-    /// Whether a thread removes the files of an ended pass ([`Removals`]).
-    removing: bool,
 }
 
 impl Passes {
@@ -53,82 +40,28 @@ impl Passes {
     }
 }
 
-/// The numbers of the files a thread is removing after its pass ended (see the module
-/// documentation); kept apart from the state mutex, since value files are listed without it.
-#[derive(Debug, Default)]
-pub(crate) struct Removals(Mutex<HashSet<u64>>);
-
-impl Removals {
-    /// Whether file `number` is being removed.
-    pub(crate) fn contains(&self, number: u64) -> bool {
-        self.0.lock().contains(&number)
-    }
-}
-
-/// A file a pass chose to remove.
-pub(crate) struct Doomed {
-    pub(crate) number: u64,
-    pub(crate) kind: FileType,
-    pub(crate) path: PathBuf,
-}
-
 /// Deletes every file in the directory that no live version, pending output or live log
-/// needs, stopping early when a memtable flush is waiting (a later pass, after it, goes on),
+/// needs, stopping early when a memtable flush is waiting (the next call, after it, goes on),
 /// and the value files nothing reaches (`value_files::delete_unreferenced`, whose failure
-/// becomes the background error). The files are removed once the pass has ended (see the
-/// module documentation). Skipped after a background error: the manifest's state is then
-/// uncertain. When another thread's pass is running, it runs once more instead.
+/// becomes the background error). Skipped after a background error: the manifest's state is
+/// then uncertain. When another thread's pass is running, it runs once more instead.
 pub(crate) fn delete_obsolete_files(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     if state.obsolete_files.running {
         state.obsolete_files.again = true;
         return;
     }
     state.obsolete_files.running = true;
-    let mut doomed = Vec::new();
-    let mut passes = 0;
     loop {
         state.obsolete_files.again = false;
         state.obsolete_files.begun += 1;
-        passes += 1;
-        doomed.extend(one_pass(db, state));
+        one_pass(db, state);
+        state.obsolete_files.ended += 1;
+        db.bg_done.notify_all();
         if !state.obsolete_files.again {
             break;
         }
     }
     state.obsolete_files.running = false;
-    state.obsolete_files.removing = !doomed.is_empty();
-    db.bg_done.notify_all();
-    if !doomed.is_empty() {
-        MutexGuard::unlocked(state, || remove(db, doomed));
-        state.obsolete_files.removing = false;
-    }
-    state.obsolete_files.ended += passes;
-    db.bg_done.notify_all();
-}
-
-/// Removes the `doomed` files (marked in `DbInner::removals` by the pass), stopping early when
-/// a memtable flush is waiting: writers may be waiting for it, and removing a file can take
-/// milliseconds. The rest stay obsolete, for a later pass.
-fn remove(db: &DbInner, doomed: Vec<Doomed>) {
-    for file in &doomed {
-        if db.has_imm.load(Ordering::Acquire) {
-            break;
-        }
-        if file.kind == FileType::Table {
-            db.table_cache.evict(file.number);
-        }
-        let name = file.path.display();
-        match db.env.remove_file(&file.path) {
-            Ok(()) => db.info_log.log(format_args!("deleted {name}")),
-            // Listed by this pass just as another thread removed it.
-            Err(_) if !db.env.file_exists(&file.path) => {}
-            Err(e) => db.info_log.log(format_args!("deleting {name}: {e}")),
-        }
-    }
-    let mut removals = db.removals.0.lock();
-    for file in &doomed {
-        removals.remove(&file.number);
-    }
 }
 
 /// Waits (on `bg_done`) until the deletions asked for before the call are done: when a pass
@@ -138,7 +71,7 @@ fn remove(db: &DbInner, doomed: Vec<Doomed>) {
 pub(crate) fn wait_for_deletions(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     let covering = state.obsolete_files.begun + 1;
     wait_until(db, state, |passes| {
-        (!passes.running && !passes.removing) || passes.ended >= covering
+        !passes.running || passes.ended >= covering
     });
 }
 
@@ -165,11 +98,9 @@ fn wait_until(db: &DbInner, state: &mut MutexGuard<'_, DbState>, done: impl Fn(&
     }
 }
 
-/// One pass: the files to remove, marked in `DbInner::removals` (a file another thread is
-/// removing is left to it).
-fn one_pass(db: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Vec<Doomed> {
+fn one_pass(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
     if state.bg_error.is_some() {
-        return Vec::new();
+        return;
     }
     let mut live: HashSet<u64> = state.versions.live_files();
     live.extend(state.pending_outputs.iter().copied());
@@ -194,20 +125,26 @@ fn one_pass(db: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Vec<Doomed> {
             // Value files go by their own rule, below.
             FileType::Current | FileType::DbLock | FileType::InfoLog | FileType::ValueFile => true,
         };
-        if !keep && !db.removals.contains(number) {
-            doomed.push(Doomed {
-                number,
-                kind,
-                path: db.dir.join(name),
-            });
+        if !keep {
+            doomed.push((name, number, kind));
         }
     }
     let accounted = MutexGuard::unlocked(state, || {
-        let accounted = value_files::delete_unreferenced(db, &mut doomed);
-        db.removals
-            .0
-            .lock()
-            .extend(doomed.iter().map(|file| file.number));
+        let accounted = value_files::delete_unreferenced(db);
+        for (name, number, kind) in doomed {
+            if db.has_imm.load(Ordering::Acquire) {
+                // Writers may be waiting for that flush, and removing a file can take
+                // milliseconds: the rest stay obsolete and go after the flush.
+                break;
+            }
+            if kind == FileType::Table {
+                db.table_cache.evict(number);
+            }
+            match db.env.remove_file(&db.dir.join(&name)) {
+                Ok(()) => db.info_log.log(format_args!("deleted {name}")),
+                Err(e) => db.info_log.log(format_args!("deleting {name}: {e}")),
+            }
+        }
         accounted
     });
     // The value files' accounting read what a compaction reads: an I/O failure stops writes
@@ -221,5 +158,4 @@ fn one_pass(db: &DbInner, state: &mut MutexGuard<'_, DbState>) -> Vec<Doomed> {
             db.bg_done.notify_all();
         }
     }
-    doomed
 }

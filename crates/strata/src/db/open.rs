@@ -389,7 +389,6 @@ pub(super) fn new_inner(
         wal: Mutex::new(wal),
         shutting_down: AtomicBool::new(false),
         has_imm: AtomicBool::new(false),
-        removals: Default::default(),
         info_log,
         lock: Mutex::new(None),
         value_files,

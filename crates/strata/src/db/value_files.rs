@@ -41,7 +41,6 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use super::obsolete_files::Doomed;
 use super::value_gc::{self, Listing, Needed, Refs};
 use super::{DbInner, SuperVersion};
 use crate::env::Env;
@@ -494,15 +493,12 @@ fn add_view(
     Ok(())
 }
 
-/// Every value file of the database in the directory with its size (one deleted meanwhile,
-/// or being removed after an earlier pass, left out).
+/// Every value file of the database in the directory with its size (one deleted meanwhile
+/// left out).
 fn listed(db: &DbInner) -> Result<Vec<(u64, u64)>> {
     let mut files = Vec::new();
     for name in db.env.children(&db.dir)? {
         if let Some((number, FileType::ValueFile)) = parse_own_file_name(&name) {
-            if db.removals.contains(number) {
-                continue;
-            }
             let path = value_file_name(&db.dir, number);
             match db.env.file_size(&path) {
                 Ok(size) => files.push((number, size)),
@@ -514,14 +510,13 @@ fn listed(db: &DbInner) -> Result<Vec<(u64, u64)>> {
     Ok(files)
 }
 
-/// Adds the value files nothing can reach any more (see the module documentation) to
-/// `doomed`, for the caller to remove once its pass has ended (`db/obsolete_files.rs`), then
+/// Deletes the value files nothing can reach any more (see the module documentation), then
 /// plans garbage collection (`value_gc::plan`) from what is left and sets the size value files
 /// are cut at. Does nothing on a database without value separation, on a read-only handle, or
 /// after a background error. A failure to list the directory or to read a memtable or table
 /// deletes nothing and is returned: the caller makes it a background error, as a compaction's
 /// would be, so it surfaces in a later call rather than leave collection stopped unseen.
-pub(super) fn delete_unreferenced(db: &DbInner, doomed: &mut Vec<Doomed>) -> Result<()> {
+pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     if db.options.value_separation.is_none() || db.read_only.is_some() {
         return Ok(());
     }
@@ -610,14 +605,17 @@ pub(super) fn delete_unreferenced(db: &DbInner, doomed: &mut Vec<Doomed>) -> Res
             continue;
         }
         db.value_files.forget(number);
-        // Out of the plan and the bound from now on, even if its removal fails (it is then
-        // left for a later pass): chosen for collection, a file with nothing to relocate would
-        // have every write ask for a flush.
-        doomed.push(Doomed {
-            number,
-            kind: FileType::ValueFile,
-            path: value_file_name(&db.dir, number),
-        });
+        let path = value_file_name(&db.dir, number);
+        match db.env.remove_file(&path) {
+            Ok(()) => db
+                .info_log
+                .log(format_args!("deleted value file {}", path.display())),
+            // Left for a later pass, out of the plan and the bound: chosen for collection, a
+            // file with nothing to relocate would have every write ask for a flush.
+            Err(e) => db
+                .info_log
+                .log(format_args!("deleting value file {}: {e}", path.display())),
+        }
     }
     let total = kept.iter().map(|&(_, size, _)| size).sum();
     let mut held: Vec<(u64, u64, bool)> = kept

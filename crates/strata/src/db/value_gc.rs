@@ -39,8 +39,8 @@
 //! into it (`value_files.rs`): iterators and reads holding older versions keep it meanwhile.
 //!
 //! Keeping up: writes wait (as for a full level 0) while the files hold more than
-//! `writes_wait` times the live bytes and tables are left to rewrite (or the pass letting
-//! the chosen files go runs: [`Collection::writes_wait`]), and the memtable is flushed
+//! `writes_wait` times the live bytes and tables are left to rewrite (or the pass
+//! deleting the chosen files runs: [`Collection::writes_wait`]), and the memtable is flushed
 //! once per plan then (so garbage that memtable entries shadow can be compacted away); and
 //! when the oldest snapshot is released past entries it alone kept live
 //! ([`Collection::replan_at`]), the background thread redoes the plan before more writes are
@@ -249,11 +249,10 @@ impl Collection {
 
     /// Whether writes should wait for garbage collection: the value files are over
     /// `writes_wait` ([`Levels`]) and collection is under way: rewriting tables would reclaim
-    /// space, or (`replanning`) a pass that picks the chosen files for removal and redoes this
-    /// plan is running (their removal follows the pass, unwaited: `db/obsolete_files.rs`).
-    /// Background threads of their own flush memtables while others rewrite, so writes are
-    /// not slowed by collection otherwise: without the second clause they went on between the
-    /// last rewrite of a plan and the pass that let its files go.
+    /// space, or (`replanning`) a pass that deletes the chosen files and redoes this plan is
+    /// running. Background threads of their own flush memtables while others rewrite, so
+    /// writes are not slowed by collection otherwise: without the second clause they went on
+    /// between the last rewrite of a plan and the deletions of its files.
     pub(crate) fn writes_wait(&self, replanning: bool) -> bool {
         self.over_bound && (!self.tables.is_empty() || (replanning && !self.files.is_empty()))
     }
