@@ -26,14 +26,23 @@ fn counting_env(count: Arc<AtomicUsize>, fail: Arc<AtomicBool>) -> HookEnv {
     })
 }
 
+/// A writer with writeback on, appending to file 1 of `/db` in a [`counting_env`], with
+/// that env's count of writeback requests and the switch that fails them.
+fn writer_counting() -> (ValueFileWriter, HookEnv, Arc<AtomicUsize>, Arc<AtomicBool>) {
+    let (count, fail): (Arc<AtomicUsize>, Arc<AtomicBool>) = Default::default();
+    let env = counting_env(Arc::clone(&count), Arc::clone(&fail));
+    env.create_dir(Path::new(DIR)).unwrap();
+    let mut writer = ValueFileWriter::new(64 << 20, true);
+    writer.start(&env, Path::new(DIR), 1).unwrap();
+    (writer, env, count, fail)
+}
+
+const DIR: &str = "/db";
+
 #[test]
 fn writeback_starts_each_time_a_file_has_grown_by_writeback_every_bytes() {
-    let (count, fail) = Default::default();
-    let env = counting_env(Arc::clone(&count), Arc::clone(&fail));
-    let dir = Path::new("/db");
-    env.create_dir(dir).unwrap();
-    let mut writer = ValueFileWriter::new(64 << 20, true);
-    writer.start(&env, dir, 1).unwrap();
+    let (mut writer, env, count, _) = writer_counting();
+    let dir = Path::new(DIR);
     let value = vec![7u8; 1000];
     let record = record_size(1, value.len());
     let mut since = 0;
@@ -80,12 +89,8 @@ fn writeback_starts_each_time_a_file_has_grown_by_writeback_every_bytes() {
 /// is a hint whose failure `PosixEnv` ignores: env/posix.rs).
 #[test]
 fn a_failed_writeback_flush_fails_the_append_and_every_later_call() {
-    let (count, fail) = Default::default();
-    let env = counting_env(Arc::clone(&count), Arc::clone(&fail));
-    let dir = Path::new("/db");
-    env.create_dir(dir).unwrap();
-    let mut writer = ValueFileWriter::new(64 << 20, true);
-    writer.start(&env, dir, 1).unwrap();
+    let (mut writer, env, count, fail) = writer_counting();
+    let dir = Path::new(DIR);
     fail.store(true, Ordering::SeqCst);
     let value = vec![7u8; WRITEBACK_EVERY as usize];
     let err = writer
