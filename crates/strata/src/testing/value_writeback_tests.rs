@@ -1,4 +1,5 @@
-//! The value-file writer's writeback requests (`vlog/writer.rs`), seen through [`HookEnv`].
+//! The value-file writer's writeback requests and batched appends (`vlog/writer.rs`), seen
+//! through [`HookEnv`].
 //! They are tested here rather than beside the writer because an engine module may not import
 //! `testing` (tests/module_layers.rs).
 
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use crate::env::{Env, MemEnv};
 use crate::error::Error;
 use crate::testing::{EnvOp, HookEnv};
-use crate::vlog::writer::{ValueFileWriter, WRITEBACK_EVERY};
+use crate::vlog::writer::{Handoff, ValueFileWriter, WRITEBACK_EVERY};
 use crate::vlog::{record_size, StoredValue};
 
 /// A writer's env over memory that counts writeback requests and fails them once `fail`
@@ -32,7 +33,7 @@ fn writer_counting() -> (ValueFileWriter, HookEnv, Arc<AtomicUsize>, Arc<AtomicB
     let (count, fail): (Arc<AtomicUsize>, Arc<AtomicBool>) = Default::default();
     let env = counting_env(Arc::clone(&count), Arc::clone(&fail));
     env.create_dir(Path::new(DIR)).unwrap();
-    let mut writer = ValueFileWriter::new(64 << 20, true);
+    let mut writer = ValueFileWriter::new(64 << 20, Handoff::Batched);
     writer.start(&env, Path::new(DIR), 1).unwrap();
     (writer, env, count, fail)
 }
@@ -76,7 +77,7 @@ fn writeback_starts_each_time_a_file_has_grown_by_writeback_every_bytes() {
         .unwrap();
     assert_eq!(count.load(Ordering::SeqCst), 3);
     // A writer without writeback never asks for it.
-    let mut without = ValueFileWriter::new(64 << 20, false);
+    let mut without = ValueFileWriter::new(64 << 20, Handoff::Immediate);
     without.start(&env, dir, 3).unwrap();
     let large = vec![7u8; 3 * WRITEBACK_EVERY as usize];
     without
@@ -104,4 +105,47 @@ fn a_failed_writeback_flush_fails_the_append_and_every_later_call() {
         .append([(&b"k"[..], StoredValue::raw(b"v"))])
         .is_err());
     assert!(writer.sync_current(&env, dir, u64::MAX).is_err());
+}
+
+/// A batched writer leaves its appends in the file's buffer (`MemEnv`'s files have none, so
+/// the flushes that would write it out are counted): none per append, one when the file is
+/// retired, and the sync's own. An immediate writer writes each append out.
+#[test]
+fn a_batched_writer_writes_appends_out_when_it_retires_or_syncs_a_file() {
+    let flushes = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&flushes);
+    let env = HookEnv::new(Arc::new(MemEnv::new()), move |call| {
+        if call.op == EnvOp::Flush {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(())
+    });
+    let dir = Path::new(DIR);
+    env.create_dir(dir).unwrap();
+    let value = vec![7u8; 1000];
+    let append = |writer: &mut ValueFileWriter, times: usize| {
+        for _ in 0..times {
+            writer
+                .append([(&b"k"[..], StoredValue::raw(&value))])
+                .unwrap();
+        }
+    };
+    let mut batched = ValueFileWriter::new(64 << 20, Handoff::Batched);
+    batched.start(&env, dir, 1).unwrap();
+    append(&mut batched, 100);
+    assert_eq!(flushes.load(Ordering::SeqCst), 0);
+    assert_eq!(batched.current(), Some((1, 100 * record_size(1, 1000))));
+    batched.start(&env, dir, 2).unwrap();
+    assert_eq!(
+        flushes.load(Ordering::SeqCst),
+        1,
+        "file 1 written out as it retires"
+    );
+    append(&mut batched, 3);
+    assert_eq!(flushes.load(Ordering::SeqCst), 1);
+
+    let mut immediate = ValueFileWriter::new(64 << 20, Handoff::Immediate);
+    immediate.start(&env, dir, 3).unwrap();
+    append(&mut immediate, 5);
+    assert_eq!(flushes.load(Ordering::SeqCst), 6);
 }

@@ -13,24 +13,32 @@
 //! collection deletes neither, and counts the bytes of those appends
 //! ([`ValueFileWriter::pending_bytes`]) as live, not as garbage.
 //!
-//! Durability: an append reaches the operating system before it returns. A file replaced by
-//! the next one is *retired*, not synced there: the write that filled it does not wait for the
-//! disk. A sync makes every append so far durable (with the directory entries of new files):
-//! the retired files up to the file current when it began, which
-//! [`ValueFileWriter::take_retired`] hands out to be synced without this writer's lock (a
-//! caller claims durability only once none of those is left or being synced:
-//! `db/value_files.rs`'s `sync`), then that file if it is still the current one
-//! ([`ValueFileWriter::sync_current`]). Files started later hold only later appends: a sync
-//! does not chase them (relocation appends without the log's mutex a synced write holds, and
-//! could retire file after file).
-//! A writer made with `writeback` on (the relocations' lane: see `db/value_files.rs`) asks the
-//! operating system, each [`WRITEBACK_EVERY`] bytes appended to a file, to start writing them
-//! to the device ([`WritableFile::start_writeback`]), so the sync that follows waits for the
-//! rest only. That makes nothing durable sooner than the sync.
-//! After a failed append or sync (or the flush a writeback request makes) the file's tail is
-//! unknown, and values appended before may never become durable: the writer then fails every
-//! later call with that error (as the database fails every write after a failed log write), so
-//! nothing can claim those values durable.
+//! Handing appends to the operating system ([`Handoff`]): a writer made with
+//! `Handoff::Immediate` (the writes' lane) writes each append out before it returns, so a
+//! reader can read the value as soon as its pointer is published. One made with
+//! `Handoff::Batched` (the relocations' lane, whose values nobody reads before a sync makes
+//! them durable: see `db/value_files.rs`) leaves appends in the file's buffer, written out as
+//! it fills, when the file is retired, and at a writeback request or a sync. Its count of the
+//! current file's bytes ([`ValueFileWriter::current`]) includes them; the file's size on disk
+//! may not yet.
+//!
+//! Durability: a file replaced by the next one is *retired* (its buffer written out), not
+//! synced there: the write that filled it does not wait for the disk. A sync makes every
+//! append so far durable (with the directory entries of new files): the retired files up to
+//! the file current when it began, which [`ValueFileWriter::take_retired`] hands out to be
+//! synced without this writer's lock (a caller claims durability only once none of those is
+//! left or being synced: `db/value_files.rs`'s `sync`), then that file if it is still the
+//! current one ([`ValueFileWriter::sync_current`]). Files started later hold only later
+//! appends: a sync does not chase them (relocation appends without the log's mutex a synced
+//! write holds, and could retire file after file).
+//! A `Handoff::Batched` writer also asks the operating system, each [`WRITEBACK_EVERY`] bytes
+//! appended to a file, to start writing them to the device ([`WritableFile::start_writeback`]),
+//! so the sync that follows waits for the rest only. That makes nothing durable sooner than
+//! the sync.
+//! After a failed append, write of the buffer or sync (or the flush a writeback request makes)
+//! the file's tail is unknown, and values appended before may never become durable: the writer
+//! then fails every later call with that error (as the database fails every write after a
+//! failed log write), so nothing can claim those values durable.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -42,6 +50,15 @@ use crate::filename::value_file_name;
 
 /// Bytes appended to a value file between requests to start their writeback.
 pub(crate) const WRITEBACK_EVERY: u64 = 1 << 20;
+
+/// How a writer hands its appends to the operating system; see the module documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Handoff {
+    /// Each append is written out before it returns.
+    Immediate,
+    /// Appends gather in the file's buffer, and writeback is started as the file grows.
+    Batched,
+}
 
 /// The value file being appended to, or a retired one.
 struct Current {
@@ -92,14 +109,14 @@ pub(crate) struct ValueFileWriter {
     /// Files garbage collection would have closed or collected but for appends not in a
     /// memtable yet: [`ValueFileWriter::done`] says when the last one of each is.
     wanted: HashSet<u64>,
-    /// Whether writeback is started each [`WRITEBACK_EVERY`] bytes appended to a file.
-    writeback: bool,
+    /// How appends reach the operating system.
+    handoff: Handoff,
 }
 
 impl ValueFileWriter {
-    /// A writer whose files are replaced once they hold `file_size` bytes, starting their
-    /// writeback as they grow when `writeback` is set (see the module documentation).
-    pub(crate) fn new(file_size: u64, writeback: bool) -> ValueFileWriter {
+    /// A writer whose files are replaced once they hold `file_size` bytes, handing its appends
+    /// to the operating system as `handoff` says (see the module documentation).
+    pub(crate) fn new(file_size: u64, handoff: Handoff) -> ValueFileWriter {
         ValueFileWriter {
             current: None,
             retired: Vec::new(),
@@ -109,7 +126,7 @@ impl ValueFileWriter {
             buffer: Vec::new(),
             failed: None,
             wanted: HashSet::new(),
-            writeback,
+            handoff,
         }
     }
 
@@ -118,10 +135,10 @@ impl ValueFileWriter {
         self.file_size = file_size;
     }
 
-    /// Whether this writer starts writeback as its files grow.
+    /// How this writer hands its appends to the operating system.
     #[cfg(test)]
-    pub(crate) fn writeback(&self) -> bool {
-        self.writeback
+    pub(crate) fn handoff(&self) -> Handoff {
+        self.handoff
     }
 
     /// The size files are cut at now.
@@ -180,6 +197,13 @@ impl ValueFileWriter {
         if self.current.as_ref().is_some_and(|c| c.number >= number) {
             return Ok(());
         }
+        if let Some(old) = self.current.as_mut() {
+            // Written out, so that only the current file's size on disk can lag its appends.
+            if let Err(e) = old.file.flush() {
+                self.failed = Some(e.clone());
+                return Err(e);
+            }
+        }
         if let Some(old) = self.current.take() {
             if old.dirty || !old.dir_synced {
                 self.retired.push(old);
@@ -214,9 +238,10 @@ impl ValueFileWriter {
         Ok(())
     }
 
-    /// Appends one record per `(key, value)` with one write, and returns their pointers in
-    /// order and the bytes written; the file is in use until [`ValueFileWriter::done`] is
-    /// called for it. Requires a file (see [`ValueFileWriter::needs_file`]).
+    /// Appends one record per `(key, value)` in one piece (handed to the operating system as
+    /// the writer's [`Handoff`] says), and returns their pointers in order and the bytes
+    /// written; the file is in use until [`ValueFileWriter::done`] is called for it. Requires
+    /// a file (see [`ValueFileWriter::needs_file`]).
     pub(crate) fn append<'a>(
         &mut self,
         entries: impl IntoIterator<Item = (&'a [u8], StoredValue<'a>)>,
@@ -242,10 +267,13 @@ impl ValueFileWriter {
             });
         }
         let written = self.buffer.len() as u64;
-        let writeback = self.writeback && current.since_writeback + written >= WRITEBACK_EVERY;
+        let batched = self.handoff == Handoff::Batched;
+        let writeback = batched && current.since_writeback + written >= WRITEBACK_EVERY;
         let done = current.file.append(&self.buffer).and_then(|()| {
             if writeback {
                 current.file.start_writeback()
+            } else if batched {
+                Ok(())
             } else {
                 current.file.flush()
             }
