@@ -826,12 +826,12 @@ mod tests {
     #[test]
     fn the_listing_counts_relocated_bytes_not_yet_written_out() {
         let dir = tempfile::tempdir().unwrap();
-        let options = crate::Options {
+        let options = crate::options::Options {
             create_if_missing: true,
-            value_separation: Some(crate::ValueSeparation::new(100)),
+            value_separation: Some(crate::options::ValueSeparation::new(100)),
             ..Default::default()
         };
-        let db = crate::DB::open(dir.path(), options).unwrap();
+        let db = super::super::DB::open(dir.path(), options).unwrap();
         let inner = &*db.inner;
         let total = || property(inner, "total-bytes").unwrap().unwrap();
         assert_eq!(total(), "0");
