@@ -831,7 +831,7 @@ mod tests {
             value_separation: Some(crate::options::ValueSeparation::new(100)),
             ..Default::default()
         };
-        let db = super::super::DB::open(dir.path(), options).unwrap();
+        let db = crate::db::DB::open(dir.path(), options).unwrap();
         let inner = &*db.inner;
         let total = || property(inner, "total-bytes").unwrap().unwrap();
         assert_eq!(total(), "0");
