@@ -508,21 +508,25 @@ fn with_writers<T>(db: &DbInner, f: impl FnOnce([&ValueFileWriter; 2]) -> T) -> 
     f([&*writes, &*relocations])
 }
 
+/// The file each lane's writer appends to, with the bytes appended to it: its size on disk
+/// may not show them all yet (`Handoff::Batched`).
+fn appending(writers: [&ValueFileWriter; 2]) -> Vec<(u64, u64)> {
+    writers.iter().filter_map(|w| w.current()).collect()
+}
+
 /// Every value file of the database in the directory with its size (one deleted meanwhile
-/// left out). `writers` are both lanes' writers, locked: the file each appends to has the size
-/// its appends gave it, which its size on disk may not show yet (`Handoff::Batched`).
-fn listed(db: &DbInner, writers: [&ValueFileWriter; 2]) -> Result<Vec<(u64, u64)>> {
-    let appending: Vec<(u64, u64)> = writers.iter().filter_map(|w| w.current()).collect();
+/// left out): its size on disk, or the bytes appended to it when `appending` (the files the
+/// writers append to, [`appending`]) says more. Taken with the writers locked, that is the
+/// current file's exact size; taken before the listing, a file the writer has since retired
+/// (and written out) has grown on disk past what `appending` says.
+fn listed(db: &DbInner, appending: &[(u64, u64)]) -> Result<Vec<(u64, u64)>> {
     let mut files = Vec::new();
     for name in db.env.children(&db.dir)? {
         if let Some((number, FileType::ValueFile)) = parse_own_file_name(&name) {
-            if let Some(&(_, len)) = appending.iter().find(|&&(n, _)| n == number) {
-                files.push((number, len));
-                continue;
-            }
             let path = value_file_name(&db.dir, number);
+            let appended = appending.iter().find(|&&(n, _)| n == number).map(|f| f.1);
             match db.env.file_size(&path) {
-                Ok(size) => files.push((number, size)),
+                Ok(size) => files.push((number, size.max(appended.unwrap_or(0)))),
                 Err(_) if !db.env.file_exists(&path) => {}
                 Err(e) => return Err(e),
             }
@@ -545,7 +549,7 @@ pub(super) fn delete_unreferenced(db: &DbInner) -> Result<()> {
     // which the listed sizes include; and each lane's file being written, with the bytes of
     // its appends not in a memtable or table yet (live, though no state points to them).
     let (files, appended, writing) = with_writers(db, |writers| {
-        let files: Vec<(u64, u64, bool)> = listed(db, writers)?
+        let files: Vec<(u64, u64, bool)> = listed(db, &appending(writers))?
             .into_iter()
             .map(|(number, size)| {
                 let in_use = writers.iter().any(|writer| writer.in_use(number));
@@ -783,7 +787,8 @@ fn cut_current(
 /// collection copied since the database opened); `None` for another name.
 pub(super) fn property(db: &DbInner, what: &str) -> Option<Result<String>> {
     let total = || -> Result<u64> {
-        let files = with_writers(db, |writers| listed(db, writers))?;
+        // The writers are not held through the listing: that would hold up appends.
+        let files = listed(db, &with_writers(db, appending))?;
         Ok(files.iter().map(|(_, size)| size).sum())
     };
     let live = || -> Result<u64> {

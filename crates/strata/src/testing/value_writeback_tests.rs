@@ -109,15 +109,19 @@ fn a_failed_writeback_flush_fails_the_append_and_every_later_call() {
 
 /// A batched writer leaves its appends in the file's buffer (`MemEnv`'s files have none, so
 /// the flushes that would write it out are counted): none per append, one when the file is
-/// retired, and the sync's own. An immediate writer writes each append out.
+/// retired, and a sync of the current file (which writes the buffer out first: `PosixEnv`).
+/// An immediate writer writes each append out.
 #[test]
 fn a_batched_writer_writes_appends_out_when_it_retires_or_syncs_a_file() {
     let flushes = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&flushes);
+    let syncs = Arc::new(AtomicUsize::new(0));
+    let (counted, synced) = (Arc::clone(&flushes), Arc::clone(&syncs));
     let env = HookEnv::new(Arc::new(MemEnv::new()), move |call| {
-        if call.op == EnvOp::Flush {
-            counted.fetch_add(1, Ordering::SeqCst);
-        }
+        match call.op {
+            EnvOp::Flush => counted.fetch_add(1, Ordering::SeqCst),
+            EnvOp::Sync => synced.fetch_add(1, Ordering::SeqCst),
+            _ => 0,
+        };
         Ok(())
     });
     let dir = Path::new(DIR);
@@ -143,6 +147,9 @@ fn a_batched_writer_writes_appends_out_when_it_retires_or_syncs_a_file() {
     );
     append(&mut batched, 3);
     assert_eq!(flushes.load(Ordering::SeqCst), 1);
+    assert_eq!(syncs.load(Ordering::SeqCst), 0);
+    batched.sync_current(&env, dir, u64::MAX).unwrap();
+    assert_eq!(syncs.load(Ordering::SeqCst), 1, "file 2's appends synced");
 
     let mut immediate = ValueFileWriter::new(64 << 20, Handoff::Immediate);
     immediate.start(&env, dir, 3).unwrap();
