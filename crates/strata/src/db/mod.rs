@@ -716,6 +716,7 @@ impl Drop for DB {
     fn drop(&mut self) {
         background::stop_workers(&self.inner, std::mem::take(&mut self.workers));
         self.inner.wal.lock().close();
+        value_files::write_out(&self.inner);
         if let Some(lock) = self.inner.lock.lock().take() {
             let _ = self.inner.env.unlock_file(lock);
         }

@@ -500,6 +500,15 @@ fn add_view(
     Ok(())
 }
 
+/// Writes out what the lanes' files hold in their buffers (`Handoff::Batched`: values of a
+/// compaction that did not install its tables), when the database closes: before its lock is
+/// released, so that no write to its files follows that.
+pub(super) fn write_out(db: &DbInner) {
+    for lane in Lane::ALL {
+        db.value_lane(lane).writer.lock().write_out();
+    }
+}
+
 /// Runs `f` with both lanes' writers locked (indexed by `Lane`), the relocations' taken first
 /// (see the module documentation).
 fn with_writers<T>(db: &DbInner, f: impl FnOnce([&ValueFileWriter; 2]) -> T) -> T {

@@ -354,6 +354,15 @@ impl ValueFileWriter {
         }
     }
 
+    /// Writes out the appends the current file holds in its buffer (retired files were written
+    /// out as they retired), when the database closes. A failure is ignored: nothing claims
+    /// those values durable without a sync, which would report it.
+    pub(crate) fn write_out(&mut self) {
+        if let Some(current) = self.current.as_mut() {
+            let _ = current.file.flush();
+        }
+    }
+
     /// Whether an append (its writeback request included) or sync failed: every later call
     /// fails.
     pub(crate) fn has_failed(&self) -> bool {
