@@ -168,9 +168,14 @@ impl Engine for StrataEngine {
         self.db.property(name)
     }
 
-    /// LevelDB's stats, then the value files' totals when values are separated.
+    /// LevelDB's stats, the time writes were held back (`strata.write-stalls`), then the
+    /// value files' totals when values are separated.
     fn stats(&self) -> Option<String> {
         let mut stats = self.db.property("leveldb.stats")?;
+        if let Some(stalls) = self.db.property("strata.write-stalls") {
+            let causes: Vec<&str> = stalls.lines().collect();
+            stats.push_str(&format!("write stalls (waits µs): {}\n", causes.join(", ")));
+        }
         let value_files = ["total-bytes", "live-bytes", "relocated-bytes"].map(|what| {
             let name = format!("strata.value-files.{what}");
             (what, self.db.property(&name).unwrap_or_default())

@@ -41,6 +41,7 @@ mod value_gc;
 mod wal;
 mod write;
 mod write_pace;
+mod write_stalls;
 
 /// How `check` judges a logged batch, as recovery does.
 #[cfg(feature = "tools")]
@@ -299,6 +300,8 @@ pub(crate) struct DbInner {
     pub(crate) value_files: Arc<ValueFiles>,
     /// The value files each table points into (see `db/value_files.rs`).
     pub(crate) table_value_refs: value_files::TableRefs,
+    /// Time writes waited for room, by cause (`strata.write-stalls`).
+    pub(crate) write_stalls: write_stalls::WriteStalls,
     /// The value files appended to, one per lane (`vlog::Lane`; index `lane as usize`): see
     /// `db/value_files.rs`.
     pub(crate) value_lanes: [ValueLane; 2],
@@ -659,7 +662,10 @@ impl DB {
     }
 
     /// The value of a property (`leveldb.num-files-at-level<N>`, `leveldb.stats`,
-    /// `leveldb.sstables`, `leveldb.approximate-memory-usage`), or `None` for unknown names.
+    /// `leveldb.sstables`, `leveldb.approximate-memory-usage`; Strata's `strata.write-stalls`,
+    /// a line `<cause> <waits> <microseconds>` for each of `level0-slowdown`, `level0-stop`,
+    /// `memtable-full` and `value-files`, counted since the open; and the value files'
+    /// `strata.value-files.*`), or `None` for unknown names.
     pub fn property(&self, name: &str) -> Option<String> {
         properties::property(&self.inner, name)
     }

@@ -393,6 +393,7 @@ pub(super) fn new_inner(
         lock: Mutex::new(None),
         value_files,
         table_value_refs: Default::default(),
+        write_stalls: Default::default(),
         mem_separated_limit: AtomicU64::new(value_gc::memtable_value_limit(0)),
         value_bytes_appended: AtomicU64::new(0),
         relocated_bytes: AtomicU64::new(0),

@@ -20,6 +20,9 @@ pub(crate) fn property(db: &Arc<DbInner>, name: &str) -> Option<String> {
         // A property that cannot be computed (a table that cannot be read) is unknown.
         return value_files::property(db, what)?.ok();
     }
+    if name == "strata.write-stalls" {
+        return Some(db.write_stalls.report());
+    }
     let rest = name.strip_prefix("leveldb.")?;
     let state = db.state.lock();
     let version = state.versions.current();

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::panics::panics_as_errors;
+use super::write_stalls::Stall;
 use super::{value_files, DbInner, DbState};
 use crate::error::{Error, Result};
 use crate::extension::{Extension, Extensions};
@@ -618,7 +619,10 @@ fn make_room_for_write(
             // writes for seconds at the stop trigger later (`db/write_pace.rs`); then look
             // at everything again.
             announce_flush(db, state);
+            let slept = Instant::now();
             MutexGuard::unlocked(state, || std::thread::sleep(pause));
+            db.write_stalls
+                .record(Stall::Level0Slowdown, slept.elapsed());
         } else if db.options.value_separation.is_some() && state.note_released_readers() {
             // A released reader may leave value files to delete.
             db.bg_work.notify_all();
@@ -628,7 +632,7 @@ fn make_room_for_write(
         {
             // Over the bound: wait for those files to go before adding more (or for the new
             // plan a released snapshot asked for).
-            wait_for_background(db, state);
+            stall(db, state, Stall::ValueFiles);
         } else if state
             .value_gc
             .snapshot_released(|| state.smallest_snapshot(&db.snapshots))
@@ -636,7 +640,7 @@ fn make_room_for_write(
         {
             // A released snapshot may have left garbage: the background thread replans.
             db.bg_work.notify_all();
-            wait_for_background(db, state);
+            stall(db, state, Stall::ValueFiles);
         } else if !force
             && db.options.value_separation.is_some()
             && state.compactions_suspended == 0
@@ -650,7 +654,7 @@ fn make_room_for_write(
             if state.imm.is_none() && !state.obsolete_files.running() {
                 force = true;
             } else {
-                wait_for_background(db, state);
+                stall(db, state, Stall::ValueFiles);
             }
         } else if !force
             && state.compactions_suspended == 0
@@ -665,17 +669,17 @@ fn make_room_for_write(
             db.info_log.log(format_args!(
                 "value files over their bound; waiting for garbage collection"
             ));
-            wait_for_background(db, state);
+            stall(db, state, Stall::ValueFiles);
         } else if !force && !memtable_full(db, &state.mem) {
             return Ok(());
         } else if state.imm.is_some() {
             db.info_log
                 .log(format_args!("current memtable full; waiting for flush"));
-            wait_for_background(db, state);
+            stall(db, state, Stall::MemtableFull);
         } else if level0 >= L0_STOP_WRITES_TRIGGER {
             db.info_log
                 .log(format_args!("too many L0 files ({level0}); waiting"));
-            wait_for_background(db, state);
+            stall(db, state, Stall::Level0Stop);
         } else {
             switch_memtable(db, state)?;
             force = false;
@@ -758,10 +762,13 @@ pub(super) fn switch_memtable_for_collection(
 }
 
 /// Waits for background work to signal `bg_done`, having woken the flush thread for a memtable
-/// this write switched.
-fn wait_for_background(db: &DbInner, state: &mut MutexGuard<'_, DbState>) {
+/// this write switched; the wait is counted against `cause` in `strata.write-stalls`
+/// (`db/write_stalls.rs`).
+fn stall(db: &DbInner, state: &mut MutexGuard<'_, DbState>, cause: Stall) {
     announce_flush(db, state);
+    let started = Instant::now();
     db.bg_done.wait(state);
+    db.write_stalls.record(cause, started.elapsed());
 }
 
 /// Wakes the flush thread for the memtable a write switched, if not yet done: the write does
