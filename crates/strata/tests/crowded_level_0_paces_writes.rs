@@ -1,6 +1,7 @@
 //! Writes slow down to a byte rate while level 0 is crowded (`db/write_pace.rs`): with level 0
-//! held at the slowdown trigger, writes take at least what the pace allows, `strata.write-stalls`
-//! counts that time as level-0 slowdowns, and every write lands; the pace runs on the monotonic clock, so the `Env`'s clock set back adds no wait.
+//! held at the slowdown trigger, writes take at least what the pace allows,
+//! `strata.write-stalls` counts that time as level-0 slowdowns, and every write lands; the pace
+//! runs on the monotonic clock, so the `Env`'s clock set back adds no wait.
 //! (That writes at the stop trigger stay paced is `write_pace`'s unit test: here a memtable
 //! filling up at 12 files would wait for ever for the suspended compactions.)
 
@@ -12,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use strata::{MemEnv, Options, DB};
+use support::state::write_stalls;
 
 /// The pace at the slowdown trigger (8 level-0 files), in bytes a second.
 const RATE_AT_TRIGGER: f64 = (64 << 20) as f64;
@@ -48,26 +50,16 @@ fn a_crowded_level_0_holds_writes_to_its_pace() {
         "{writes} writes of 1 KiB took {elapsed:?}, under the pace's {at_pace:?}"
     );
     // The sleeps are counted as level-0 slowdowns: at least the pace's time, at most the whole.
-    let stalls = db.property("strata.write-stalls").unwrap();
-    let (waits, micros) = stalls
-        .lines()
-        .find_map(|line| {
-            let mut fields = line.strip_prefix("level0-slowdown ")?.split(' ');
-            Some((
-                fields.next()?.parse::<u64>().ok()?,
-                fields.next()?.parse::<u64>().ok()?,
-            ))
-        })
-        .unwrap_or_else(|| panic!("no level-0 slowdown line in {stalls:?}"));
+    let (waits, micros) = write_stalls(&db, "level0-slowdown");
     let slept = Duration::from_micros(micros);
-    assert!(waits > 0, "{stalls}");
+    assert!(waits > 0);
     assert!(
         slept + Duration::from_millis(2) >= at_pace && slept <= elapsed,
         "slept {slept:?} of {elapsed:?}, the pace asks {at_pace:?}"
     );
     // (A memtable may fill while the one before it is flushed: flushes still run.)
-    assert!(stalls.contains("\nlevel0-stop 0 0\n"), "{stalls}");
-    assert!(stalls.ends_with("\nvalue-files 0 0\n"), "{stalls}");
+    assert_eq!(write_stalls(&db, "level0-stop"), (0, 0));
+    assert_eq!(write_stalls(&db, "value-files"), (0, 0));
     for i in 0..writes {
         let key = format!("paced{i:04}");
         assert_eq!(

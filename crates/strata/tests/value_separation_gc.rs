@@ -413,17 +413,7 @@ fn writes_wait_for_a_plan_when_collection_lags_them() {
     check_scan(&db, &ReadOptions::default(), &model, "after the writes");
     // What held the writes: garbage collection, for most of the two seconds (2.2 s in
     // three runs here).
-    let stalls = db.property("strata.write-stalls").unwrap();
-    let waited: u64 = stalls
-        .lines()
-        .find_map(|line| {
-            line.strip_prefix("value-files ")?
-                .split(' ')
-                .nth(1)?
-                .parse()
-                .ok()
-        })
-        .unwrap_or_else(|| panic!("no value-files line in {stalls:?}"));
+    let (_, waited) = support::state::write_stalls(&db, "value-files");
     assert!(
         waited >= 1_000_000,
         "writes waited {waited} µs for collection"

@@ -46,8 +46,8 @@ impl Stall {
 /// The counts and total lengths of the waits, per [`Stall`].
 #[derive(Debug, Default)]
 pub(crate) struct WriteStalls {
-    counts: [AtomicU64; 4],
-    micros: [AtomicU64; 4],
+    counts: [AtomicU64; Stall::ALL.len()],
+    micros: [AtomicU64; Stall::ALL.len()],
 }
 
 impl WriteStalls {

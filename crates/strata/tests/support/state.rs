@@ -1,5 +1,5 @@
 //! What a database holds, read through its API: a scan, a checked read of the whole state, and
-//! the tables its current version lists; and a level 0 crowded on purpose.
+//! the tables its current version lists, the writes' stalls; and a level 0 crowded on purpose.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -63,6 +63,22 @@ pub fn tables_by_level(db: &DB) -> Vec<Vec<u64>> {
 /// Every table number the current version lists.
 pub fn live_tables(db: &DB) -> BTreeSet<u64> {
     tables_by_level(db).into_iter().flatten().collect()
+}
+
+/// The waits and microseconds `strata.write-stalls` reports for `cause` (`level0-slowdown`,
+/// `level0-stop`, `memtable-full`, `value-files`).
+pub fn write_stalls(db: &DB, cause: &str) -> (u64, u64) {
+    let stalls = db.property("strata.write-stalls").unwrap();
+    stalls
+        .lines()
+        .find_map(|line| {
+            let (waits, micros) = line
+                .strip_prefix(cause)?
+                .strip_prefix(' ')?
+                .split_once(' ')?;
+            Some((waits.parse().ok()?, micros.parse().ok()?))
+        })
+        .unwrap_or_else(|| panic!("no {cause} line in {stalls:?}"))
 }
 
 /// The number of tables at `level` (the `leveldb.num-files-at-level<N>` property).
