@@ -185,12 +185,17 @@ pub unsafe extern "C" fn leveldb_get(
             let db = live(db, "database")?;
             let key = bytes(key, keylen, "key")?;
             let default = ReadOptions::default();
-            let Some(value) = db.rep.get_opt(read_options(options, &default), key)? else {
+            // The value is lent, and copied once: into the caller's `malloc`ed buffer.
+            let lent = db
+                .rep
+                .get_with(read_options(options, &default), key, |value| {
+                    malloc_value(value).map(|copy| (copy, value.len()))
+                })?;
+            let Some((copy, len)) = lent.transpose()? else {
                 return Ok(ptr::null_mut());
             };
-            let copy = malloc_value(&value)?;
             if let Some(vallen) = vallen.as_mut() {
-                *vallen = value.len();
+                *vallen = len;
             }
             Ok(copy)
         })

@@ -1,13 +1,13 @@
 //! Memtables keep a bloom filter of their user keys (`memtable/key_filter.rs`), and a point
 //! read of a key the filter rules out skips the memtable. A key the filter misses by mistake
 //! would read as absent, or as the older value a table below holds. So: while writers fill
-//! memtables that switch every few hundred writes, every point read — `get`, `contains`,
-//! `head`, `get_many`, `contains_many`, a read at a snapshot, a `memory_only` read — finds
-//! every key whose put returned before it began, with its value, and none whose delete did;
-//! the puts are plain, expiring and separated values, so every kind of memtable entry is
-//! added. A read-only handle following the writer's logs finds every key written before its
-//! refresh, also while another thread reads it during the next refresh (which adds to the
-//! memtable that thread reads).
+//! memtables that switch every few hundred writes, every point read — `get`, `get_with`,
+//! `contains`, `head`, `get_many`, `contains_many`, a read at a snapshot, a `memory_only`
+//! read — finds every key whose put returned before it began, with its value, and none whose
+//! delete did; the puts are plain, expiring and separated values, so every kind of memtable
+//! entry is added. A read-only handle following the writer's logs finds every key written
+//! before its refresh, also while another thread reads it during the next refresh (which adds
+//! to the memtable that thread reads).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -141,6 +141,8 @@ fn check_point_reads(db: &DB, w: u64, acknowledged: u64, rng: &mut u64) {
         let v = value(w, i);
         check("get", k, want, db.get(k).unwrap().as_deref(), &v);
         check("get_many", k, want, many[n].as_deref(), &v);
+        let lent = db.get_with(&ReadOptions::default(), k, <[u8]>::to_vec);
+        check("get_with", k, want, lent.unwrap().as_deref(), &v);
         check(
             "get at a snapshot",
             k,

@@ -568,6 +568,20 @@ impl DB {
         read::get(&self.inner, options, key)
     }
 
+    /// [`DB::get_opt`], with the value lent to `read` (`None` when absent, `read` not called)
+    /// instead of returned: a value in a memtable is not copied, so a caller that copies it
+    /// somewhere of its own (a binding's buffer, a reused `Vec`) copies it once and
+    /// allocates nothing. `read` runs while the read holds the state it found the value in,
+    /// which that state's memory waits for: keep it short.
+    pub fn get_with<R>(
+        &self,
+        options: &ReadOptions,
+        key: &[u8],
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>> {
+        read::get_with(&self.inner, options, key, read)
+    }
+
     /// The values of `keys` (`None` for each one absent), in the order given: what a `get` of
     /// each would return, all read at one moment (one view of the database, one clock
     /// reading for expiring keys). Faster than one `get` per key: the keys are looked up

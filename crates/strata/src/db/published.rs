@@ -44,6 +44,7 @@ impl Published {
     }
 
     /// The latest view and the sequence number to read it at (see the module doc).
+    #[inline]
     pub(crate) fn load(&self) -> (ViewGuard, u64) {
         let sequence = self.last_sequence.load(Ordering::Acquire);
         let view = self.view.load();

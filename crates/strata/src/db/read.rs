@@ -4,6 +4,7 @@
 //! sequence number to read at (`db/published.rs`), or a snapshot's, and everything after runs
 //! on immutable data.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arc_swap::Guard;
@@ -30,6 +31,7 @@ use crate::version::NUM_LEVELS;
 /// The state to read and the sequence number to read it at: the snapshot's, or the latest.
 /// A read-only handle's snapshot brings the state it was taken on (see `snapshot.rs`); other
 /// reads load the published state without the state mutex (`db/published.rs`).
+#[inline]
 fn read_view(db: &DbInner, options: &ReadOptions) -> (View, u64) {
     let pinned = options
         .snapshot
@@ -76,7 +78,13 @@ impl View {
 
 /// The user's value from what a point read found: a pointer's is read from its value file,
 /// unless the read must not wait for the disk (`ReadOptions::memory_only`).
-fn resolve(db: &DbInner, options: &ReadOptions, key: &[u8], stored: Stored) -> Result<Vec<u8>> {
+#[inline]
+fn resolve<'a>(
+    db: &DbInner,
+    options: &ReadOptions,
+    key: &[u8],
+    stored: Stored<'a>,
+) -> Result<Cow<'a, [u8]>> {
     if options.memory_only && matches!(stored, Stored::Pointer(_)) {
         return Err(value_file_read_would_block(key));
     }
@@ -84,6 +92,7 @@ fn resolve(db: &DbInner, options: &ReadOptions, key: &[u8], stored: Stored) -> R
 }
 
 /// What a read that must not wait for the disk gets for a value kept in a value file.
+#[cold]
 pub(super) fn value_file_read_would_block(key: &[u8]) -> Error {
     Error::WouldBlock(format!(
         "the value of '{}' is in a value file",
@@ -104,7 +113,20 @@ pub(super) fn read_clock(db: &DbInner) -> u64 {
 /// The value of `key` as of the read options' snapshot (or now).
 pub(crate) fn get(db: &Arc<DbInner>, options: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
     point_read(db, options, key, false, |stored| {
-        resolve(db, options, key, stored)
+        resolve(db, options, key, stored).map(Cow::into_owned)
+    })
+}
+
+/// [`get`], with the value lent to `read` rather than returned: not copied when it is in a
+/// memtable.
+pub(crate) fn get_with<R>(
+    db: &Arc<DbInner>,
+    options: &ReadOptions,
+    key: &[u8],
+    read: impl FnOnce(&[u8]) -> R,
+) -> Result<Option<R>> {
+    point_read(db, options, key, false, |stored| {
+        resolve(db, options, key, stored).map(|value| read(&value))
     })
 }
 
@@ -131,7 +153,7 @@ fn point_read<T>(
     options: &ReadOptions,
     key: &[u8],
     presence_only: bool,
-    answer: impl FnOnce(Stored) -> Result<T>,
+    answer: impl FnOnce(Stored<'_>) -> Result<T>,
 ) -> Result<Option<T>> {
     let (view, sequence) = read_view(db, options);
     let mut read = PointRead {
@@ -228,7 +250,7 @@ fn batched_read<K: AsRef<[u8]>>(
         options.get_many_parallel,
     )?;
     let mut compaction_wanted = false;
-    let answers: Vec<Option<Stored>> = lookups
+    let answers: Vec<Option<Stored<'static>>> = lookups
         .into_iter()
         .map(|lookup| {
             compaction_wanted |= view.version.charge_seek(lookup.charge);
@@ -249,7 +271,7 @@ fn batched_read<K: AsRef<[u8]>>(
             answer
                 .map(|stored| match presence_only {
                     true => Ok(Vec::new()),
-                    false => resolve(db, options, keys[i].as_ref(), stored),
+                    false => resolve(db, options, keys[i].as_ref(), stored).map(Cow::into_owned),
                 })
                 .transpose()?,
         );

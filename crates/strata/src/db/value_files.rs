@@ -33,6 +33,7 @@
 //! it) for a thread syncing retired value files: between taking them and reporting them
 //! synced, that thread takes no lock but that writer's.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
@@ -278,11 +279,13 @@ pub(super) fn sync(db: &DbInner, lane: Lane) -> Result<()> {
     }
 }
 
-/// The user's value from what a point read found.
-pub(super) fn resolve(db: &DbInner, key: &[u8], stored: Stored) -> Result<Vec<u8>> {
+/// The user's value from what a point read found: borrowed as found, or read from its value
+/// file.
+#[inline]
+pub(super) fn resolve<'a>(db: &DbInner, key: &[u8], stored: Stored<'a>) -> Result<Cow<'a, [u8]>> {
     match stored {
         Stored::Value(value) => Ok(value),
-        Stored::Pointer(pointer) => db.value_files.read(key, &pointer),
+        Stored::Pointer(pointer) => db.value_files.read(key, &pointer).map(Cow::Owned),
     }
 }
 

@@ -14,6 +14,8 @@
 //! (`vlog`). Every read path (point lookups, `get_many`,
 //! iterators) decides through [`visible`], so they agree.
 
+use std::borrow::Cow;
+
 use super::coding::{decode_fixed64, put_fixed64};
 use super::internal_key::{SequenceNumber, ValueType};
 use crate::error::{Error, Result};
@@ -50,31 +52,45 @@ pub(crate) enum Visible<'a> {
     Gone,
 }
 
-impl Visible<'_> {
-    /// What a point read keeps of this: the owned value (empty when only the key's presence is
-    /// asked) or pointer (a few bytes; a presence read never resolves it); `None` when gone.
-    pub(crate) fn to_stored(self, presence_only: bool) -> Option<Stored> {
+impl<'a> Visible<'a> {
+    /// What a point read keeps of this, still borrowed from where the entry is (a table's
+    /// lookup makes it owned): the value (empty when only the key's presence is asked) or
+    /// pointer (a presence read never resolves it); `None` when gone.
+    #[inline]
+    pub(crate) fn to_stored(self, presence_only: bool) -> Option<Stored<'a>> {
         match self {
-            Visible::Value(_) if presence_only => Some(Stored::Value(Vec::new())),
-            Visible::Value(value) => Some(Stored::Value(value.to_vec())),
-            Visible::Pointer(pointer) => Some(Stored::Pointer(pointer.to_vec())),
+            Visible::Value(_) if presence_only => Some(Stored::Value(Cow::Borrowed(&[]))),
+            Visible::Value(value) => Some(Stored::Value(Cow::Borrowed(value))),
+            Visible::Pointer(pointer) => Some(Stored::Pointer(Cow::Borrowed(pointer))),
             Visible::Gone => None,
         }
     }
 }
 
-/// A value a point read found, owned: the user's bytes, or a pointer to them in a value file
-/// that the database layer resolves.
+/// A value a point read found, borrowed from the memtable it is in or owned (copied out of a
+/// table's block): the user's bytes, or a pointer to them in a value file that the database
+/// layer resolves.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Stored {
-    Value(Vec<u8>),
-    Pointer(Vec<u8>),
+pub(crate) enum Stored<'a> {
+    Value(Cow<'a, [u8]>),
+    Pointer(Cow<'a, [u8]>),
+}
+
+impl Stored<'_> {
+    /// The same, owning its bytes (a copy only of borrowed ones).
+    pub(crate) fn into_owned(self) -> Stored<'static> {
+        match self {
+            Stored::Value(value) => Stored::Value(Cow::Owned(value.into_owned())),
+            Stored::Pointer(pointer) => Stored::Pointer(Cow::Owned(pointer.into_owned())),
+        }
+    }
 }
 
 /// What a read at time `now` sees of the newest entry of a key it can see: `value_type`,
 /// `sequence` and `stored` value, given the newest range tombstone covering the key at the
 /// read's sequence (`covered`). A range deletion's type or an expiring value too short for its
 /// expiry time is corruption (the caller adds where).
+#[inline]
 pub(crate) fn visible(
     value_type: ValueType,
     sequence: SequenceNumber,
@@ -92,15 +108,24 @@ pub(crate) fn visible(
         ValueType::ExpiringValue => match split_expiring(stored) {
             Some((expires_at, _)) if expired(expires_at, now) => Ok(Visible::Gone),
             Some((_, value)) => Ok(Visible::Value(value)),
-            None => Err(Error::corruption(format!(
-                "expiring value of {} bytes is too short for its expiry time",
-                stored.len()
-            ))),
+            None => Err(expiry_too_short(stored.len())),
         },
-        ValueType::RangeDeletion => Err(Error::corruption(
-            "a range deletion's key among the entries",
-        )),
+        ValueType::RangeDeletion => Err(range_deletion_among_entries()),
     }
+}
+
+/// `visible`'s errors, out of line: point reads inline `visible`, and these are never on
+/// their path.
+#[cold]
+fn expiry_too_short(len: usize) -> Error {
+    Error::corruption(format!(
+        "expiring value of {len} bytes is too short for its expiry time"
+    ))
+}
+
+#[cold]
+fn range_deletion_among_entries() -> Error {
+    Error::corruption("a range deletion's key among the entries")
 }
 
 #[cfg(test)]

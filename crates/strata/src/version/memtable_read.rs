@@ -16,13 +16,14 @@ use crate::util::internal_key::SequenceNumber;
 /// decide it (an entry, or a range tombstone covering it), `Ok(None)` to look in the tables,
 /// with `read.covered` then holding the newest tombstone they have covering it (none: it
 /// would have decided). A value found may be a pointer into a value file, which the database
-/// layer resolves.
+/// layer resolves. It is borrowed from its memtable.
+#[inline]
 pub(crate) fn memtables_get<'a>(
     memtables: impl IntoIterator<Item = &'a Arc<MemTable>>,
     key: &[u8],
     sequence: SequenceNumber,
     read: &mut PointRead,
-) -> Result<Option<Option<Stored>>> {
+) -> Result<Option<Option<Stored<'a>>>> {
     for mem in memtables {
         if let Some(tombstones) = mem.range_tombstones() {
             read.covered = read.covered.max(tombstones.newest_covering(key, sequence));

@@ -69,7 +69,7 @@ pub(crate) type FileRef = Arc<LiveFile>;
 pub(crate) enum TableLookup {
     /// The key's value (the user's bytes — empty for a [`PointRead::presence_only`] read — or a
     /// pointer to them).
-    Found(Stored),
+    Found(Stored<'static>),
     /// The key is deleted, deleted by a range tombstone, or expired.
     Deleted,
     Absent,
@@ -241,7 +241,7 @@ impl Version {
                                 read.now,
                             ) {
                                 Ok(seen) => match seen.to_stored(read.presence_only) {
-                                    Some(stored) => TableLookup::Found(stored),
+                                    Some(stored) => TableLookup::Found(stored.into_owned()),
                                     None => TableLookup::Deleted,
                                 },
                                 Err(_) => TableLookup::Corrupt,

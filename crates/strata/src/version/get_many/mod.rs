@@ -221,8 +221,11 @@ impl Version {
             let key = user_key(&lookup.lookup_key);
             let decided =
                 memtables_get(&sources.memtables, key, sources.sequence, &mut lookup.read)?;
-            lookup.result =
-                decided.map(|value| value.map_or(TableLookup::Deleted, TableLookup::Found));
+            lookup.result = decided.map(|value| {
+                value.map_or(TableLookup::Deleted, |stored| {
+                    TableLookup::Found(stored.into_owned())
+                })
+            });
         }
         let table_cache = &*sources.table_cache;
         let mut scratch = Vec::new();
