@@ -67,6 +67,7 @@ impl Database {
     }
 
     /// Fails once the Java comparator has thrown.
+    #[inline]
     pub(crate) fn check_comparator(&self) -> Result<(), Error> {
         match &self.comparator_failure {
             Some(failure) if failure.is_set() => Err(Error::Comparator(Arc::clone(failure))),
@@ -76,6 +77,7 @@ impl Database {
 
     /// Runs `f` on the engine on the caller's thread (see `comparator::on_caller`); fails when
     /// closed (or closing) or when the comparator threw before or during the call.
+    #[inline]
     pub(crate) fn call<T>(
         &self,
         f: impl FnOnce(&strata::DB) -> strata::Result<T>,
@@ -84,6 +86,7 @@ impl Database {
     }
 
     /// [`Database::call`]; with `while_closing`, also while `close()` waits for calls in flight.
+    #[inline]
     pub(crate) fn call_even_while_closing<T>(
         &self,
         while_closing: bool,
@@ -102,6 +105,7 @@ impl Database {
 
     /// Runs an engine call on the caller's thread: through `comparator::on_caller` when the
     /// database has a Java comparator (without one, nothing needs it).
+    #[inline]
     pub(crate) fn on_caller<T>(&self, call: impl FnOnce() -> T) -> T {
         if self.comparator_failure.is_some() {
             comparator::on_caller(call)
@@ -111,6 +115,7 @@ impl Database {
     }
 
     /// The engine's read options for one call.
+    #[inline]
     pub(crate) fn read_options(&self, flags: ReadFlags) -> ReadOptions {
         ReadOptions {
             verify_checksums: flags.verify_checksums || self.verify_checksums,

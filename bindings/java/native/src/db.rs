@@ -27,6 +27,7 @@ pub(crate) fn database<'a>(handle: jlong) -> Result<&'a Database, Error> {
 }
 
 /// Read options from `ReadOptions`' fields; `snapshot` is a `StrataSnapshot` handle or 0.
+#[inline]
 pub(crate) fn read_flags(
     db: &Database,
     snapshot: jlong,

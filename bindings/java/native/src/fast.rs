@@ -177,14 +177,20 @@ pub extern "system" fn get_via(
         let mut scratch = unsafe { Scratch::new(scratch, capacity) }?;
         let flags: ReadFlags = read_flags(db, snapshot, verify_checksums, fill_cache)?;
         let options = db.read_options(flags);
-        let key = scratch.get(0, key_len)?;
-        match db.call(|engine| engine.get_opt(&options, key))? {
-            Some(value) if scratch.put(&[&value]) => {
-                Ok(jint::try_from(value.len()).unwrap_or(TOO_LARGE))
-            }
-            Some(_) => Ok(TOO_LARGE),
-            None => Ok(ABSENT),
-        }
+        // The value goes after the key, which the engine reads until it hands the value over.
+        let (key, mut answer) = scratch.split(key_len)?;
+        let copied = db.call(|engine| {
+            engine.get_with(&options, key, |value| {
+                answer
+                    .put(&[value])
+                    .then(|| jint::try_from(value.len()).ok())
+            })
+        })?;
+        Ok(match copied {
+            Some(Some(Some(len))) => len,
+            Some(_) => TOO_LARGE,
+            None => ABSENT,
+        })
     })
 }
 

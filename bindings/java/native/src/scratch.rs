@@ -53,6 +53,18 @@ impl Scratch {
         }
     }
 
+    /// The `len` bytes at the start, and the rest of the buffer, after them, as a scratch of
+    /// its own: for an answer written while the bytes are still read.
+    pub(crate) fn split(&mut self, len: jint) -> Result<(&[u8], Scratch), Error> {
+        let head = self.get(0, len)?;
+        let rest = Scratch {
+            // SAFETY: `head` lies within the buffer (checked by `get`), so its end does too.
+            address: unsafe { self.address.add(head.len()) },
+            capacity: self.capacity - head.len(),
+        };
+        Ok((head, rest))
+    }
+
     /// Copies `parts` in one after another from the start; false, copying nothing, when they
     /// do not fit.
     pub(crate) fn put(&mut self, parts: &[&[u8]]) -> bool {

@@ -34,6 +34,7 @@ impl SnapshotHandle {
 /// # Safety
 /// `handle` is 0 or comes from a `StrataSnapshot` kept reachable during the call (the handle
 /// contract in `handle`).
+#[inline]
 pub(crate) unsafe fn for_read(
     handle: jlong,
     database: &Database,

@@ -180,7 +180,7 @@ final class StrataDB extends NativeObject implements StrataDatabase {
                     fillCache);
             Reference.reachabilityFence(scratch);
             if (length >= 0) {
-                return scratch.bytes(0, length);
+                return scratch.bytes(key.length, length);
             }
             if (length == ABSENT) {
                 return null;
@@ -321,7 +321,7 @@ final class StrataDB extends NativeObject implements StrataDatabase {
         return snapshot == null ? 0 : snapshot.handle;
     }
 
-    /** The value's length, its bytes in the scratch; or {@link #ABSENT}, or -2 (too large). */
+    /** The value's length, its bytes in the scratch after the key; or {@link #ABSENT}, or -2 (too large). */
     private native int getVia(long handle, long scratch, int capacity, int keyLength, long snapshot,
             boolean verifyChecksums, boolean fillCache);
 
