@@ -1,7 +1,9 @@
 //! `DB::contains` and `DB::contains_many` answer without copying the value: with a 1 MiB value
 //! in the memtable and then in a table whose block is cached, `get` allocates a buffer the
-//! size of the value, and `contains` allocates nothing near it. Measured by a global allocator
-//! that records the largest allocation the test's thread makes while measuring.
+//! size of the value, and `contains` allocates nothing near it. `get_with` lends the value from
+//! the memtable without a copy (from a table it is copied out of the block, as `get` copies
+//! it). Measured by a global allocator that records the largest allocation the test's thread
+//! makes while measuring.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -11,7 +13,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::Arc;
 
-use strata::{BlockCache, CompressionType, MemEnv, Options, DB};
+use strata::{BlockCache, CompressionType, MemEnv, Options, ReadOptions, DB};
 
 /// The system allocator, noting the largest allocation of a measuring thread.
 struct Recording;
@@ -101,6 +103,21 @@ fn contains_allocates_nothing_the_size_of_the_value() {
             many >= VALUE_SIZE,
             "{place}: get_many's copy ({many} bytes)"
         );
+
+        let (lent, length) = largest_allocation(|| {
+            db.get_with(&ReadOptions::default(), b"big", |value| {
+                (value.len(), value.iter().all(|&b| b == b'v'))
+            })
+            .unwrap()
+        });
+        assert_eq!(length, Some((VALUE_SIZE, true)), "{place}");
+        if place == "memtable" {
+            assert!(lent < SMALL, "{place}: get_with allocated {lent} bytes");
+        }
+        let absent = db.get_with(&ReadOptions::default(), b"gone", |_| -> () {
+            panic!("a deleted key's value was lent")
+        });
+        assert_eq!(absent.unwrap(), None, "{place}");
 
         let (contains, found) = largest_allocation(|| keys.map(|key| db.contains(key).unwrap()));
         assert_eq!(found, [true, false, false], "{place}");
