@@ -103,3 +103,36 @@ pub fn address<'local>(
         Ok(address as jlong)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_keeps_the_key_and_the_answer_apart_at_every_size() {
+        let mut buffer = vec![0u8; 8];
+        for key_len in 0..=8 {
+            buffer
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, b)| *b = i as u8);
+            // Taken after the buffer's last change through a reference of its own.
+            let address = buffer.as_mut_ptr() as jlong;
+            // SAFETY: `buffer` outlives `scratch`, and nothing else touches it meanwhile.
+            let mut scratch = unsafe { Scratch::new(address, 8) }.unwrap();
+            let (key, mut rest) = scratch.split(key_len).unwrap();
+            let room = 8 - key_len as usize;
+            assert!(!rest.put(&[&vec![0xff; room + 1]]), "{key_len}");
+            assert!(rest.put(&[&vec![0xee; room]]), "{key_len}");
+            let want: Vec<u8> = (0..key_len as u8).collect();
+            assert_eq!(key, &want[..], "{key_len}");
+            let mut whole = want.clone();
+            whole.resize(8, 0xee);
+            assert_eq!(buffer, whole, "{key_len}");
+        }
+        // SAFETY: as above.
+        let mut scratch = unsafe { Scratch::new(buffer.as_mut_ptr() as jlong, 8) }.unwrap();
+        assert!(scratch.split(9).is_err());
+        assert!(scratch.split(-1).is_err());
+    }
+}

@@ -572,7 +572,9 @@ impl DB {
     /// instead of returned: a value in a memtable is not copied, so a caller that copies it
     /// somewhere of its own (a binding's buffer, a reused `Vec`) copies it once and
     /// allocates nothing. `read` runs while the read holds the state it found the value in,
-    /// which that state's memory waits for: keep it short.
+    /// which that state's memory and value files wait for: keep it short, and do not write to
+    /// the database from it (a write waiting for garbage collection could wait for files this
+    /// read keeps).
     pub fn get_with<R>(
         &self,
         options: &ReadOptions,
